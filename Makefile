@@ -1,0 +1,42 @@
+# adkctx — every check CI runs is behind `make test`.
+GO           ?= go
+STATICCHECK  := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+BIN          := $(CURDIR)/.bin
+PKGS         := ./...
+
+.PHONY: test tidy vet staticcheck unit fuzz bench run
+
+test: tidy vet staticcheck unit fuzz
+
+# go.mod and go.sum must already be tidy: CI fails on any diff.
+tidy:
+	$(GO) mod tidy -diff
+
+vet:
+	$(GO) vet $(PKGS)
+
+# staticcheck is pinned and installed through the module proxy into .bin/.
+$(BIN)/staticcheck:
+	GOBIN=$(BIN) $(GO) install $(STATICCHECK)
+
+staticcheck: $(BIN)/staticcheck
+	$(BIN)/staticcheck $(PKGS)
+
+unit:
+	$(GO) test -race -shuffle=on -count=1 -timeout 15m $(PKGS)
+
+# A short run of every fuzz target, so CI exercises the fuzzers beyond their seed corpus.
+FUZZTIME ?= 5s
+fuzz:
+	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "fuzz $$pkg $$f"; \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+run:
+	$(GO) run ./example -demo
