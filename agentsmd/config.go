@@ -1,0 +1,129 @@
+package agentsmd
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"go.uber.org/zap"
+)
+
+// Defaults used when the corresponding Config field is zero.
+const (
+	// DefaultMaxFileBytes is the per-file read cap (64 KiB). At most
+	// MaxFileBytes+1 bytes are ever read from one file; longer files are
+	// truncated to the cap (on a rune boundary) with a visible note.
+	DefaultMaxFileBytes int64 = 64 << 10
+	// DefaultMaxImportDepth is the maximum nesting depth of @path imports.
+	DefaultMaxImportDepth = 5
+	// OverrideName is the per-directory file that wins over AGENTS.md.
+	OverrideName = "AGENTS.override.md"
+	// DefaultName is the standard per-directory file name.
+	DefaultName = "AGENTS.md"
+	// GlobalSubdir is the folder below the user's config directory that holds
+	// the default global file: <UserConfigDir>/adkctx/AGENTS.md.
+	GlobalSubdir = "adkctx"
+	// binarySniffBytes is how much of a file is searched for a NUL byte.
+	binarySniffBytes = 8 << 10
+)
+
+// DefaultRootMarkers returns a fresh copy of the default root markers ([".git"]).
+func DefaultRootMarkers() []string { return []string{".git"} }
+
+// Config configures Discover. The zero value is valid and uses the defaults.
+type Config struct {
+	// GlobalFile is the user-wide instruction file read before any project
+	// file. Empty: <os.UserConfigDir()>/adkctx/AGENTS.md, that is
+	// $XDG_CONFIG_HOME/adkctx/AGENTS.md or ~/.config/adkctx/AGENTS.md on Linux.
+	// A missing global file is not an error.
+	GlobalFile string
+	// NoGlobal disables the global file entirely.
+	NoGlobal bool
+	// RootMarkers are names whose presence (file or directory) marks a
+	// directory as the project root. Default [".git"] (a file for worktrees
+	// and submodules, a directory otherwise). The nearest ancestor of the
+	// working directory holding ANY of the markers is the root; see the
+	// package documentation for go.mod below .git.
+	RootMarkers []string
+	// FallbackNames are extra per-directory file names tried, in order, after
+	// AGENTS.override.md and AGENTS.md (e.g. "CLAUDE.md"). Plain names only.
+	FallbackNames []string
+	// MaxFileBytes is the per-file read cap. Default DefaultMaxFileBytes.
+	MaxFileBytes int64
+	// MaxImportDepth is the maximum @path import nesting. Default 5.
+	MaxImportDepth int
+	// Logger receives one warning per skipped file or import. nil: no logs.
+	Logger *zap.Logger
+}
+
+// ConfigError reports an invalid Config field.
+type ConfigError struct {
+	Field, Reason string
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("agentsmd: invalid config %s: %s", e.Field, e.Reason)
+}
+
+// Validate reports the first invalid field as a *ConfigError.
+func (c Config) Validate() error {
+	if c.MaxFileBytes < 0 {
+		return &ConfigError{Field: "MaxFileBytes", Reason: "must be >= 0 (0 means default)"}
+	}
+	if c.MaxImportDepth < 0 {
+		return &ConfigError{Field: "MaxImportDepth", Reason: "must be >= 0 (0 means default)"}
+	}
+	for i, m := range c.RootMarkers {
+		if err := checkPlainName(m); err != nil {
+			return &ConfigError{Field: fmt.Sprintf("RootMarkers[%d]", i), Reason: err.Error()}
+		}
+	}
+	for i, n := range c.FallbackNames {
+		if err := checkPlainName(n); err != nil {
+			return &ConfigError{Field: fmt.Sprintf("FallbackNames[%d]", i), Reason: err.Error()}
+		}
+	}
+	return nil
+}
+
+func checkPlainName(n string) error {
+	switch {
+	case n == "":
+		return errors.New("empty name")
+	case n == "." || n == "..":
+		return fmt.Errorf("%q is not a file name", n)
+	case strings.ContainsAny(n, `/\`) || n != filepath.Base(n):
+		return fmt.Errorf("%q must be a plain name without path separators", n)
+	}
+	return nil
+}
+
+// withDefaults returns c with zero fields replaced by defaults.
+func (c Config) withDefaults() Config {
+	if c.MaxFileBytes == 0 {
+		c.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if c.MaxImportDepth == 0 {
+		c.MaxImportDepth = DefaultMaxImportDepth
+	}
+	if len(c.RootMarkers) == 0 {
+		c.RootMarkers = DefaultRootMarkers()
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	return c
+}
+
+// candidateNames returns the per-directory names in precedence order.
+func (c Config) candidateNames() []string {
+	names := make([]string, 0, 2+len(c.FallbackNames))
+	names = append(names, OverrideName, DefaultName)
+	for _, n := range c.FallbackNames {
+		if n != OverrideName && n != DefaultName {
+			names = append(names, n)
+		}
+	}
+	return names
+}

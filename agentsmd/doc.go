@@ -1,0 +1,82 @@
+// Package agentsmd finds and safely reads AGENTS.md instruction files for a
+// working directory.
+//
+// # Sources and order
+//
+// Discover returns files in this order:
+//
+//  1. the global file: Config.GlobalFile, by default
+//     <os.UserConfigDir()>/adkctx/AGENTS.md ($XDG_CONFIG_HOME/adkctx/AGENTS.md,
+//     else ~/.config/adkctx/AGENTS.md on Linux). Optional; Config.NoGlobal
+//     disables it;
+//  2. one file per directory, from the project root down to the working
+//     directory (root first, working directory last).
+//
+// In each directory the first usable name wins: AGENTS.override.md, then
+// AGENTS.md, then Config.FallbackNames in order. A candidate that exists but
+// is refused (empty, binary, unreadable, unsafe symlink, ...) is reported in
+// Discovery.Skipped and the next name is tried; so an empty
+// AGENTS.override.md does NOT silence AGENTS.md.
+//
+// # Project root
+//
+// The project root is the nearest directory, starting at the working
+// directory and walking up, that holds any of Config.RootMarkers (default
+// [".git"]; a marker may be a file or a directory, so a `.git` file of a git
+// worktree or submodule counts). Nearest wins and all markers are equal: with
+// RootMarkers = ["go.mod", ".git"] a go.mod in a module below the repository's
+// .git makes the MODULE directory the root, so files above it (including the
+// repository's top-level AGENTS.md) are not read. Use only ".git" if you want
+// the repository to be the root. Without any marker up to the file system
+// root only the working directory itself is searched (Root == WorkDir).
+//
+// # Imports
+//
+// A file may import another with an @path token; the token is replaced by
+// the imported file's text (recursively). An import token is '@' at the start
+// of a line or right after a space or tab, followed by non-whitespace
+// characters; trailing punctuation (. , ; : ! ? ) ] } ' ") is dropped; the
+// path must end in ".md" (any case) or start with "./" or "../" and must not
+// contain '`' or '@'. So "@docs/style.md", "@./notes.txt" and
+// "@../shared/RULES.md" are imports, while "me@example.com", "@alice", "(@x.md)"
+// and "\@x.md" are not. Tokens inside fenced code blocks (``` or ~~~) and
+// inline code spans (`...`, matched on one line) are left alone. Indented
+// (4-space) code blocks are not recognised.
+//
+// Paths are relative to the directory where the importing file was found
+// (for a symlinked file: the link's directory); absolute paths are accepted.
+// An import must resolve inside the project root (for the global file and its
+// imports: inside the global file's directory or, when the global file is a
+// symlink, its target's directory), both lexically and after resolving
+// symlinks. The global file itself may be a symlink to anywhere (it is the
+// user's own file, e.g. managed with dotfiles); project files may not. Imports nest at most Config.MaxImportDepth (5) levels;
+// cycles are detected; every file is used at most once (identity by
+// os.SameFile, so hard links and symlinks to the same file are one file).
+// A failed import is replaced in the text by a visible note such as
+// "[import @x.md skipped: outside project root]" and reported in Skipped.
+//
+// # Safe reading
+//
+//   - Only regular files are read (a directory, FIFO or device named
+//     AGENTS.md is skipped; FIFOs are never opened).
+//   - Symlinks are followed only when the resolved path stays inside the
+//     allowed root; otherwise the file is refused.
+//   - At most MaxFileBytes+1 bytes are read (io.LimitReader), never the whole
+//     file. A longer file is TRUNCATED to MaxFileBytes (default 64 KiB, cut on
+//     a rune boundary) with a visible "[agentsmd: file ... truncated ...]"
+//     note, a File.Notes entry and File.Truncated; it is not skipped.
+//   - A NUL byte in the first 8 KiB marks a binary file: skipped.
+//   - Invalid UTF-8 is replaced with U+FFFD and noted in File.Notes.
+//   - Empty or whitespace-only files are skipped.
+//   - Unreadable files (permissions, I/O errors) are skipped.
+//
+// Every skip is a Skip entry and one zap warning with the fields "path" and
+// "reason". A problem with a file never makes Discover fail; only an invalid
+// Config (*ConfigError) or an unusable working directory (*WorkDirError) does.
+//
+// Discover never lists a directory: it stats the known candidate names on the
+// path only (see Discovery.Stats), so wide trees cost nothing extra.
+// Discovery.Probes records every path whose state decided the result and
+// Discovery.Stale re-stats them, which is what instructions.Loader uses to
+// re-read only after a change on disk. Output order is deterministic.
+package agentsmd

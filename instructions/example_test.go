@@ -1,0 +1,63 @@
+package instructions_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/adkctx/adkctx/agentsmd"
+	"github.com/adkctx/adkctx/instructions"
+)
+
+func ExampleMerge() {
+	d := &agentsmd.Discovery{Files: []agentsmd.File{
+		{RelPath: "AGENTS.md", Scope: agentsmd.ScopeProject, Content: strings.Repeat("General rule. ", 200)},
+		{RelPath: "svc/AGENTS.md", Scope: agentsmd.ScopeProject, Content: "Use {placeholders} freely.\n"},
+	}}
+	m := instructions.Merge(d, instructions.Config{MaxBytes: 1500})
+	fmt.Println("bytes within budget:", m.Bytes <= 1500)
+	for _, s := range m.Sources {
+		fmt.Printf("%s: %d of %d bytes kept, truncated=%v\n", s.Path, s.KeptBytes, s.Bytes, s.Truncated)
+	}
+	fmt.Println(strings.Contains(m.Text, `[adkctx: AGENTS.md file "AGENTS.md" was cut to fit the instruction budget`))
+	// Output:
+	// bytes within budget: true
+	// AGENTS.md: 1027 of 2799 bytes kept, truncated=true
+	// svc/AGENTS.md: 26 of 26 bytes kept, truncated=false
+	// true
+}
+
+func ExampleLoader() {
+	tmp, err := os.MkdirTemp("", "instructions-example")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(tmp)
+	_ = os.MkdirAll(filepath.Join(tmp, ".git"), 0o755)
+	_ = os.MkdirAll(filepath.Join(tmp, "svc"), 0o755)
+	_ = os.WriteFile(filepath.Join(tmp, "AGENTS.md"), []byte("Run go test before committing.\n"), 0o644)
+	_ = os.WriteFile(filepath.Join(tmp, "svc", "AGENTS.md"), []byte("This service is Go 1.25.\n"), 0o644)
+
+	l, err := instructions.NewLoader(agentsmd.Config{NoGlobal: true}, instructions.Config{}, nil)
+	if err != nil {
+		panic(err)
+	}
+	m, err := l.Load(filepath.Join(tmp, "svc"))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(m.Text)
+	// Output:
+	// # Instructions from AGENTS.md files
+	//
+	// The files below are ordered from the most general to the most specific. When they conflict, follow the more deeply nested (later) file. The user's explicit requests in this conversation override all of them.
+	//
+	// <agents_md path="AGENTS.md">
+	// Run go test before committing.
+	// </agents_md>
+	//
+	// <agents_md path="svc/AGENTS.md">
+	// This service is Go 1.25.
+	// </agents_md>
+}
