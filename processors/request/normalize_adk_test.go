@@ -1,0 +1,173 @@
+package request
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/adk/agent"
+	"google.golang.org/adk/agent/llmagent"
+	"google.golang.org/adk/model"
+	"google.golang.org/adk/runner"
+	"google.golang.org/adk/session"
+	"google.golang.org/genai"
+)
+
+// nzRecordingLLM is a scripted model.LLM: it answers every request with a short text and keeps a
+// deep copy (JSON) of each request's contents.
+type nzRecordingLLM struct {
+	mu       sync.Mutex
+	requests [][]*genai.Content
+}
+
+func (m *nzRecordingLLM) Name() string { return "scripted-model" }
+
+func (m *nzRecordingLLM) GenerateContent(_ context.Context, req *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
+	return func(yield func(*model.LLMResponse, error) bool) {
+		b, err := json.Marshal(req.Contents)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		var cs []*genai.Content
+		if err := json.Unmarshal(b, &cs); err != nil {
+			yield(nil, err)
+			return
+		}
+		m.mu.Lock()
+		m.requests = append(m.requests, cs)
+		m.mu.Unlock()
+		yield(&model.LLMResponse{
+			Content:       &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{Text: "you're welcome"}}},
+			UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: 100, CandidatesTokenCount: 3, TotalTokenCount: 103},
+		}, nil)
+	}
+}
+
+// nzBrokenHistory appends to the session a history that adk-go passes through with a call that
+// has no response (list_dir: the process died before the tool finished) and an orphan response
+// (ghost: its call was made by another agent, which adk-go turns into text, but the response
+// landed in this agent's response event).
+func nzBrokenHistory(t *testing.T, ctx context.Context, svc session.Service, sess session.Session, agentName string) {
+	t.Helper()
+	ts := time.Now().Add(-time.Hour)
+	n := 0
+	add := func(author string, c *genai.Content) {
+		n++
+		ev := session.NewEventWithContext(ctx, "inv-old")
+		ev.Author = author
+		ev.Content = c
+		ev.Timestamp = ts.Add(time.Duration(n) * time.Second)
+		if err := svc.AppendEvent(ctx, sess, ev); err != nil {
+			t.Fatalf("AppendEvent: %v", err)
+		}
+	}
+	add("other_agent", nzModel(nzCall("call-zz", "ghost")))
+	add("user", nzUser(nzText("list the files")))
+	add(agentName, nzModel(nzCall("adk-111", "list_dir")))
+	add("user", nzUser(nzText("never mind; what's the weather?")))
+	add(agentName, nzModel(nzCall("adk-222", "get_weather")))
+	add(agentName, nzUser(nzResp("adk-222", "get_weather", "sunny"), nzResp("call-zz", "ghost", "boo")))
+	add(agentName, nzModel(nzText("It is sunny.")))
+}
+
+func nzRunBroken(t *testing.T, normalize bool) ([][]*genai.Content, []NormalizeReport) {
+	t.Helper()
+	ctx := context.Background()
+	llm := &nzRecordingLLM{}
+	var mu sync.Mutex
+	var reports []NormalizeReport
+	cfg := llmagent.Config{Name: "assistant", Model: llm, Instruction: "Be brief."}
+	if normalize {
+		cfg.BeforeModelCallbacks = []llmagent.BeforeModelCallback{
+			func(_ agent.CallbackContext, req *model.LLMRequest) (*model.LLMResponse, error) {
+				rep := Normalize(req)
+				mu.Lock()
+				reports = append(reports, rep)
+				mu.Unlock()
+				return nil, nil
+			},
+		}
+	}
+	a, err := llmagent.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := session.InMemoryService()
+	created, err := svc.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u", SessionID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nzBrokenHistory(t, ctx, svc, created.Session, "assistant")
+
+	r, err := runner.New(runner.Config{AppName: "app", Agent: a, SessionService: svc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range r.Run(ctx, "u", "s1", nzUser(nzText("thanks")), agent.RunConfig{}) {
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+	}
+	return llm.requests, reports
+}
+
+// TestNormalizeWithADKRunner drives adk-go's real runner and llmagent over a session whose history
+// has a missing response and an orphan, and checks what the model receives.
+func TestNormalizeWithADKRunner(t *testing.T) {
+	// Control: without Normalize, adk-go sends the broken history as is.
+	raw, _ := nzRunBroken(t, false)
+	if len(raw) != 1 {
+		t.Fatalf("model called %d times, want 1", len(raw))
+	}
+	if err := nzValidPairs(raw[0]); err == nil {
+		t.Fatalf("control run: adk-go already sent a valid history; the test history is not broken:\n%s", nzSnapshot(t, raw[0]))
+	}
+
+	want := NormalizeReport{
+		SyntheticResponses: 1, OrphansRemoved: 1, ContentsInserted: 1,
+		SyntheticNames: []string{"list_dir"}, OrphanNames: []string{"ghost"},
+	}
+	// Both defects reach the model in the control run.
+	if diff := cmp.Diff(want, Normalize(&model.LLMRequest{Contents: raw[0]})); diff != "" {
+		t.Errorf("control run: defects differ from the crafted ones (-want +got):\n%s", diff)
+	}
+
+	got, reports := nzRunBroken(t, true)
+	if len(got) != 1 || len(reports) != 1 {
+		t.Fatalf("model called %d times, %d reports; want 1, 1", len(got), len(reports))
+	}
+	if err := nzValidPairs(got[0]); err != nil {
+		t.Fatalf("request sent to the model is invalid: %v\n%s", err, nzSnapshot(t, got[0]))
+	}
+	if diff := cmp.Diff(want, reports[0]); diff != "" {
+		t.Errorf("report mismatch (-want +got):\n%s", diff)
+	}
+	// The synthetic response follows the list_dir call, with the (blanked) id of the call.
+	var found bool
+	for i, c := range got[0] {
+		for _, p := range c.Parts {
+			if p.FunctionCall != nil && p.FunctionCall.Name == "list_dir" {
+				next := got[0][i+1].Parts[0].FunctionResponse
+				if next == nil || next.Name != "list_dir" || next.ID != "" || next.Response["error"] != SyntheticError {
+					t.Errorf("list_dir call is followed by %+v", got[0][i+1])
+				}
+				found = true
+			}
+			if p.FunctionResponse != nil && p.FunctionResponse.Name == "ghost" {
+				t.Errorf("orphan ghost response still sent")
+			}
+		}
+	}
+	if !found {
+		t.Errorf("list_dir call not in the request")
+	}
+	last := got[0][len(got[0])-1]
+	if last.Role != genai.RoleUser || len(last.Parts) != 1 || last.Parts[0].Text != "thanks" {
+		t.Errorf("newest user message not last: %+v", last)
+	}
+}

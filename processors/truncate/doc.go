@@ -1,0 +1,11 @@
+// Package truncate is the head+tail text cutter used on tool outputs.
+//
+// Text keeps the head and the tail of a text within a byte and a line limit (defaults 10 KiB and
+// 256 lines, see Config) and puts one marker line between them that says how many lines and bytes
+// were left out, the original size, and an optional note such as the name of an artifact holding
+// the full output. The tail is always kept: the last lines of a failing build are what matter.
+// Cuts are UTF-8 safe and the cost is one newline count over the input plus the kept size.
+//
+// Value applies the same limits to a whole tool result (maps, slices and strings nested to any
+// depth), sharing the budget between its strings, and never mutates its input.
+package truncate

@@ -1,0 +1,314 @@
+package truncate
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Defaults and minimums of Config.
+const (
+	// DefaultMaxBytes is the byte limit used when Config.MaxBytes is zero (10 KiB).
+	DefaultMaxBytes = 10240
+	// DefaultMaxLines is the line limit used when Config.MaxLines is zero.
+	DefaultMaxLines = 256
+	// MinMaxBytes is the smallest accepted non-zero Config.MaxBytes.
+	MinMaxBytes = 64
+	// MinMaxLines is the smallest accepted non-zero Config.MaxLines (one head line, the marker
+	// line and one tail line).
+	MinMaxLines = 3
+)
+
+// Config holds the limits of the cutter. The zero value means "defaults". Text and Value never
+// fail: they use defaults for zero fields and the minimums for invalid ones; call Validate to
+// reject a bad configuration up front.
+type Config struct {
+	// MaxBytes is the byte budget of a text (of all strings of a value together, for Value).
+	// Zero means DefaultMaxBytes (10240). Non-zero values below MinMaxBytes are invalid.
+	MaxBytes int
+	// MaxLines is the line budget of a text (of all strings of a value together, for Value).
+	// Zero means DefaultMaxLines (256). Non-zero values below MinMaxLines are invalid.
+	MaxLines int
+}
+
+// ConfigError describes one invalid Config field; Validate returns one per bad field (joined
+// with errors.Join), usable with errors.As.
+type ConfigError struct {
+	Field string // "MaxBytes" or "MaxLines"
+	Value int
+	Min   int // smallest accepted non-zero value
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("truncate: invalid config: %s is %d; want 0 (default) or at least %d", e.Field, e.Value, e.Min)
+}
+
+// Validate reports whether the configuration is usable. Zero fields are valid (defaults).
+func (c Config) Validate() error {
+	var errs []error
+	if c.MaxBytes < 0 || (c.MaxBytes > 0 && c.MaxBytes < MinMaxBytes) {
+		errs = append(errs, &ConfigError{Field: "MaxBytes", Value: c.MaxBytes, Min: MinMaxBytes})
+	}
+	if c.MaxLines < 0 || (c.MaxLines > 0 && c.MaxLines < MinMaxLines) {
+		errs = append(errs, &ConfigError{Field: "MaxLines", Value: c.MaxLines, Min: MinMaxLines})
+	}
+	return errors.Join(errs...)
+}
+
+// withDefaults returns the effective limits: zero fields get defaults and invalid fields are
+// clamped to the minimum, so the cutter never fails.
+func (c Config) withDefaults() Config {
+	if c.MaxBytes == 0 {
+		c.MaxBytes = DefaultMaxBytes
+	} else if c.MaxBytes < MinMaxBytes {
+		c.MaxBytes = MinMaxBytes
+	}
+	if c.MaxLines == 0 {
+		c.MaxLines = DefaultMaxLines
+	} else if c.MaxLines < MinMaxLines {
+		c.MaxLines = MinMaxLines
+	}
+	return c
+}
+
+// Stats says what a cut did. For Value, the figures are sums over all strings of the value.
+type Stats struct {
+	// Truncated is true when at least one string was cut.
+	Truncated bool
+	// StringsCut is the number of strings that were cut.
+	StringsCut int
+	// OriginalBytes and OriginalLines measure the input strings.
+	OriginalBytes, OriginalLines int
+	// KeptBytes is the number of original bytes kept (markers not counted).
+	KeptBytes int
+	// OmittedLines counts lines of which no byte was kept; OmittedBytes the bytes left out.
+	OmittedLines, OmittedBytes int
+}
+
+// Add accumulates o into s.
+func (s *Stats) Add(o Stats) {
+	s.Truncated = s.Truncated || o.Truncated
+	s.StringsCut += o.StringsCut
+	s.OriginalBytes += o.OriginalBytes
+	s.OriginalLines += o.OriginalLines
+	s.KeptBytes += o.KeptBytes
+	s.OmittedLines += o.OmittedLines
+	s.OmittedBytes += o.OmittedBytes
+}
+
+// MarkerPrefix starts every marker line inserted by Text.
+const MarkerPrefix = "[... output truncated: "
+
+// Marker returns the marker line (without newlines) that Text inserts between head and tail.
+// Newlines in note become spaces and invalid UTF-8 in it becomes U+FFFD, so the marker is always
+// one valid line.
+func Marker(omittedLines, omittedBytes, totalLines, totalBytes int, note string) string {
+	note = cleanNote(note)
+	var b strings.Builder
+	b.Grow(len(MarkerPrefix) + 96 + len(note))
+	b.WriteString(MarkerPrefix)
+	b.WriteString(strconv.Itoa(omittedLines))
+	b.WriteString(" lines and ")
+	b.WriteString(strconv.Itoa(omittedBytes))
+	b.WriteString(" bytes omitted; original ")
+	b.WriteString(strconv.Itoa(totalLines))
+	b.WriteString(" lines, ")
+	b.WriteString(strconv.Itoa(totalBytes))
+	b.WriteString(" bytes")
+	if note != "" {
+		b.WriteString("; ")
+		b.WriteString(note)
+	}
+	b.WriteString(" ...]")
+	return b.String()
+}
+
+func cleanNote(note string) string {
+	if strings.ContainsAny(note, "\r\n") {
+		note = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(note)
+	}
+	if !utf8.ValidString(note) {
+		note = strings.ToValidUTF8(note, "\uFFFD")
+	}
+	return note
+}
+
+// countLines returns the number of lines of s: newline-terminated segments plus a final
+// unterminated one. "" has 0 lines, "a" and "a\n" 1, "a\nb" 2.
+func countLines(s string) int {
+	if s == "" {
+		return 0
+	}
+	n := strings.Count(s, "\n")
+	if s[len(s)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+// Text cuts s to the limits of cfg, keeping its head and its tail.
+//
+// If s is within both limits it is returned unchanged (Stats.Truncated is false). Otherwise the
+// result is head + marker line + tail, where head is a prefix and tail a suffix of s and the marker
+// line (see Marker; it carries the optional note) states the omitted lines and bytes and the
+// original size. Head and tail share the budget roughly half and half; the tail gets whatever the
+// head leaves unused and is always kept, so the last lines of a failing build survive, and a single
+// huge line keeps both its start and its end. Cuts fall on line boundaries when that keeps at
+// least half of the side's budget, otherwise on UTF-8 rune boundaries, so valid UTF-8 in gives
+// valid UTF-8 out (invalid input is cut without panicking).
+//
+// Bound: the budget reserves room for the marker, so the result has at most cfg.MaxLines lines
+// and len(result) <= cfg.MaxBytes, unless the marker (with its note) is longer than half of
+// MaxBytes; in every case len(result) <= MaxBytes + len(marker line). A result within the
+// limits is not cut again: Text(Text(s)) == Text(s) whenever the first result fits MaxBytes.
+//
+// Cost: one strings.Count over s plus work proportional to the kept size; s is never split.
+func Text(s string, cfg Config, note string) (string, Stats) {
+	return text(s, cfg.withDefaults(), note, -1)
+}
+
+// text is Text with effective limits and, when newlines >= 0, the known newline count of s (so
+// that a caller that has already counted does not make us scan s again).
+func text(s string, cfg Config, note string, newlines int) (string, Stats) {
+	n := len(s)
+	if n <= cfg.MaxBytes {
+		lines := countLines(s)
+		if lines <= cfg.MaxLines {
+			return s, Stats{OriginalBytes: n, KeptBytes: n, OriginalLines: lines}
+		}
+	}
+	if newlines < 0 {
+		newlines = strings.Count(s, "\n")
+	}
+	total := newlines
+	if s[n-1] != '\n' {
+		total++
+	}
+
+	// Reserve room for the marker line, measured with worst-case numbers.
+	markerMax := len(Marker(total, n, total, n, note)) + 2
+	content := cfg.MaxBytes - markerMax
+	if content < cfg.MaxBytes/2 {
+		content = cfg.MaxBytes / 2
+	}
+	lineBudget := cfg.MaxLines - 1 // one line for the marker
+
+	headLines := lineBudget / 2
+	h, headKept := cutHead(s, content/2, headLines)
+	t, tailKept := cutTail(s, h, content-h, lineBudget-headKept)
+	if t <= h { // nothing to omit (cannot happen when s is over the limits; defensive)
+		return s, Stats{OriginalBytes: n, KeptBytes: n, OriginalLines: total}
+	}
+
+	// Lines with no kept byte. The head's last line and the tail's first line are the same line
+	// when there is no newline between them.
+	omittedLines := total - headKept - tailKept
+	if h > 0 && t < n {
+		nlBeforeLast := newlines // newlines in s[:n-1]
+		if s[n-1] == '\n' {
+			nlBeforeLast--
+		}
+		between := nlBeforeLast - strings.Count(s[:h-1], "\n") - strings.Count(s[t:n-1], "\n")
+		if between == 0 {
+			omittedLines++
+		}
+	}
+	if omittedLines < 0 {
+		omittedLines = 0
+	}
+	marker := Marker(omittedLines, t-h, total, n, note)
+
+	var b strings.Builder
+	b.Grow(h + len(marker) + 2 + n - t)
+	b.WriteString(s[:h])
+	if h > 0 && s[h-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	b.WriteString(marker)
+	b.WriteByte('\n')
+	b.WriteString(s[t:])
+	return b.String(), Stats{
+		Truncated:     true,
+		StringsCut:    1,
+		OriginalBytes: n,
+		OriginalLines: total,
+		KeptBytes:     h + n - t,
+		OmittedLines:  omittedLines,
+		OmittedBytes:  t - h,
+	}
+}
+
+// cutHead returns the end of the head (at most maxBytes bytes and maxLines lines of s) and the
+// number of lines it touches.
+func cutHead(s string, maxBytes, maxLines int) (end, lines int) {
+	limit := min(len(s), maxBytes)
+	pos := 0
+	for lines < maxLines {
+		j := strings.IndexByte(s[pos:limit], '\n')
+		if j < 0 {
+			break
+		}
+		pos += j + 1
+		lines++
+	}
+	if lines == maxLines || pos == len(s) {
+		return pos, lines
+	}
+	// The byte budget ends inside a line. Stop at the last line end if that keeps at least half
+	// of the budget, otherwise cut the line on a rune boundary.
+	if pos > 0 && pos >= maxBytes/2 {
+		return pos, lines
+	}
+	cut := limit
+	for k := 0; k < utf8.UTFMax-1 && cut > pos && cut < len(s) && !utf8.RuneStart(s[cut]); k++ {
+		cut--
+	}
+	if cut > pos {
+		lines++
+	}
+	return cut, lines
+}
+
+// cutTail returns the start of the tail (at most maxBytes bytes and maxLines lines of s, never
+// before h) and the number of lines it touches.
+func cutTail(s string, h, maxBytes, maxLines int) (start, lines int) {
+	n := len(s)
+	if maxLines < 1 {
+		maxLines = 1
+	}
+	lo := max(h, n-maxBytes)
+	start = n
+	end := n
+	if end > lo && s[end-1] == '\n' {
+		end-- // the last line's own newline
+	}
+	for lines < maxLines {
+		j := strings.LastIndexByte(s[lo:end], '\n')
+		if j < 0 {
+			break
+		}
+		start = lo + j + 1
+		end = lo + j
+		lines++
+	}
+	if lines == maxLines {
+		return start, lines
+	}
+	// No newline left in s[lo:end]: the line containing lo is the next one.
+	if lo == h || s[lo-1] == '\n' {
+		return lo, lines + 1 // a whole line (or everything after the head) fits
+	}
+	if start < n && n-start >= maxBytes/2 {
+		return start, lines
+	}
+	cut := lo
+	for k := 0; k < utf8.UTFMax-1 && cut < n && !utf8.RuneStart(s[cut]); k++ {
+		cut++
+	}
+	if cut < start {
+		lines++
+	}
+	return cut, lines
+}
