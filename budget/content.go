@@ -1,0 +1,603 @@
+package budget
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"strings"
+	"unsafe"
+
+	"google.golang.org/adk/model"
+	"google.golang.org/genai"
+)
+
+// Placeholder costs (tokens) for parts whose size the estimator cannot see
+// as text. They follow the Gemini media accounting (258 tokens per 768×768
+// image tile; Gemini 3 "high" media resolution is 1,120 tokens per image)
+// rounded up so that an image is not under-counted.
+const (
+	// ContentOverheadTokens is added per genai.Content (role, turn framing).
+	ContentOverheadTokens = 4
+	// PartOverheadTokens is added per genai.Part.
+	PartOverheadTokens = 1
+	// ImageTokens is the cost of one inline or referenced image.
+	ImageTokens = 1_290
+	// MediaMinTokens is the minimum cost of inline audio, video, PDF or
+	// other binary data.
+	MediaMinTokens = 258
+	// MediaBytesPerToken converts inline binary (non-image, non-text) data to
+	// tokens: len(Data)/MediaBytesPerToken, at least MediaMinTokens.
+	MediaBytesPerToken = 256
+	// FileDataTokens is the cost of a non-image file reference (FileData URI;
+	// its size is unknown: a PDF page is 258, a second of video 263).
+	FileDataTokens = 2_580
+	// ToolOverheadTokens is added per tool (function declaration or built-in
+	// tool such as Google Search).
+	ToolOverheadTokens = 8
+	// maxValueDepth bounds the walk of nested values (cycles, hostile input).
+	maxValueDepth = 64
+	// maxValueNodes bounds the number of values walked per part, so a
+	// self-referencing map cannot make the walk exponential. Values beyond
+	// it cost one token each without being walked (1M JSON values are
+	// megabytes of JSON: more than any current window holds).
+	maxValueNodes = 1 << 20
+)
+
+// EstimateContent estimates the tokens of one content: text (thoughts
+// included), function calls (name + args as compact JSON), function
+// responses (name + response as compact JSON, plus their media parts),
+// inline data and file data (placeholder costs above), executable code and
+// code execution results, plus ContentOverheadTokens and PartOverheadTokens
+// per part. A nil content costs 0. It never calls json.Marshal and never
+// mutates its input.
+func EstimateContent(c *genai.Content) int {
+	return milliToTokens(contentMilli(c, nil))
+}
+
+// EstimateContents is the sum of EstimateContent over cs, rounded once.
+func EstimateContents(cs []*genai.Content) int {
+	var m int64
+	for _, c := range cs {
+		m += contentMilli(c, nil)
+	}
+	return milliToTokens(m)
+}
+
+// EstimatePart estimates one part without the per-content overhead.
+func EstimatePart(p *genai.Part) int {
+	return milliToTokens(partMilli(p, nil))
+}
+
+// EstimateValue estimates a JSON-like value (map[string]any, []any, strings,
+// numbers, bools, nil; other types through reflection) as compact JSON.
+func EstimateValue(v any) int {
+	var t textCounter
+	t.value(v, 0)
+	return milliToTokens(scaled(t.finish()))
+}
+
+// EstimateRequest estimates the whole request: system instruction, tool
+// declarations (req.Config.Tools) and contents. A nil request costs 0.
+func EstimateRequest(req *model.LLMRequest) int {
+	return milliToTokens(requestMilli(req, nil))
+}
+
+func requestMilli(req *model.LLMRequest, e *Estimator) int64 {
+	if req == nil {
+		return 0
+	}
+	var m int64
+	if req.Config != nil {
+		m += contentMilli(req.Config.SystemInstruction, e)
+		m += toolsMilli(req.Config.Tools)
+	}
+	for _, c := range req.Contents {
+		m += contentMilli(c, e)
+	}
+	return m
+}
+
+// EstimateTools estimates the tool declarations of a request config.
+func EstimateTools(tools []*genai.Tool) int {
+	return milliToTokens(toolsMilli(tools))
+}
+
+func contentMilli(c *genai.Content, e *Estimator) int64 {
+	if c == nil {
+		return 0
+	}
+	m := int64(ContentOverheadTokens * milli)
+	for _, p := range c.Parts {
+		m += partMilli(p, e)
+	}
+	return m
+}
+
+func partMilli(p *genai.Part, e *Estimator) int64 {
+	if p == nil {
+		return 0
+	}
+	m := int64(PartOverheadTokens * milli)
+	t := textCounter{cache: e}
+	if p.Text != "" {
+		t.text(p.Text)
+		t.closeRun(stNone)
+	}
+	if fc := p.FunctionCall; fc != nil {
+		t.add(fc.Name)
+		t.closeRun(stNone)
+		t.mapValue(fc.Args, 0)
+		t.closeRun(stNone)
+	}
+	if fr := p.FunctionResponse; fr != nil {
+		t.add(fr.Name)
+		t.closeRun(stNone)
+		t.mapValue(fr.Response, 0)
+		t.closeRun(stNone)
+		for _, rp := range fr.Parts {
+			if rp == nil {
+				continue
+			}
+			if rp.InlineData != nil {
+				m += blobMilli(rp.InlineData.MIMEType, rp.InlineData.Data)
+			}
+			if rp.FileData != nil {
+				m += fileMilli(rp.FileData.MIMEType)
+				t.add(rp.FileData.FileURI)
+				t.closeRun(stNone)
+			}
+		}
+	}
+	if b := p.InlineData; b != nil {
+		m += blobMilli(b.MIMEType, b.Data)
+	}
+	if f := p.FileData; f != nil {
+		m += fileMilli(f.MIMEType)
+		t.add(f.FileURI)
+		t.closeRun(stNone)
+	}
+	if ec := p.ExecutableCode; ec != nil {
+		t.add(string(ec.Language))
+		t.closeRun(stNone)
+		t.text(ec.Code)
+		t.closeRun(stNone)
+	}
+	if cr := p.CodeExecutionResult; cr != nil {
+		t.add(string(cr.Outcome))
+		t.closeRun(stNone)
+		t.text(cr.Output)
+		t.closeRun(stNone)
+	}
+	if tc := p.ToolCall; tc != nil {
+		t.add(string(tc.ToolType))
+		t.closeRun(stNone)
+		t.mapValue(tc.Args, 0)
+		t.closeRun(stNone)
+	}
+	if tr := p.ToolResponse; tr != nil {
+		t.add(string(tr.ToolType))
+		t.closeRun(stNone)
+		t.mapValue(tr.Response, 0)
+		t.closeRun(stNone)
+	}
+	return m + scaled(t.finish())
+}
+
+func isTextMIME(mime string) bool {
+	mime = strings.ToLower(mime)
+	return strings.HasPrefix(mime, "text/") || mime == "application/json" ||
+		mime == "application/xml" || strings.HasSuffix(mime, "+json") || strings.HasSuffix(mime, "+xml")
+}
+
+func blobMilli(mime string, data []byte) int64 {
+	switch {
+	case strings.HasPrefix(strings.ToLower(mime), "image/"):
+		return ImageTokens * milli
+	case isTextMIME(mime) && len(data) > 0:
+		var t textCounter
+		t.add(unsafe.String(&data[0], len(data)))
+		return scaled(t.finish())
+	}
+	n := int64(len(data) / MediaBytesPerToken)
+	if n < MediaMinTokens {
+		n = MediaMinTokens
+	}
+	return n * milli
+}
+
+func fileMilli(mime string) int64 {
+	if strings.HasPrefix(strings.ToLower(mime), "image/") {
+		return ImageTokens * milli
+	}
+	return FileDataTokens * milli
+}
+
+func toolsMilli(tools []*genai.Tool) int64 {
+	var m int64
+	for _, tool := range tools {
+		if tool == nil {
+			continue
+		}
+		if len(tool.FunctionDeclarations) == 0 {
+			// Built-in tool (search, code execution, URL context...).
+			m += ToolOverheadTokens * milli
+			continue
+		}
+		for _, fd := range tool.FunctionDeclarations {
+			if fd == nil {
+				continue
+			}
+			var t textCounter
+			t.add(`{"name":"`)
+			t.add(fd.Name)
+			t.add(`","description":"`)
+			t.add(fd.Description)
+			t.add(`"`)
+			if fd.Parameters != nil {
+				t.add(`,"parameters":`)
+				t.schema(fd.Parameters, 0)
+			}
+			if fd.ParametersJsonSchema != nil {
+				t.add(`,"parametersJsonSchema":`)
+				t.value(fd.ParametersJsonSchema, 0)
+			}
+			if fd.Response != nil {
+				t.add(`,"response":`)
+				t.schema(fd.Response, 0)
+			}
+			if fd.ResponseJsonSchema != nil {
+				t.add(`,"responseJsonSchema":`)
+				t.value(fd.ResponseJsonSchema, 0)
+			}
+			t.add(`}`)
+			m += ToolOverheadTokens*milli + scaled(t.finish())
+		}
+	}
+	return m
+}
+
+// schema feeds a genai.Schema as compact JSON (the fields that carry text).
+func (t *textCounter) schema(s *genai.Schema, depth int) {
+	t.nodes++
+	if s == nil || depth > maxValueDepth || t.nodes > maxValueNodes {
+		t.add(`null`)
+		return
+	}
+	t.add(`{"type":"`)
+	t.add(string(s.Type))
+	t.add(`"`)
+	if s.Title != "" {
+		t.add(`,"title":"`)
+		t.add(s.Title)
+		t.add(`"`)
+	}
+	if s.Description != "" {
+		t.add(`,"description":"`)
+		t.add(s.Description)
+		t.add(`"`)
+	}
+	if s.Format != "" {
+		t.add(`,"format":"`)
+		t.add(s.Format)
+		t.add(`"`)
+	}
+	if s.Pattern != "" {
+		t.add(`,"pattern":"`)
+		t.add(s.Pattern)
+		t.add(`"`)
+	}
+	if len(s.Enum) > 0 {
+		t.add(`,"enum":`)
+		t.stringList(s.Enum)
+	}
+	if len(s.Required) > 0 {
+		t.add(`,"required":`)
+		t.stringList(s.Required)
+	}
+	if s.Items != nil {
+		t.add(`,"items":`)
+		t.schema(s.Items, depth+1)
+	}
+	if len(s.AnyOf) > 0 {
+		t.add(`,"anyOf":[`)
+		for i, sub := range s.AnyOf {
+			if i > 0 {
+				t.add(`,`)
+			}
+			t.schema(sub, depth+1)
+		}
+		t.add(`]`)
+	}
+	if len(s.Properties) > 0 {
+		t.add(`,"properties":{`)
+		for k, sub := range s.Properties {
+			t.closeRun(stNone)
+			t.add(`"`)
+			t.add(k)
+			t.add(`":`)
+			t.schema(sub, depth+1)
+			t.add(`,`)
+			t.closeRun(stNone)
+		}
+		t.add(`}`)
+	}
+	if s.Default != nil {
+		t.add(`,"default":`)
+		t.value(s.Default, depth+1)
+	}
+	if s.Example != nil {
+		t.add(`,"example":`)
+		t.value(s.Example, depth+1)
+	}
+	t.add(`}`)
+}
+
+func (t *textCounter) stringList(ss []string) {
+	t.add(`[`)
+	for i, s := range ss {
+		if i > 0 {
+			t.add(`,`)
+		}
+		t.add(`"`)
+		t.add(s)
+		t.add(`"`)
+	}
+	t.add(`]`)
+}
+
+func (t *textCounter) mapValue(m map[string]any, depth int) {
+	if m == nil {
+		return
+	}
+	t.add(`{`)
+	for k, v := range m {
+		// Each entry is counted from a clean state so that the result does
+		// not depend on Go's random map order.
+		t.closeRun(stNone)
+		t.add(`"`)
+		t.add(k)
+		t.add(`":`)
+		t.value(v, depth+1)
+		t.add(`,`)
+		t.closeRun(stNone)
+	}
+	t.add(`}`)
+}
+
+// digitsOf returns the number of decimal digits of |v|.
+func digitsOf(v uint64) int {
+	n := 1
+	for v >= 10 {
+		v /= 10
+		n++
+	}
+	return n
+}
+
+// addInt feeds an integer: a sign and its digit groups.
+func (t *textCounter) addInt(neg bool, v uint64) {
+	if neg {
+		t.add(`-`)
+	}
+	if t.state != stDigit {
+		t.closeRun(stDigit)
+		t.state = stDigit
+	}
+	t.runLen += digitsOf(v)
+}
+
+func (t *textCounter) addFloat(f float64) {
+	switch {
+	case math.IsNaN(f) || math.IsInf(f, 0):
+		t.add(`null`)
+	case f == math.Trunc(f) && math.Abs(f) < 1e15:
+		if f < 0 {
+			t.addInt(true, uint64(-f))
+		} else {
+			t.addInt(false, uint64(f))
+		}
+	default:
+		// A decimal such as 3.14159 or 1.5e-07: integer part, point and
+		// up to 17 significant digits (about 4-7 tokens); count a
+		// conservative 6-digit fraction.
+		ip := math.Trunc(math.Abs(f))
+		if ip >= 1e15 {
+			ip = 1e15
+		}
+		t.addInt(f < 0, uint64(ip))
+		t.add(`.`)
+		t.addInt(false, 123456)
+	}
+}
+
+// value feeds v as compact JSON. Common JSON types are handled directly;
+// anything else goes through reflection. depth bounds recursion.
+func (t *textCounter) value(v any, depth int) {
+	t.nodes++
+	if depth > maxValueDepth || t.nodes > maxValueNodes {
+		t.add(`null`)
+		return
+	}
+	switch x := v.(type) {
+	case nil:
+		t.add(`null`)
+	case string:
+		t.add(`"`)
+		t.text(x)
+		t.add(`"`)
+	case bool:
+		if x {
+			t.add(`true`)
+		} else {
+			t.add(`false`)
+		}
+	case float64:
+		t.addFloat(x)
+	case float32:
+		t.addFloat(float64(x))
+	case int:
+		t.addInt(x < 0, absInt(int64(x)))
+	case int64:
+		t.addInt(x < 0, absInt(x))
+	case int32:
+		t.addInt(x < 0, absInt(int64(x)))
+	case uint64:
+		t.addInt(false, x)
+	case uint:
+		t.addInt(false, uint64(x))
+	case json.Number:
+		t.add(string(x))
+	case map[string]any:
+		if x == nil {
+			t.add(`null`)
+			return
+		}
+		t.mapValue(x, depth)
+	case []any:
+		t.add(`[`)
+		for i, e := range x {
+			if i > 0 {
+				t.add(`,`)
+			}
+			t.value(e, depth+1)
+		}
+		t.add(`]`)
+	case []string:
+		t.stringList(x)
+	case map[string]string:
+		t.add(`{`)
+		for k, s := range x {
+			t.closeRun(stNone)
+			t.add(`"`)
+			t.add(k)
+			t.add(`":"`)
+			t.text(s)
+			t.add(`",`)
+			t.closeRun(stNone)
+		}
+		t.add(`}`)
+	case []byte:
+		// JSON encodes bytes as base64: 4/3 of the size, about 2.5
+		// bytes per token for random data.
+		t.closeRun(stNone)
+		t.cost += int64(len(x)) * 4 / 3 * milli * 2 / 5
+	case *genai.Schema:
+		t.schema(x, depth+1)
+	default:
+		t.reflectValue(reflect.ValueOf(v), depth+1)
+	}
+}
+
+func absInt(v int64) uint64 {
+	if v < 0 {
+		return uint64(-(v + 1)) + 1
+	}
+	return uint64(v)
+}
+
+// reflectValue walks arbitrary values (typed tool results, *jsonschema.Schema)
+// approximately like encoding/json would print them.
+func (t *textCounter) reflectValue(rv reflect.Value, depth int) {
+	t.nodes++
+	if depth > maxValueDepth || t.nodes > maxValueNodes || !rv.IsValid() {
+		t.add(`null`)
+		return
+	}
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if rv.IsNil() {
+			t.add(`null`)
+			return
+		}
+		if e := rv.Elem(); e.CanInterface() {
+			t.value(e.Interface(), depth+1)
+		} else {
+			t.reflectValue(e, depth+1)
+		}
+	case reflect.String:
+		t.add(`"`)
+		t.text(rv.String())
+		t.add(`"`)
+	case reflect.Bool:
+		t.value(rv.Bool(), depth)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		i := rv.Int()
+		t.addInt(i < 0, absInt(i))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		t.addInt(false, rv.Uint())
+	case reflect.Float32, reflect.Float64:
+		t.addFloat(rv.Float())
+	case reflect.Slice, reflect.Array:
+		if rv.Kind() == reflect.Slice && rv.IsNil() {
+			t.add(`null`)
+			return
+		}
+		t.add(`[`)
+		for i := 0; i < rv.Len(); i++ {
+			if i > 0 {
+				t.add(`,`)
+			}
+			t.reflectValue(rv.Index(i), depth+1)
+		}
+		t.add(`]`)
+	case reflect.Map:
+		if rv.IsNil() {
+			t.add(`null`)
+			return
+		}
+		t.add(`{`)
+		it := rv.MapRange()
+		for it.Next() {
+			t.closeRun(stNone)
+			t.add(`"`)
+			if k := it.Key(); k.Kind() == reflect.String {
+				t.add(k.String())
+			} else {
+				t.reflectValue(k, depth+1)
+			}
+			t.add(`":`)
+			t.reflectValue(it.Value(), depth+1)
+			t.add(`,`)
+			t.closeRun(stNone)
+		}
+		t.add(`}`)
+	case reflect.Struct:
+		t.add(`{`)
+		rt := rv.Type()
+		first := true
+		for i := 0; i < rt.NumField(); i++ {
+			f := rt.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			name := f.Name
+			omitEmpty := false
+			if tag, ok := f.Tag.Lookup("json"); ok {
+				if tag == "-" {
+					continue
+				}
+				n, opts, _ := strings.Cut(tag, ",")
+				if n != "" {
+					name = n
+				}
+				omitEmpty = strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero")
+			}
+			fv := rv.Field(i)
+			if omitEmpty && fv.IsZero() {
+				continue
+			}
+			if !first {
+				t.add(`,`)
+			}
+			first = false
+			t.add(`"`)
+			t.add(name)
+			t.add(`":`)
+			t.reflectValue(fv, depth+1)
+		}
+		t.add(`}`)
+	default:
+		// Channels, funcs, complex numbers: encoding/json rejects them.
+		t.add(`null`)
+	}
+}

@@ -1,0 +1,77 @@
+package budget_test
+
+import (
+	"fmt"
+
+	"google.golang.org/adk/model"
+	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/budget"
+)
+
+// Look a model up (version suffixes and "models/" prefixes are fine) and
+// derive its limits.
+func ExampleRegistry_Lookup() {
+	reg := budget.NewRegistry(budget.ModelInfo{Name: "my-local-llama", ContextWindow: 32_768, MaxOutputTokens: 4_096})
+	for _, name := range []string{"models/gemini-2.5-flash-preview-05-20", "claude-sonnet-4-5-20250929", "my-local-llama", "mystery-model"} {
+		info, known := reg.Lookup(name)
+		l := budget.NewLimits(info, known, budget.LimitConfig{})
+		fmt.Printf("%s known=%v window=%d reserved=%d soft=%d hard=%d\n", name, known, l.Window, l.ReservedOutput, l.Soft, l.Hard)
+	}
+	// Output:
+	// models/gemini-2.5-flash-preview-05-20 known=true window=1048576 reserved=65536 soft=688128 hard=933888
+	// claude-sonnet-4-5-20250929 known=true window=200000 reserved=20000 soft=126000 hard=171000
+	// my-local-llama known=true window=32768 reserved=3276 soft=20644 hard=28017
+	// mystery-model known=false window=128000 reserved=8192 soft=83865 hard=113817
+}
+
+// Estimate a request: system instruction, tool declarations and contents.
+func ExampleEstimateRequest() {
+	req := &model.LLMRequest{
+		Model: "gemini-2.5-flash",
+		Config: &genai.GenerateContentConfig{
+			SystemInstruction: genai.NewContentFromText("You are a helpful assistant.", genai.RoleUser),
+		},
+		Contents: []*genai.Content{
+			genai.NewContentFromText("List the files in the repository.", genai.RoleUser),
+			genai.NewContentFromFunctionCall("run_shell", map[string]any{"cmd": "ls"}, genai.RoleModel),
+			genai.NewContentFromFunctionResponse("run_shell", map[string]any{"output": "README.md\ngo.mod\nmain.go\n"}, genai.RoleUser),
+		},
+	}
+	fmt.Println("text:", budget.EstimateText("List the files in the repository."))
+	fmt.Println("request:", budget.EstimateRequest(req))
+	// Output:
+	// text: 9
+	// request: 66
+}
+
+// Calibrate: the model reported 1,150 prompt tokens for a request we
+// estimated at 1,000. The next request adds 200 estimated tokens.
+func ExampleCalibrator() {
+	cal := budget.NewCalibrator()
+	cal.Observe("session-1", "gemini-2.5-flash", 1_000, 1_150)
+	fmt.Printf("factor %.2f\n", cal.Factor("session-1", "gemini-2.5-flash"))
+	// Growth: latest reported count + new part × factor.
+	fmt.Println("grown:", cal.Calibrate("session-1", "gemini-2.5-flash", 1_200))
+	// After compaction the request shrank: estimate × factor.
+	fmt.Println("compacted:", cal.Calibrate("session-1", "gemini-2.5-flash", 400))
+	// Output:
+	// factor 1.15
+	// grown: 1380
+	// compacted: 460
+}
+
+// Account usage per session and estimate how many turns remain before the
+// soft limit.
+func ExampleAccountant() {
+	acct := budget.NewAccountant()
+	limits := budget.LimitsFor(nil, "my-test-model", budget.LimitConfig{}) // fallback: soft 83,865
+	for i, prompt := range []int32{10_000, 14_000, 18_000} {
+		md := &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: prompt, CandidatesTokenCount: 500}
+		acct.Record("session-1", budget.Turn{InvocationID: fmt.Sprint("inv-", i), Model: "my-test-model", Usage: budget.UsageFrom(md)})
+	}
+	r := acct.Report("session-1", limits)
+	fmt.Printf("turns=%d last_prompt=%d avg_growth=%.0f turns_remaining=%d\n", r.Turns, r.Last.Prompt, r.AvgTurnGrowth, r.TurnsRemaining)
+	// Output:
+	// turns=3 last_prompt=18000 avg_growth=4000 turns_remaining=16
+}

@@ -1,0 +1,181 @@
+package budget
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"go.uber.org/zap"
+)
+
+// Defaults of LimitConfig.
+const (
+	DefaultOutputReserveFraction = 0.10
+	DefaultSoftFraction          = 0.70
+	DefaultHardFraction          = 0.95
+)
+
+// ErrInvalidConfig is wrapped by every *ConfigError.
+var ErrInvalidConfig = errors.New("budget: invalid config")
+
+// ConfigError reports one invalid configuration field. It matches
+// ErrInvalidConfig with errors.Is.
+type ConfigError struct {
+	Field  string
+	Value  any
+	Reason string
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("budget: invalid %s = %v: %s", e.Field, e.Value, e.Reason)
+}
+
+// Unwrap returns ErrInvalidConfig.
+func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
+
+// LimitConfig configures NewLimits. The zero value uses the defaults.
+type LimitConfig struct {
+	// ReservedOutputTokens, when > 0, is the number of tokens kept free for
+	// the model's answer. Default 0: min(model max output,
+	// OutputReserveFraction × window).
+	ReservedOutputTokens int
+	// OutputReserveFraction caps the default output reserve as a fraction of
+	// the window. Default 0.10.
+	OutputReserveFraction float64
+	// SoftFraction of the usable input is the soft limit ("compaction
+	// needed"). Default 0.70.
+	SoftFraction float64
+	// HardFraction of the usable input is the hard limit (never sent above).
+	// Default 0.95.
+	HardFraction float64
+}
+
+func (c LimitConfig) withDefaults() LimitConfig {
+	if c.OutputReserveFraction == 0 {
+		c.OutputReserveFraction = DefaultOutputReserveFraction
+	}
+	if c.SoftFraction == 0 {
+		c.SoftFraction = DefaultSoftFraction
+	}
+	if c.HardFraction == 0 {
+		c.HardFraction = DefaultHardFraction
+	}
+	return c
+}
+
+func checkFraction(field string, v float64) error {
+	if math.IsNaN(v) || v <= 0 || v > 1 {
+		return &ConfigError{Field: field, Value: v, Reason: "must be in (0, 1] (0 selects the default)"}
+	}
+	return nil
+}
+
+// Validate checks c after applying defaults: fractions in (0, 1], soft ≤ hard,
+// ReservedOutputTokens ≥ 0. Errors are *ConfigError (errors.Is
+// ErrInvalidConfig); all problems are joined.
+func (c LimitConfig) Validate() error {
+	var errs []error
+	if c.ReservedOutputTokens < 0 {
+		errs = append(errs, &ConfigError{Field: "ReservedOutputTokens", Value: c.ReservedOutputTokens, Reason: "must be ≥ 0"})
+	}
+	d := c.withDefaults()
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{
+		{"OutputReserveFraction", d.OutputReserveFraction},
+		{"SoftFraction", d.SoftFraction},
+		{"HardFraction", d.HardFraction},
+	} {
+		if err := checkFraction(f.name, f.v); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if d.SoftFraction > d.HardFraction {
+		errs = append(errs, &ConfigError{Field: "SoftFraction", Value: d.SoftFraction,
+			Reason: fmt.Sprintf("must be ≤ HardFraction (%v)", d.HardFraction)})
+	}
+	return errors.Join(errs...)
+}
+
+// Limits are the token limits of one model under a LimitConfig.
+type Limits struct {
+	Model string // model name as looked up
+	Known bool   // false: registry fallback figures
+	// Window is the context window; ReservedOutput the tokens kept free for
+	// the answer; Usable = Window − ReservedOutput.
+	Window, ReservedOutput, Usable int
+	// Soft = SoftFraction × Usable ("compaction needed");
+	// Hard = HardFraction × Usable (never send above).
+	Soft, Hard int
+}
+
+// NewLimits computes the limits for info under cfg. Zero config fields take
+// their defaults; invalid values (which Validate reports) are replaced by
+// the defaults too, so NewLimits never fails. A non-positive window takes
+// FallbackContextWindow. The reserve never exceeds half the window.
+func NewLimits(info ModelInfo, known bool, cfg LimitConfig) Limits {
+	c := cfg.withDefaults()
+	if checkFraction("", c.OutputReserveFraction) != nil {
+		c.OutputReserveFraction = DefaultOutputReserveFraction
+	}
+	if checkFraction("", c.SoftFraction) != nil {
+		c.SoftFraction = DefaultSoftFraction
+	}
+	if checkFraction("", c.HardFraction) != nil {
+		c.HardFraction = DefaultHardFraction
+	}
+	if c.SoftFraction > c.HardFraction {
+		c.SoftFraction = c.HardFraction
+	}
+	window := info.ContextWindow
+	if window <= 0 {
+		window = FallbackContextWindow
+	}
+	reserve := cfg.ReservedOutputTokens
+	if reserve <= 0 {
+		reserve = fracOf(c.OutputReserveFraction, window)
+		if info.MaxOutputTokens > 0 && info.MaxOutputTokens < reserve {
+			reserve = info.MaxOutputTokens
+		}
+	}
+	if reserve > window/2 {
+		reserve = window / 2
+	}
+	usable := window - reserve
+	return Limits{
+		Model:          info.Name,
+		Known:          known,
+		Window:         window,
+		ReservedOutput: reserve,
+		Usable:         usable,
+		Soft:           fracOf(c.SoftFraction, usable),
+		Hard:           fracOf(c.HardFraction, usable),
+	}
+}
+
+// fracOf returns ⌊f × n⌋, tolerant of binary rounding (0.7 × 180,000 is
+// 126,000, not 125,999).
+func fracOf(f float64, n int) int {
+	return int(math.Floor(f*float64(n) + 1e-6))
+}
+
+// LimitsFor looks model up in r (nil: built-ins) and returns its limits.
+func LimitsFor(r *Registry, model string, cfg LimitConfig) Limits {
+	info, known := r.Lookup(model)
+	return NewLimits(info, known, cfg)
+}
+
+// LogFields returns the limits as zap fields with stable snake_case keys:
+// model, model_known, window, reserved_output, usable, soft_limit, hard_limit.
+func (l Limits) LogFields() []zap.Field {
+	return []zap.Field{
+		zap.String("model", l.Model),
+		zap.Bool("model_known", l.Known),
+		zap.Int("window", l.Window),
+		zap.Int("reserved_output", l.ReservedOutput),
+		zap.Int("usable", l.Usable),
+		zap.Int("soft_limit", l.Soft),
+		zap.Int("hard_limit", l.Hard),
+	}
+}

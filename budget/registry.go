@@ -1,0 +1,206 @@
+package budget
+
+import (
+	"strings"
+)
+
+// Fallback figures used for a model the registry does not know. They are
+// deliberately conservative: most current models have a larger window, so an
+// unknown model is compacted early rather than sent over its real limit.
+const (
+	FallbackContextWindow   = 128_000
+	FallbackMaxOutputTokens = 8_192
+)
+
+// ModelInfo describes one model's token limits.
+type ModelInfo struct {
+	// Name is the model name. In a registry entry it is the name prefix the
+	// entry matches ("gemini-2.5-flash"); from Lookup it is the name that was
+	// looked up, as given.
+	Name string
+	// ContextWindow is the maximum number of input tokens.
+	ContextWindow int
+	// MaxOutputTokens is the maximum number of output tokens.
+	MaxOutputTokens int
+	// Match is set by Lookup: the registry entry that matched ("" for the
+	// fallback).
+	Match string
+}
+
+// builtinModels returns the built-in table. Figures: see REFERENCES
+// ("Budgets and counting") and the providers' model pages; windows are input
+// tokens. A family entry ("gemini-2.5") catches variants without their own
+// entry; longer entries win.
+func builtinModels() []ModelInfo {
+	return []ModelInfo{
+		// Gemini 1.5 (legacy).
+		{Name: "gemini-1.5-pro", ContextWindow: 2_097_152, MaxOutputTokens: 8_192},
+		{Name: "gemini-1.5-flash", ContextWindow: 1_048_576, MaxOutputTokens: 8_192},
+		// Gemini 2.0.
+		{Name: "gemini-2.0", ContextWindow: 1_048_576, MaxOutputTokens: 8_192},
+		{Name: "gemini-2.0-flash", ContextWindow: 1_048_576, MaxOutputTokens: 8_192},
+		{Name: "gemini-2.0-flash-lite", ContextWindow: 1_048_576, MaxOutputTokens: 8_192},
+		{Name: "gemini-2.0-pro", ContextWindow: 1_048_576, MaxOutputTokens: 8_192},
+		// Gemini 2.5.
+		{Name: "gemini-2.5", ContextWindow: 1_048_576, MaxOutputTokens: 65_536},
+		{Name: "gemini-2.5-pro", ContextWindow: 1_048_576, MaxOutputTokens: 65_536},
+		{Name: "gemini-2.5-flash", ContextWindow: 1_048_576, MaxOutputTokens: 65_536},
+		{Name: "gemini-2.5-flash-lite", ContextWindow: 1_048_576, MaxOutputTokens: 65_536},
+		// Gemini special-purpose variants with small windows (longer
+		// prefixes than their family, so they win).
+		{Name: "gemini-2.0-flash-preview-image-generation", ContextWindow: 32_000, MaxOutputTokens: 8_192},
+		{Name: "gemini-2.5-flash-image", ContextWindow: 32_768, MaxOutputTokens: 32_768},
+		{Name: "gemini-2.5-flash-preview-tts", ContextWindow: 8_192, MaxOutputTokens: 16_384},
+		{Name: "gemini-2.5-pro-preview-tts", ContextWindow: 8_192, MaxOutputTokens: 16_384},
+		{Name: "gemini-3-pro-image", ContextWindow: 65_536, MaxOutputTokens: 32_768},
+		// Gemini 3.
+		{Name: "gemini-3", ContextWindow: 1_048_576, MaxOutputTokens: 65_536},
+		{Name: "gemini-3-pro", ContextWindow: 1_048_576, MaxOutputTokens: 65_536},
+		{Name: "gemini-3-flash", ContextWindow: 1_048_576, MaxOutputTokens: 65_536},
+		{Name: "gemini-3-flash-lite", ContextWindow: 1_048_576, MaxOutputTokens: 65_536},
+		// Gemini aliases.
+		{Name: "gemini-pro-latest", ContextWindow: 1_048_576, MaxOutputTokens: 65_536},
+		{Name: "gemini-flash-latest", ContextWindow: 1_048_576, MaxOutputTokens: 65_536},
+		{Name: "gemini-flash-lite-latest", ContextWindow: 1_048_576, MaxOutputTokens: 65_536},
+		// OpenAI.
+		{Name: "gpt-4o", ContextWindow: 128_000, MaxOutputTokens: 16_384},
+		{Name: "gpt-4o-mini", ContextWindow: 128_000, MaxOutputTokens: 16_384},
+		{Name: "gpt-4.1", ContextWindow: 1_047_576, MaxOutputTokens: 32_768},
+		{Name: "gpt-4.1-mini", ContextWindow: 1_047_576, MaxOutputTokens: 32_768},
+		{Name: "gpt-4.1-nano", ContextWindow: 1_047_576, MaxOutputTokens: 32_768},
+		{Name: "gpt-5", ContextWindow: 272_000, MaxOutputTokens: 128_000},
+		{Name: "gpt-5-mini", ContextWindow: 272_000, MaxOutputTokens: 128_000},
+		{Name: "gpt-5-nano", ContextWindow: 272_000, MaxOutputTokens: 128_000},
+		{Name: "gpt-5-codex", ContextWindow: 272_000, MaxOutputTokens: 128_000},
+		{Name: "gpt-5.1", ContextWindow: 272_000, MaxOutputTokens: 128_000},
+		{Name: "gpt-5.1-codex", ContextWindow: 272_000, MaxOutputTokens: 128_000},
+		{Name: "gpt-5.2", ContextWindow: 272_000, MaxOutputTokens: 128_000},
+		// Anthropic Claude 4.x (200K standard window; the 1M beta must be
+		// configured as an override).
+		{Name: "claude-opus-4", ContextWindow: 200_000, MaxOutputTokens: 32_000},
+		{Name: "claude-opus-4-1", ContextWindow: 200_000, MaxOutputTokens: 32_000},
+		{Name: "claude-opus-4-5", ContextWindow: 200_000, MaxOutputTokens: 64_000},
+		{Name: "claude-sonnet-4", ContextWindow: 200_000, MaxOutputTokens: 64_000},
+		{Name: "claude-sonnet-4-5", ContextWindow: 200_000, MaxOutputTokens: 64_000},
+		{Name: "claude-haiku-4", ContextWindow: 200_000, MaxOutputTokens: 64_000},
+		{Name: "claude-haiku-4-5", ContextWindow: 200_000, MaxOutputTokens: 64_000},
+		{Name: "claude-3-7-sonnet", ContextWindow: 200_000, MaxOutputTokens: 64_000},
+		{Name: "claude-3-5-haiku", ContextWindow: 200_000, MaxOutputTokens: 8_192},
+	}
+}
+
+// Registry maps model names to their limits. Built-in entries cover current
+// Gemini (1.5, 2.0, 2.5, 3), OpenAI (GPT-4o, GPT-4.1, GPT-5.x) and Anthropic
+// (Claude 4.x) models; overrides given to NewRegistry take precedence. A
+// Registry is immutable after construction and safe for concurrent use. A nil
+// *Registry behaves like NewRegistry().
+type Registry struct {
+	overrides []ModelInfo
+	builtins  []ModelInfo
+}
+
+// NewRegistry returns a registry with the built-in models plus overrides.
+// Override names are normalized like looked-up names. An override whose
+// ContextWindow or MaxOutputTokens is ≤ 0 inherits that figure from the
+// built-in entry matching its name (or the fallback). Overrides with an empty
+// name are ignored.
+func NewRegistry(overrides ...ModelInfo) *Registry {
+	r := &Registry{builtins: builtinModels()}
+	for i := range r.builtins {
+		r.builtins[i].Name = NormalizeModelName(r.builtins[i].Name)
+	}
+	for _, o := range overrides {
+		o.Name = NormalizeModelName(o.Name)
+		if o.Name == "" {
+			continue
+		}
+		if o.ContextWindow <= 0 || o.MaxOutputTokens <= 0 {
+			base, ok := longestMatch(r.builtins, o.Name)
+			if !ok {
+				base = ModelInfo{ContextWindow: FallbackContextWindow, MaxOutputTokens: FallbackMaxOutputTokens}
+			}
+			if o.ContextWindow <= 0 {
+				o.ContextWindow = base.ContextWindow
+			}
+			if o.MaxOutputTokens <= 0 {
+				o.MaxOutputTokens = base.MaxOutputTokens
+			}
+		}
+		o.Match = ""
+		r.overrides = append(r.overrides, o)
+	}
+	return r
+}
+
+// NormalizeModelName lower-cases name, trims spaces and strips any path
+// prefix ("models/", "publishers/google/models/", "openai/",
+// "projects/p/locations/l/publishers/google/models/"): everything up to the
+// last '/'.
+func NormalizeModelName(name string) string {
+	name = strings.TrimSpace(name)
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
+	return strings.ToLower(name)
+}
+
+// isBoundary reports whether c may follow a matched prefix: the entry
+// "gpt-4" must not match "gpt-4o", but "gemini-2.5-flash" matches
+// "gemini-2.5-flash-preview-05-20" and "claude-sonnet-4-5@20250929".
+func isBoundary(c byte) bool {
+	switch c {
+	case '-', '@', ':', '.', '_', ' ':
+		return true
+	}
+	return false
+}
+
+func longestMatch(entries []ModelInfo, name string) (ModelInfo, bool) {
+	best, found := ModelInfo{}, false
+	for _, e := range entries {
+		if !strings.HasPrefix(name, e.Name) {
+			continue
+		}
+		if len(name) > len(e.Name) && !isBoundary(name[len(e.Name)]) {
+			continue
+		}
+		if !found || len(e.Name) > len(best.Name) {
+			best, found = e, true
+		}
+	}
+	return best, found
+}
+
+// Lookup returns the limits of model. Matching is case-insensitive, ignores
+// path prefixes such as "models/" and picks the longest entry that is a
+// prefix of the name ending at a separator ('-', '.', '@', ':', '_'), so
+// version and date suffixes ("gemini-2.5-pro-001",
+// "claude-sonnet-4-5-20250929", "gpt-5.1-codex-mini") match their family.
+// Any matching override beats every built-in entry. For an unknown model
+// it returns FallbackContextWindow / FallbackMaxOutputTokens and
+// known=false; the caller should log that once.
+func (r *Registry) Lookup(model string) (info ModelInfo, known bool) {
+	if r == nil {
+		r = NewRegistry()
+	}
+	name := NormalizeModelName(model)
+	if name != "" {
+		if e, ok := longestMatch(r.overrides, name); ok {
+			return ModelInfo{Name: model, ContextWindow: e.ContextWindow, MaxOutputTokens: e.MaxOutputTokens, Match: e.Name}, true
+		}
+		if e, ok := longestMatch(r.builtins, name); ok {
+			return ModelInfo{Name: model, ContextWindow: e.ContextWindow, MaxOutputTokens: e.MaxOutputTokens, Match: e.Name}, true
+		}
+	}
+	return ModelInfo{Name: model, ContextWindow: FallbackContextWindow, MaxOutputTokens: FallbackMaxOutputTokens}, false
+}
+
+// Models returns a copy of the registry's entries, overrides first.
+func (r *Registry) Models() []ModelInfo {
+	if r == nil {
+		r = NewRegistry()
+	}
+	out := make([]ModelInfo, 0, len(r.overrides)+len(r.builtins))
+	out = append(out, r.overrides...)
+	return append(out, r.builtins...)
+}
