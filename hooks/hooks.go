@@ -446,9 +446,11 @@ func (h *Hooks) afterRun(ctx agent.InvocationContext) {
 	var trigger compaction.Trigger = compaction.TriggerInvocations
 	limit := 0
 	h.sessions.with(key, func(st *sessionState) {
-		limit = st.compactionTokenLimit
+		// The token limit is passed only when a request passed the soft limit: with a limit, the
+		// compactor keeps a token-sized tail raw, which would postpone the θ-invocation window
+		// until the history is large.
 		if st.compactionDue {
-			trigger = compaction.TriggerTokens
+			trigger, limit = compaction.TriggerTokens, st.compactionTokenLimit
 			st.compactionDue = false
 		}
 	})

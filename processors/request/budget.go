@@ -29,6 +29,9 @@ type BudgetInput struct {
 	// Calibrate turns a raw estimate of the whole request into the current-usage figure (see
 	// budget.Calibrator.Calibrate). Nil means the raw estimate is used as is.
 	Calibrate func(estimate int) int
+	// Estimator counts tokens; a long-lived one remembers the cost of large strings that adk-go
+	// shares between the requests it rebuilds on every call. Nil counts without a cache.
+	Estimator *budget.Estimator
 }
 
 // BudgetDecision says what EnforceBudget found and did. All token figures are calibrated unless
@@ -92,17 +95,20 @@ func EnforceBudget(req *model.LLMRequest, in BudgetInput) (BudgetDecision, error
 		d.Action = ActionNone
 		return d, nil
 	}
-	d.EstimatedTokens = budget.EstimateRequest(req)
-	d.CalibratedTokens = calibrate(d.EstimatedTokens)
-	d.FinalEstimatedTokens, d.FinalTokens = d.EstimatedTokens, d.CalibratedTokens
-
+	est := in.Estimator
+	// Each content is counted once; the request total is the fixed part plus their sum.
+	if req.Config != nil {
+		d.FixedTokens = est.EstimateContent(req.Config.SystemInstruction) + budget.EstimateTools(req.Config.Tools)
+	}
 	sizes := make([]int, len(req.Contents))
 	contentTokens := 0
 	for i, c := range req.Contents {
-		sizes[i] = budget.EstimateContent(c)
+		sizes[i] = est.EstimateContent(c)
 		contentTokens += sizes[i]
 	}
-	d.FixedTokens = max(d.EstimatedTokens-contentTokens, 0)
+	d.EstimatedTokens = d.FixedTokens + contentTokens
+	d.CalibratedTokens = calibrate(d.EstimatedTokens)
+	d.FinalEstimatedTokens, d.FinalTokens = d.EstimatedTokens, d.CalibratedTokens
 	d.OverSoft = d.CalibratedTokens > in.Limits.Soft
 
 	switch {
@@ -127,7 +133,7 @@ func EnforceBudget(req *model.LLMRequest, in BudgetInput) (BudgetDecision, error
 	for _, s := range sizes[newest:] {
 		newestTokens += s
 	}
-	markerTokens := budget.EstimateContent(trimMarker(len(starts), contentTokens))
+	markerTokens := est.EstimateContent(trimMarker(len(starts), contentTokens))
 
 	// Walk the turn boundaries from the oldest: the first boundary where the rest fits wins.
 	remaining := contentTokens
@@ -149,7 +155,7 @@ func EnforceBudget(req *model.LLMRequest, in BudgetInput) (BudgetDecision, error
 		d.TurnsDropped = k
 		d.ContentsDropped = starts[k]
 		d.TokensDropped = scaled(dropped)
-		d.FinalEstimatedTokens = d.FixedTokens + budget.EstimateContent(marker) + remaining
+		d.FinalEstimatedTokens = d.FixedTokens + est.EstimateContent(marker) + remaining
 		d.FinalTokens = scaled(d.FinalEstimatedTokens)
 		return d, nil
 	}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package compaction
+
+const raceDetector = false

@@ -1,0 +1,248 @@
+package hooks_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/glebarez/sqlite"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+	"google.golang.org/adk/agent/llmagent"
+	"google.golang.org/adk/model"
+	"google.golang.org/adk/plugin"
+	"google.golang.org/adk/runner"
+	"google.golang.org/adk/session"
+	"google.golang.org/adk/session/database"
+	"google.golang.org/adk/tool"
+	"google.golang.org/genai"
+	"gorm.io/gorm"
+	gormlogger "gorm.io/gorm/logger"
+
+	"github.com/adkctx/adkctx/agentsmd"
+	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/hooks"
+	"github.com/adkctx/adkctx/internal/llmtest"
+)
+
+// pluginStack wires adkctx the way the README does for compaction: agent callbacks off, the plugin
+// and the session wrapper on the runner, over the given base session service.
+func pluginStack(t *testing.T, m *llmtest.Model, cfg hooks.Config, base session.Service, tools ...tool.Tool) (*stack, session.Service) {
+	t.Helper()
+	core, logs := observer.New(zapcore.DebugLevel)
+	cfg.Logger = zap.New(core)
+	h, err := hooks.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := llmagent.New(llmagent.Config{Name: "assistant", Model: m, Instruction: "You are a careful assistant.", Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := h.Plugin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := h.SessionService(base)
+	r, err := runner.New(runner.Config{AppName: appName, Agent: a, SessionService: svc, AutoCreateSession: true,
+		PluginConfig: runner.PluginConfig{Plugins: []*plugin.Plugin{p}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &stack{hooks: h, model: m, runner: r, sessions: svc, logs: logs}, base
+}
+
+func sqliteService(t *testing.T, path string) session.Service {
+	t.Helper()
+	svc, err := database.NewSessionService(sqlite.Open(path), &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := database.AutoMigrate(svc); err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+func rawEvents(t *testing.T, svc session.Service, sessionID string) []*session.Event {
+	t.Helper()
+	resp, err := svc.Get(t.Context(), &session.GetRequest{AppName: appName, UserID: "user", SessionID: sessionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return compaction.RawEvents(resp.Session)
+}
+
+// After θ invocations the plugin stores a marker; the next request carries the summary and only
+// the recent turns; storage keeps every original event — on the in-memory and SQLite services.
+func TestCompactionThroughPlugin(t *testing.T) {
+	for _, backend := range []string{"inmemory", "sqlite"} {
+		t.Run(backend, func(t *testing.T) {
+			var base session.Service
+			if backend == "inmemory" {
+				base = session.InMemoryService()
+			} else {
+				base = sqliteService(t, filepath.Join(t.TempDir(), "sessions.db"))
+			}
+			m := &llmtest.Model{UsageScale: 1, Default: func(req *model.LLMRequest) (*genai.Content, error) {
+				return genai.NewContentFromText("noted", genai.RoleModel), nil
+			}}
+			s, base := pluginStack(t, m, hooks.Config{Compaction: &compaction.Config{Interval: 3, Overlap: 1}}, base)
+			const turns = 7
+			for i := range turns {
+				if err := s.send(t, "s1", fmt.Sprintf("topic-%d: remember this", i)); err != nil {
+					t.Fatalf("turn %d: %v", i, err)
+				}
+			}
+			raw := rawEvents(t, base, "s1")
+			markers, originals := 0, 0
+			for _, e := range raw {
+				if compaction.IsCompactionEvent(e) {
+					markers++
+				} else {
+					originals++
+				}
+			}
+			if markers == 0 {
+				for _, e := range s.logs.All() {
+					if e.Message != "budget decision" {
+						t.Logf("%s %v", e.Message, e.ContextMap())
+					}
+				}
+				t.Fatal("no compaction marker stored after 7 invocations with θ=3")
+			}
+			if originals != 2*turns {
+				t.Errorf("stored original events = %d, want %d (nothing lost)", originals, 2*turns)
+			}
+			last := llmtest.AllText(m.Requests()[turns-1])
+			if !strings.Contains(last, compaction.SummaryHeader) {
+				t.Errorf("last request has no summary:\n%s", last)
+			}
+			if strings.Contains(last, "For context:") {
+				t.Errorf("summary reached the model as another agent's words")
+			}
+			// The first turn may be quoted inside the summary (it states the user's goal), but no
+			// other content carries it raw.
+			for i, c := range m.Requests()[turns-1].Contents {
+				if i > 0 && strings.Contains(c.Parts[0].Text, "topic-0") {
+					t.Errorf("content %d of the last request carries the first turn raw", i)
+				}
+			}
+			if !strings.Contains(last, fmt.Sprintf("topic-%d", turns-1)) {
+				t.Errorf("last request lacks the newest turn")
+			}
+			if n := len(s.logs.FilterField(zap.String("outcome", compaction.OutcomeCompacted)).All()); n != markers {
+				t.Errorf("compaction log entries with outcome compacted = %d, markers = %d", n, markers)
+			}
+		})
+	}
+}
+
+// One user turn with dozens of tool calls: the token trigger compacts mid-invocation, so no
+// request passes the hard limit although the newest turn alone would not fit.
+func TestLongInvocationStaysBounded(t *testing.T) {
+	const calls = 30
+	m := &llmtest.Model{ModelName: "small-model", UsageScale: 1}
+	for i := range calls {
+		m.Script = append(m.Script, llmtest.Call(&genai.FunctionCall{Name: "build", Args: map[string]any{"target": fmt.Sprint(i)}}))
+	}
+	m.Script = append(m.Script, llmtest.Text("all targets built"))
+	out := strings.Repeat("step output line with some detail\n", 90) // ~3 KB, under the truncation limit
+	cfg := hooks.Config{
+		Models:     []budget.ModelInfo{{Name: "small-model", ContextWindow: 8000, MaxOutputTokens: 500}},
+		Compaction: &compaction.Config{},
+	}
+	s, base := pluginStack(t, m, cfg, session.InMemoryService(), buildTool(t, out))
+	if err := s.send(t, "s1", "build all thirty targets"); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	limits := s.hooks.Limits("small-model")
+	reqs := m.Requests()
+	if len(reqs) != calls+1 {
+		t.Fatalf("model calls = %d, want %d", len(reqs), calls+1)
+	}
+	total := 0
+	for i, r := range reqs {
+		n := budget.EstimateRequest(r)
+		total += n
+		if n > limits.Hard {
+			t.Errorf("call %d: %d tokens above the hard limit %d", i, n, limits.Hard)
+		}
+	}
+	markers := 0
+	for _, e := range rawEvents(t, base, "s1") {
+		if compaction.IsCompactionEvent(e) {
+			markers++
+		}
+	}
+	if markers == 0 {
+		t.Error("no mid-invocation compaction happened")
+	}
+	if n := len(s.logs.FilterMessage("budget decision").FilterField(zap.String("action", "trimmed")).All()); n != 0 {
+		t.Logf("%d requests needed trimming besides compaction", n)
+	}
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// AGENTS.md text reaches every model call after the agent's own instruction; the working
+// directory can come from session state, so one process serves two repositories.
+func TestInstructionsPerSessionWorkDir(t *testing.T) {
+	repoA, repoB := t.TempDir(), t.TempDir()
+	for _, r := range []string{repoA, repoB} {
+		if err := os.Mkdir(filepath.Join(r, ".git"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(repoA, "AGENTS.md"), "Repo A: run `make test`; templates look like {name}.")
+	writeFile(t, filepath.Join(repoB, "svc", "AGENTS.md"), "Repo B service: never edit generated files.")
+	m := &llmtest.Model{}
+	cfg := hooks.Config{Instructions: &hooks.InstructionsConfig{
+		WorkDir:         repoA,
+		WorkDirStateKey: "work_dir",
+		Discovery:       agentsmd.Config{NoGlobal: true},
+	}}
+	s := newStack(t, m, stackOptions{cfg: cfg})
+	if _, err := s.sessions.Create(t.Context(), &session.CreateRequest{AppName: appName, UserID: "user", SessionID: "b",
+		State: map[string]any{"work_dir": filepath.Join(repoB, "svc")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.send(t, "a", "hello"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.send(t, "b", "hello"); err != nil {
+		t.Fatal(err)
+	}
+	sys := func(i int) string {
+		var b strings.Builder
+		for _, p := range m.Requests()[i].Config.SystemInstruction.Parts {
+			b.WriteString(p.Text)
+		}
+		return b.String()
+	}
+	a, b := sys(0), sys(1)
+	if !strings.Contains(a, "Repo A: run `make test`; templates look like {name}.") || strings.Contains(a, "Repo B") {
+		t.Errorf("session a system instruction:\n%s", a)
+	}
+	if !strings.Contains(b, "Repo B service") || strings.Contains(b, "Repo A") {
+		t.Errorf("session b system instruction:\n%s", b)
+	}
+	if strings.Index(a, "careful assistant") > strings.Index(a, "Repo A") {
+		t.Errorf("AGENTS.md text comes before the agent's own instruction")
+	}
+	if f := s.budgetDecisions()[0].ContextMap(); f["instruction_bytes"].(int64) == 0 {
+		t.Errorf("budget decision does not count the instructions: %v", f)
+	}
+}
