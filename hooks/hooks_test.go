@@ -327,7 +327,7 @@ func TestHistoryWithMissingResponseIsSentValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendEvent := func(author string, c *genai.Content) {
-		ev := session.NewEvent("old-invocation")
+		ev := session.NewEventWithContext(ctx, "old-invocation")
 		ev.Author = author
 		ev.Content = c
 		if err := s.sessions.AppendEvent(ctx, created.Session, ev); err != nil {
