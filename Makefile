@@ -4,9 +4,9 @@ STATICCHECK  := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN          := $(CURDIR)/.bin
 PKGS         := ./...
 
-.PHONY: test tidy vet staticcheck unit fuzz bench run
+.PHONY: test tidy vet staticcheck unit figures fuzz bench run
 
-test: tidy vet staticcheck unit fuzz
+test: tidy vet staticcheck unit figures fuzz
 
 # go.mod and go.sum must already be tidy: CI fails on any diff.
 tidy:
@@ -24,6 +24,10 @@ staticcheck: $(BIN)/staticcheck
 
 unit:
 	$(GO) test -race -shuffle=on -count=1 -timeout 15m $(PKGS)
+
+# Tests that assert measured figures (token counts, not time) and are too slow under -race.
+figures:
+	$(GO) test -count=1 -run '^TestFigure' -v ./compaction/
 
 # A short run of every fuzz target, so CI exercises the fuzzers beyond their seed corpus.
 FUZZTIME ?= 5s
