@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"weak"
 
 	"go.uber.org/zap"
 	"google.golang.org/adk/agent"
@@ -212,11 +213,15 @@ func (h *Hooks) beforeModel(ctx agent.CallbackContext, req *model.LLMRequest) (*
 	key := sessionKey(ctx.AppName(), ctx.UserID(), ctx.SessionID())
 	limits := h.limitsFor(req.Model)
 
+	ck := callKey(ctx.InvocationID(), ctx.Branch(), ctx.AgentName())
+	wreq := weak.Make(req)
 	already := false
 	h.sessions.with(key, func(st *sessionState) {
-		already = st.lastRequest == req
-		st.lastRequest = req
-		st.model, st.limits = req.Model, limits
+		c := h.sessions.call(st, ck)
+		already = c.lastRequest == wreq
+		c.lastRequest = wreq
+		c.model, c.limits = req.Model, limits
+		st.limits = limits
 	})
 	if already { // the plugin and the agent callback are both registered: process once.
 		return nil, nil
@@ -246,7 +251,7 @@ func (h *Hooks) beforeModel(ctx agent.CallbackContext, req *model.LLMRequest) (*
 	})
 
 	h.sessions.with(key, func(st *sessionState) {
-		st.pendingEstimate = decision.FinalEstimatedTokens
+		h.sessions.call(st, ck).pendingEstimate = decision.FinalEstimatedTokens
 		if decision.OverSoft {
 			st.compactionDue = true
 		}
@@ -272,6 +277,7 @@ func (h *Hooks) beforeModel(ctx agent.CallbackContext, req *model.LLMRequest) (*
 		zap.Int("turns_dropped", decision.TurnsDropped),
 		zap.Int("contents_dropped", decision.ContentsDropped),
 		zap.Int("tokens_dropped", decision.TokensDropped),
+		zap.Int("exchanges_dropped", decision.ExchangesDropped),
 		zap.Int("contents", len(req.Contents)),
 		zap.Int("responses_truncated", cut.StringsCut),
 		zap.Int("truncated_bytes", cut.OmittedBytes),
@@ -307,9 +313,11 @@ func (h *Hooks) afterModel(ctx agent.CallbackContext, resp *model.LLMResponse, _
 	var modelName string
 	var estimate int
 	var limits budget.Limits
+	ck := callKey(ctx.InvocationID(), ctx.Branch(), ctx.AgentName())
 	h.sessions.with(key, func(st *sessionState) {
-		modelName, estimate, limits = st.model, st.pendingEstimate, st.limits
-		st.pendingEstimate = 0 // one observation per request, even if callbacks run twice
+		c := h.sessions.call(st, ck)
+		modelName, estimate, limits = c.model, c.pendingEstimate, c.limits
+		c.pendingEstimate = 0 // one observation per request, even if callbacks run twice
 		if limits.Soft > 0 && usage.Prompt > limits.Soft {
 			st.compactionDue = true
 		}
@@ -431,9 +439,16 @@ func (h *Hooks) onEvent(ctx agent.InvocationContext, ev *session.Event) (*sessio
 	return nil, nil
 }
 
-// afterRun runs the sliding-window compaction once the invocation's last event is stored.
+// afterRun forgets the invocation's call states and runs the sliding-window compaction once the
+// invocation's last event is stored.
 func (h *Hooks) afterRun(ctx agent.InvocationContext) {
-	if h.compactor == nil || ctx.Session() == nil {
+	sess := ctx.Session()
+	if sess == nil {
+		return
+	}
+	key := sessionKey(sess.AppName(), sess.UserID(), sess.ID())
+	h.sessions.with(key, func(st *sessionState) { st.forgetInvocation(ctx.InvocationID()) })
+	if h.compactor == nil {
 		return
 	}
 	svc := h.compactionService()
@@ -441,8 +456,6 @@ func (h *Hooks) afterRun(ctx agent.InvocationContext) {
 		h.warnNoService()
 		return
 	}
-	sess := ctx.Session()
-	key := sessionKey(sess.AppName(), sess.UserID(), sess.ID())
 	var trigger compaction.Trigger = compaction.TriggerInvocations
 	limit := 0
 	h.sessions.with(key, func(st *sessionState) {

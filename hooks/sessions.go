@@ -3,7 +3,9 @@ package hooks
 import (
 	"cmp"
 	"slices"
+	"strings"
 	"sync"
+	"weak"
 
 	"google.golang.org/adk/model"
 
@@ -15,16 +17,40 @@ import (
 // budget.ReportFromEvents).
 const defaultMaxSessions = 10_000
 
-// sessionState is what the callbacks remember about one session between calls.
-type sessionState struct {
-	model  string
-	limits budget.Limits
+// maxCallsPerSession bounds the model calls remembered per session (see sessionState.calls).
+const maxCallsPerSession = 16
+
+// callState is what the callbacks remember about the latest model call of one agent in one
+// invocation (one branch): model calls of one agent in one invocation are sequential, while
+// invocations of one session, and the branches of a parallel agent, may run concurrently.
+type callState struct {
 	// lastRequest is the request last processed, so that a request seen by both the plugin and
-	// an agent callback is processed once.
-	lastRequest *model.LLMRequest
+	// an agent callback is processed once. It is weak: a request (the whole history) is not kept
+	// alive once adk-go is done with it, and a new request allocated where a collected one lived
+	// never compares equal to it.
+	lastRequest weak.Pointer[model.LLMRequest]
 	// pendingEstimate is the raw estimate of the request last sent, waiting for the model's
 	// reported prompt count to calibrate against.
 	pendingEstimate int
+	// model and limits of the request last sent.
+	model  string
+	limits budget.Limits
+
+	lastUse uint64
+}
+
+// callKey names the model calls of one agent in one branch of one invocation.
+func callKey(invocationID, branch, agentName string) string {
+	return invocationID + "\x00" + branch + "\x00" + agentName
+}
+
+// sessionState is what the callbacks remember about one session between calls.
+type sessionState struct {
+	// limits of the model the session last used (for Usage).
+	limits budget.Limits
+	// calls holds the state of the calls in flight, by callKey; at most maxCallsPerSession, the
+	// least recently used dropped first.
+	calls map[string]*callState
 	// compactionDue is set when a request passed the soft limit; compactionTokenLimit is the soft
 	// limit in the compactor's unit (raw estimate of the history alone).
 	compactionDue        bool
@@ -60,6 +86,39 @@ func (t *sessionTable) with(key string, f func(*sessionState)) {
 	t.clock++
 	st.lastUse = t.clock
 	f(st)
+}
+
+// forgetInvocation drops the call states of a finished invocation. Call it inside with.
+func (st *sessionState) forgetInvocation(invocationID string) {
+	prefix := invocationID + "\x00"
+	for k := range st.calls {
+		if strings.HasPrefix(k, prefix) {
+			delete(st.calls, k)
+		}
+	}
+}
+
+// call returns the state of the call named key, creating it if needed. Call it inside with.
+func (t *sessionTable) call(st *sessionState, key string) *callState {
+	c, ok := st.calls[key]
+	if !ok {
+		if st.calls == nil {
+			st.calls = map[string]*callState{}
+		}
+		if len(st.calls) >= maxCallsPerSession {
+			oldest := ""
+			for k, v := range st.calls {
+				if oldest == "" || v.lastUse < st.calls[oldest].lastUse {
+					oldest = k
+				}
+			}
+			delete(st.calls, oldest)
+		}
+		c = &callState{}
+		st.calls[key] = c
+	}
+	c.lastUse = t.clock
+	return c
 }
 
 // evictLocked drops the least recently used tenth of the table: O(n log n) once every n/10 new

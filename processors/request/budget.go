@@ -53,6 +53,9 @@ type BudgetDecision struct {
 	TurnsDropped    int
 	ContentsDropped int
 	TokensDropped   int
+	// ExchangesDropped counts the model contents (with the responses answering their calls) left
+	// out of the newest turn's tool loop, when leaving out every older turn was not enough.
+	ExchangesDropped int
 }
 
 // BudgetExceededError is returned when the newest turn, with the system instruction and tools, does
@@ -72,16 +75,26 @@ func (e *BudgetExceededError) Error() string {
 		e.Model, e.NewestTurnTokens, e.FixedTokens, e.HardLimit, e.Window, e.RequestTokens)
 }
 
-// trimMarkerFormat is the visible note put in place of the turns left out of a request.
-const trimMarkerFormat = "[adkctx: %d earlier conversation turns (about %d tokens) were left out of this request " +
-	"to fit the model's context window.]"
+// trimMarkerFormat is the visible note put in place of the turns left out of a request;
+// loopMarkerFormat the one put after the newest user message when the oldest exchanges of its
+// tool loop were left out too.
+const (
+	trimMarkerFormat = "[adkctx: %d earlier conversation turns (about %d tokens) were left out of this request " +
+		"to fit the model's context window.]"
+	loopMarkerFormat = "[adkctx: %d earlier conversation turns and the %d oldest model steps of the current turn " +
+		"(with their tool calls and results; about %d tokens in all) were left out of this request to fit the model's context window.]"
+)
 
 // EnforceBudget estimates the whole request (system instruction, tools, contents) against the
 // model's limits. Below the soft limit it does nothing; between soft and hard it reports that
 // compaction is due; above the hard limit it drops the oldest whole turns — a turn starts at a user
 // message and holds every call and response after it, so a call is never split from its response —
-// and puts one visible marker content in their place. The newest turn is never dropped: if it does
-// not fit on its own, EnforceBudget returns a *BudgetExceededError and leaves req unchanged.
+// and puts one visible marker content in their place. The newest turn is never dropped. When it is
+// a user message followed by a tool loop (model calls and their responses) that does not fit even
+// alone, the loop's oldest complete steps are left out instead — the user message and the newest
+// step are always kept, and a call is never split from its responses — with the marker put right
+// after the user message. If that does not fit either, EnforceBudget returns a
+// *BudgetExceededError and leaves req unchanged.
 //
 // It runs in O(len(req.Contents)) and does not modify any content of req; it only replaces
 // req.Contents with a shorter slice when it trims.
@@ -160,6 +173,47 @@ func EnforceBudget(req *model.LLMRequest, in BudgetInput) (BudgetDecision, error
 		return d, nil
 	}
 
+	// Every older turn left out is not enough: leave out the oldest steps of the newest turn's tool
+	// loop, keeping its user message.
+	if first := newest; isUserMessage(req.Contents[first]) {
+		olderTokens := contentTokens - newestTokens
+		loopMarkerTokens := est.EstimateContent(loopMarker(len(starts), len(req.Contents), contentTokens))
+		rest := newestTokens - sizes[first] // tokens of Contents[first+1:]
+		calls, responses, steps := 0, 0, 0
+		for j := first + 2; j < len(req.Contents); j++ {
+			prev := req.Contents[j-1]
+			rest -= sizes[j-1]
+			c, r := countCallParts(prev)
+			calls, responses = calls+c, responses+r
+			if prev != nil && prev.Role == genai.RoleModel {
+				steps++
+			}
+			// A step starts at a model content right after the responses of the previous one;
+			// everything before it must be answered within the part left out.
+			if steps == 0 || calls != responses || !isStepStart(req.Contents, j) {
+				continue
+			}
+			if scaled(d.FixedTokens+loopMarkerTokens+sizes[first]+rest) > in.Limits.Hard {
+				continue
+			}
+			dropped := olderTokens + newestTokens - sizes[first] - rest
+			marker := loopMarker(len(starts)-1, steps, scaled(dropped))
+			kept := make([]*genai.Content, 0, 2+len(req.Contents)-j)
+			kept = append(kept, req.Contents[first], marker)
+			kept = append(kept, req.Contents[j:]...)
+			req.Contents = kept
+
+			d.Action = ActionTrimmed
+			d.TurnsDropped = len(starts) - 1
+			d.ExchangesDropped = steps
+			d.ContentsDropped = first + (j - first - 1)
+			d.TokensDropped = scaled(dropped)
+			d.FinalEstimatedTokens = d.FixedTokens + sizes[first] + est.EstimateContent(marker) + rest
+			d.FinalTokens = scaled(d.FinalEstimatedTokens)
+			return d, nil
+		}
+	}
+
 	d.Action = ActionRejected
 	return d, &BudgetExceededError{
 		Model:            req.Model,
@@ -172,8 +226,10 @@ func EnforceBudget(req *model.LLMRequest, in BudgetInput) (BudgetDecision, error
 }
 
 // turnStarts returns the index of the first content of every turn, oldest first. A turn starts at a
-// user content that carries something other than function responses (a user message, a summary);
-// contents before the first such content form a turn of their own. The result is never empty.
+// user content that carries something other than function responses (a user message, a summary),
+// and is not another agent's output that adk-go rewrote as user context ("For context:"): that
+// belongs to the turn of the user message that started it. Contents before the first turn start
+// form a turn of their own. The result is never empty.
 func turnStarts(contents []*genai.Content) []int {
 	starts := []int{0}
 	for i, c := range contents {
@@ -184,8 +240,15 @@ func turnStarts(contents []*genai.Content) []int {
 	return starts
 }
 
+// foreignContextHeader is the first part adk-go gives the user content it makes of another
+// agent's event (llminternal.ConvertForeignEvent).
+const foreignContextHeader = "For context:"
+
 func isUserMessage(c *genai.Content) bool {
 	if c == nil || c.Role != genai.RoleUser {
+		return false
+	}
+	if len(c.Parts) > 0 && c.Parts[0] != nil && c.Parts[0].Text == foreignContextHeader {
 		return false
 	}
 	for _, p := range c.Parts {
@@ -194,6 +257,36 @@ func isUserMessage(c *genai.Content) bool {
 		}
 	}
 	return false
+}
+
+// isStepStart reports whether contents[j] (j ≥ 1) starts a step of a tool loop: a model content
+// right after a user content (the responses answering the previous step).
+func isStepStart(contents []*genai.Content, j int) bool {
+	c, prev := contents[j], contents[j-1]
+	return c != nil && c.Role == genai.RoleModel && prev != nil && prev.Role == genai.RoleUser
+}
+
+// countCallParts counts the function call and function response parts of c.
+func countCallParts(c *genai.Content) (calls, responses int) {
+	if c == nil {
+		return 0, 0
+	}
+	for _, p := range c.Parts {
+		if p == nil {
+			continue
+		}
+		if p.FunctionCall != nil {
+			calls++
+		}
+		if p.FunctionResponse != nil {
+			responses++
+		}
+	}
+	return calls, responses
+}
+
+func loopMarker(turns, steps, tokens int) *genai.Content {
+	return genai.NewContentFromText(fmt.Sprintf(loopMarkerFormat, turns, steps, tokens), genai.RoleUser)
 }
 
 func trimMarker(turns, tokens int) *genai.Content {
