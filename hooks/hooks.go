@@ -38,6 +38,7 @@ type Hooks struct {
 
 	calibrator *budget.Calibrator
 	accountant *budget.Accountant
+	estimator  *budget.Estimator     // long-lived: large history strings are counted once
 	loader     *instructions.Loader  // nil: AGENTS.md off
 	compactor  *compaction.Compactor // nil: compaction off
 	workDir    string                // default working directory for AGENTS.md
@@ -64,6 +65,7 @@ func New(cfg Config) (*Hooks, error) {
 		registry:      budget.NewRegistry(cfg.Models...),
 		calibrator:    budget.NewCalibrator(),
 		accountant:    budget.NewAccountant(),
+		estimator:     budget.NewEstimator(0),
 		sessions:      newSessionTable(defaultMaxSessions),
 		unknownLogged: map[string]bool{},
 	}
@@ -161,7 +163,7 @@ func (h *Hooks) SessionService(base session.Service) session.Service {
 func (h *Hooks) Usage(appName, userID, sessionID string) budget.Report {
 	key := sessionKey(appName, userID, sessionID)
 	var limits budget.Limits
-	h.sessions.with(key, func(st *sessionState) { limits = st.limits })
+	h.sessions.peek(key, func(st *sessionState) { limits = st.limits })
 	return h.accountant.Report(key, limits)
 }
 
@@ -193,7 +195,7 @@ func (h *Hooks) Compact(ctx context.Context, appName, userID, sessionID string) 
 	}
 	key := sessionKey(appName, userID, sessionID)
 	var limit int
-	h.sessions.with(key, func(st *sessionState) { limit = st.compactionTokenLimit })
+	h.sessions.peek(key, func(st *sessionState) { limit = st.compactionTokenLimit })
 	return h.compactor.Compact(ctx, compaction.Request{
 		Service: svc, AppName: appName, UserID: userID, SessionID: sessionID,
 		Trigger: compaction.TriggerManual, TokenLimit: limit,
@@ -248,6 +250,7 @@ func (h *Hooks) beforeModel(ctx agent.CallbackContext, req *model.LLMRequest) (*
 		Calibrate: func(estimate int) int {
 			return h.calibrator.Calibrate(key, req.Model, estimate)
 		},
+		Estimator: h.estimator,
 	})
 
 	h.sessions.with(key, func(st *sessionState) {
@@ -434,7 +437,7 @@ func (h *Hooks) onEvent(ctx agent.InvocationContext, ev *session.Event) (*sessio
 	// Errors are logged by the compactor; the user's turn goes on either way.
 	_, _ = h.compactor.Compact(ctx, compaction.Request{
 		Service: svc, AppName: sess.AppName(), UserID: sess.UserID(), SessionID: sess.ID(),
-		Live: sess, Trigger: compaction.TriggerTokens, TokenLimit: limit,
+		Live: sess, InvocationID: ctx.InvocationID(), Trigger: compaction.TriggerTokens, TokenLimit: limit,
 	})
 	return nil, nil
 }

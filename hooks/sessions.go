@@ -88,6 +88,16 @@ func (t *sessionTable) with(key string, f func(*sessionState)) {
 	f(st)
 }
 
+// peek runs f on the session's state under the table's lock if the session is known; it creates
+// nothing, so reads (Usage) cannot evict the state of active sessions.
+func (t *sessionTable) peek(key string, f func(*sessionState)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if st, ok := t.m[key]; ok {
+		f(st)
+	}
+}
+
 // forgetInvocation drops the call states of a finished invocation. Call it inside with.
 func (st *sessionState) forgetInvocation(invocationID string) {
 	prefix := invocationID + "\x00"
