@@ -51,21 +51,21 @@ const (
 // per part. A nil content costs 0. It never calls json.Marshal and never
 // mutates its input.
 func EstimateContent(c *genai.Content) int {
-	return milliToTokens(contentMilli(c, nil))
+	return milliToTokens(contentMilli(c, nil, false))
 }
 
 // EstimateContents is the sum of EstimateContent over cs, rounded once.
 func EstimateContents(cs []*genai.Content) int {
 	var m int64
 	for _, c := range cs {
-		m += contentMilli(c, nil)
+		m += contentMilli(c, nil, false)
 	}
 	return milliToTokens(m)
 }
 
 // EstimatePart estimates one part without the per-content overhead.
 func EstimatePart(p *genai.Part) int {
-	return milliToTokens(partMilli(p, nil))
+	return milliToTokens(partMilli(p, nil, false))
 }
 
 // EstimateValue estimates a JSON-like value (map[string]any, []any, strings,
@@ -79,20 +79,20 @@ func EstimateValue(v any) int {
 // EstimateRequest estimates the whole request: system instruction, tool
 // declarations (req.Config.Tools) and contents. A nil request costs 0.
 func EstimateRequest(req *model.LLMRequest) int {
-	return milliToTokens(requestMilli(req, nil))
+	return milliToTokens(requestMilli(req))
 }
 
-func requestMilli(req *model.LLMRequest, e *Estimator) int64 {
+func requestMilli(req *model.LLMRequest) int64 {
 	if req == nil {
 		return 0
 	}
 	var m int64
 	if req.Config != nil {
-		m += contentMilli(req.Config.SystemInstruction, e)
+		m += contentMilli(req.Config.SystemInstruction, nil, false)
 		m += toolsMilli(req.Config.Tools)
 	}
 	for _, c := range req.Contents {
-		m += contentMilli(c, e)
+		m += contentMilli(c, nil, false)
 	}
 	return m
 }
@@ -102,23 +102,26 @@ func EstimateTools(tools []*genai.Tool) int {
 	return milliToTokens(toolsMilli(tools))
 }
 
-func contentMilli(c *genai.Content, e *Estimator) int64 {
+// contentMilli counts c, looking long strings up in e (nil: no cache);
+// nested tells e that the lookups happen inside a content counted for its
+// memo (see EstimatorStats).
+func contentMilli(c *genai.Content, e *Estimator, nested bool) int64 {
 	if c == nil {
 		return 0
 	}
 	m := int64(ContentOverheadTokens * milli)
 	for _, p := range c.Parts {
-		m += partMilli(p, e)
+		m += partMilli(p, e, nested)
 	}
 	return m
 }
 
-func partMilli(p *genai.Part, e *Estimator) int64 {
+func partMilli(p *genai.Part, e *Estimator, nested bool) int64 {
 	if p == nil {
 		return 0
 	}
 	m := int64(PartOverheadTokens * milli)
-	t := textCounter{cache: e}
+	t := textCounter{cache: e, nested: nested}
 	if p.Text != "" {
 		t.text(p.Text)
 		t.closeRun(stNone)

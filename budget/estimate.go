@@ -89,6 +89,7 @@ type textCounter struct {
 	lastPunct byte
 	nodes     int // values walked by value/reflectValue
 	cache     *Estimator
+	nested    bool // string lookups inside a content counted for the memo
 }
 
 // text feeds a content string. Strings of at least cacheMinBytes are
@@ -101,7 +102,7 @@ func (t *textCounter) text(s string) {
 		return
 	}
 	t.closeRun(stNone)
-	t.cost += t.cache.rawMilli(s)
+	t.cost += t.cache.rawMilli(s, t.nested)
 }
 
 // closeRun adds the cost of the current run. next is the state that follows.

@@ -75,3 +75,25 @@ func ExampleAccountant() {
 	// Output:
 	// turns=3 last_prompt=18000 avg_growth=4000 turns_remaining=16
 }
+
+// An Estimator shared by all model calls remembers what it counted: the
+// history adk-go rebuilds on every call is not scanned again.
+func ExampleEstimator_EstimateEach() {
+	e := budget.NewEstimator(0)
+	history := []*genai.Content{
+		genai.NewContentFromText("List the files of the repository.", genai.RoleUser),
+		genai.NewContentFromFunctionCall("list_files", map[string]any{"dir": "."}, genai.RoleModel),
+		genai.NewContentFromFunctionResponse("list_files", map[string]any{"output": "go.mod\nmain.go\nREADME.md\n"}, genai.RoleUser),
+	}
+	sizes := make([]int, len(history))
+	for call := range 2 {
+		total := e.EstimateEach(history, sizes)
+		st := e.Stats()
+		fmt.Printf("call %d: sizes %v, total %d, memo hits %d, misses %d\n", call, sizes, total, st.ContentHits, st.ContentMisses)
+	}
+	fmt.Println("same as EstimateContent:", sizes[2] == budget.EstimateContent(history[2]))
+	// Output:
+	// call 0: sizes [14 14 26], total 54, memo hits 0, misses 3
+	// call 1: sizes [14 14 26], total 54, memo hits 3, misses 3
+	// same as EstimateContent: true
+}

@@ -114,11 +114,7 @@ func EnforceBudget(req *model.LLMRequest, in BudgetInput) (BudgetDecision, error
 		d.FixedTokens = est.EstimateContent(req.Config.SystemInstruction) + budget.EstimateTools(req.Config.Tools)
 	}
 	sizes := make([]int, len(req.Contents))
-	contentTokens := 0
-	for i, c := range req.Contents {
-		sizes[i] = est.EstimateContent(c)
-		contentTokens += sizes[i]
-	}
+	contentTokens := est.EstimateEach(req.Contents, sizes)
 	d.EstimatedTokens = d.FixedTokens + contentTokens
 	d.CalibratedTokens = calibrate(d.EstimatedTokens)
 	d.FinalEstimatedTokens, d.FinalTokens = d.EstimatedTokens, d.CalibratedTokens
