@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/glebarez/sqlite"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"google.golang.org/adk/model"
+	"google.golang.org/adk/model/gemini"
+	"google.golang.org/adk/session"
+	"google.golang.org/adk/session/database"
+	"google.golang.org/genai"
+	"gorm.io/gorm"
+	gormlogger "gorm.io/gorm/logger"
+
+	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/compaction"
+)
+
+// usageError is a bad flag or argument: reported in one line, exit code 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// openSessions opens (creating if needed) the SQLite session store at path through adk-go's
+// database session service.
+func openSessions(path string) (session.Service, error) {
+	lower := strings.ToLower(path)
+	if strings.HasPrefix(lower, "postgres://") || strings.HasPrefix(lower, "postgresql://") {
+		return nil, usagef("-db %s: this example ships only the SQLite driver; build it with gorm's postgres driver "+
+			"(gorm.io/driver/postgres: database.NewSessionService(postgres.Open(dsn))), as the README shows", redactDSN(path))
+	}
+	if strings.Contains(path, "://") {
+		return nil, usagef("-db %s: not a file path (only SQLite files are supported here)", redactDSN(path))
+	}
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, usagef("-db %s: directory %s does not exist", path, dir)
+	}
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, usagef("-db %s: not a regular file", path)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, usagef("-db %s: cannot open for reading and writing: %v", path, unwrapPathError(err))
+	}
+	_ = f.Close()
+	svc, err := database.NewSessionService(sqlite.Open(path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)"),
+		&gorm.Config{Logger: gormlogger.Discard})
+	if err != nil {
+		return nil, usagef("-db %s: not a usable SQLite database: %v", path, oneLine(err))
+	}
+	if err := database.AutoMigrate(svc); err != nil {
+		return nil, usagef("-db %s: not a usable SQLite database: %v", path, oneLine(err))
+	}
+	return svc, nil
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// redactDSN drops the password from a URL-shaped DSN before it is printed.
+func redactDSN(dsn string) string {
+	at := strings.LastIndex(dsn, "@")
+	scheme := strings.Index(dsn, "://")
+	if at < 0 || scheme < 0 || at < scheme {
+		return dsn
+	}
+	cred := dsn[scheme+3 : at]
+	if i := strings.IndexByte(cred, ':'); i >= 0 {
+		return dsn[:scheme+3] + cred[:i] + ":***" + dsn[at:]
+	}
+	return dsn
+}
+
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+// openLog returns a zap logger writing JSON lines to path (appending), and an idempotent close
+// function.
+func openLog(path string) (*zap.Logger, func(), error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, usagef("-log %s: %v", path, unwrapPathError(err))
+	}
+	enc := zap.NewProductionEncoderConfig()
+	enc.TimeKey = "ts"
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.AddSync(f), zapcore.DebugLevel)
+	logger := zap.New(core)
+	var once sync.Once
+	return logger, func() { once.Do(func() { _ = logger.Sync(); _ = f.Close() }) }, nil
+}
+
+// modelChoice is the model and summarizer the program runs with.
+type modelChoice struct {
+	llm        model.LLM
+	offline    bool
+	summarizer compaction.Summarizer
+	fallback   compaction.Summarizer
+	models     []budget.ModelInfo // registry overrides (the offline model's window)
+}
+
+// apiKey returns the Gemini API key from the environment, if any.
+func apiKey(env func(string) string) string {
+	if k := env("GOOGLE_API_KEY"); k != "" {
+		return k
+	}
+	return env("GEMINI_API_KEY")
+}
+
+// chooseModel returns Gemini when a key is set (and not forced offline), the offline model
+// otherwise.
+func chooseModel(ctx context.Context, name, key string, forceOffline bool, logger *zap.Logger) (modelChoice, error) {
+	if key == "" || forceOffline {
+		return offlineChoice(), nil
+	}
+	if err := checkKnownModel(name); err != nil {
+		return modelChoice{}, err
+	}
+	llm, err := gemini.NewModel(ctx, name, &genai.ClientConfig{APIKey: key, Backend: genai.BackendGeminiAPI})
+	if err != nil {
+		return modelChoice{}, usagef("-model %s: %v", name, oneLine(err))
+	}
+	return modelChoice{
+		llm:        llm,
+		summarizer: &compaction.LLMSummarizer{Model: llm, Logger: logger},
+		fallback:   &compaction.ExtractiveSummarizer{},
+	}, nil
+}
+
+// checkKnownModel fails for a model whose context window adkctx does not know.
+func checkKnownModel(name string) error {
+	if _, known := budget.NewRegistry().Lookup(name); !known {
+		return usagef("-model %s: unknown model (adkctx's registry has no context window for it; try gemini-2.5-flash or gemini-2.5-pro)", name)
+	}
+	return nil
+}
+
+func offlineChoice() modelChoice {
+	return modelChoice{
+		llm:        offlineModel{},
+		offline:    true,
+		summarizer: &compaction.ExtractiveSummarizer{},
+		models:     []budget.ModelInfo{{Name: offlineModelName, ContextWindow: offlineWindow, MaxOutputTokens: offlineMaxOutput}},
+	}
+}
