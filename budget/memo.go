@@ -152,11 +152,8 @@ const (
 	pfToolResponse
 )
 
-// fpPart mirrors partMilli: every field it reads, nothing else.
-func fpPart(fp []fpItem, a *fpAcc, p *genai.Part) []fpItem {
-	if p == nil {
-		return fpTag(fp, tgNilPart, 0)
-	}
+// partFields returns the set of p's pointer fields that are not nil, as pf* bits.
+func partFields(p *genai.Part) uint64 {
 	var set uint64
 	if p.FunctionCall != nil {
 		set |= pfFunctionCall
@@ -182,6 +179,15 @@ func fpPart(fp []fpItem, a *fpAcc, p *genai.Part) []fpItem {
 	if p.ToolResponse != nil {
 		set |= pfToolResponse
 	}
+	return set
+}
+
+// fpPart mirrors partMilli: every field it reads, nothing else.
+func fpPart(fp []fpItem, a *fpAcc, p *genai.Part) []fpItem {
+	if p == nil {
+		return fpTag(fp, tgNilPart, 0)
+	}
+	set := partFields(p)
 	fp = fpTag(fp, tgPart, set)
 	fp = fpString(fp, a, tgStr, p.Text)
 	if set == 0 {
@@ -714,31 +720,7 @@ func vPart(items []fpItem, p *genai.Part) ([]fpItem, bool) {
 	if p == nil {
 		return vTag(items, tgNilPart, 0)
 	}
-	var set uint64
-	if p.FunctionCall != nil {
-		set |= pfFunctionCall
-	}
-	if p.FunctionResponse != nil {
-		set |= pfFunctionResponse
-	}
-	if p.InlineData != nil {
-		set |= pfInlineData
-	}
-	if p.FileData != nil {
-		set |= pfFileData
-	}
-	if p.ExecutableCode != nil {
-		set |= pfExecutableCode
-	}
-	if p.CodeExecutionResult != nil {
-		set |= pfCodeExecutionResult
-	}
-	if p.ToolCall != nil {
-		set |= pfToolCall
-	}
-	if p.ToolResponse != nil {
-		set |= pfToolResponse
-	}
+	set := partFields(p)
 	items, ok := vTag(items, tgPart, set)
 	if ok {
 		items, ok = vString(items, tgStr, p.Text)

@@ -179,7 +179,7 @@ func EnforceBudget(req *model.LLMRequest, in BudgetInput) (BudgetDecision, error
 		for j := first + 2; j < len(req.Contents); j++ {
 			prev := req.Contents[j-1]
 			rest -= sizes[j-1]
-			c, r := countCallParts(prev)
+			c, r := countFunctionParts(prev)
 			calls, responses = calls+c, responses+r
 			if prev != nil && prev.Role == genai.RoleModel {
 				steps++
@@ -260,25 +260,6 @@ func isUserMessage(c *genai.Content) bool {
 func isStepStart(contents []*genai.Content, j int) bool {
 	c, prev := contents[j], contents[j-1]
 	return c != nil && c.Role == genai.RoleModel && prev != nil && prev.Role == genai.RoleUser
-}
-
-// countCallParts counts the function call and function response parts of c.
-func countCallParts(c *genai.Content) (calls, responses int) {
-	if c == nil {
-		return 0, 0
-	}
-	for _, p := range c.Parts {
-		if p == nil {
-			continue
-		}
-		if p.FunctionCall != nil {
-			calls++
-		}
-		if p.FunctionResponse != nil {
-			responses++
-		}
-	}
-	return calls, responses
 }
 
 func loopMarker(turns, steps, tokens int) *genai.Content {

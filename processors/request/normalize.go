@@ -103,7 +103,11 @@ func (n *normalizer) change(i int) {
 	}
 }
 
+// countFunctionParts counts the function call and function response parts of c (nil: none).
 func countFunctionParts(c *genai.Content) (calls, resps int) {
+	if c == nil {
+		return 0, 0
+	}
 	for _, p := range c.Parts {
 		if p == nil {
 			continue
