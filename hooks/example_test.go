@@ -18,9 +18,8 @@ import (
 	"github.com/adkctx/adkctx/internal/llmtest"
 )
 
-// Wiring adkctx into an adk-go agent: the plugin and the session wrapper go into runner.Config.
-// (Use h.BeforeModel(), h.AfterModel() and h.AfterTool() in llmagent.Config instead of the
-// plugin when you do not need compaction.)
+// Wiring adkctx into an adk-go agent, as the README shows: the callbacks go into
+// llmagent.Config, the plugin and the session wrapper into runner.Config.
 func Example() {
 	ctx := context.Background()
 	llm := &llmtest.Model{UsageScale: 1} // any model.LLM, e.g. gemini.NewModel(...)
@@ -32,7 +31,12 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	assistant, err := llmagent.New(llmagent.Config{Name: "assistant", Model: llm, Instruction: "Be brief."})
+	assistant, err := llmagent.New(llmagent.Config{
+		Name: "assistant", Model: llm, Instruction: "Be brief.",
+		BeforeModelCallbacks: []llmagent.BeforeModelCallback{h.BeforeModel()},
+		AfterModelCallbacks:  []llmagent.AfterModelCallback{h.AfterModel()},
+		AfterToolCallbacks:   []llmagent.AfterToolCallback{h.AfterTool()},
+	})
 	if err != nil {
 		log.Fatal(err)
 	}
