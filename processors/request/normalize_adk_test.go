@@ -2,8 +2,6 @@ package request
 
 import (
 	"context"
-	"encoding/json"
-	"iter"
 	"sync"
 	"testing"
 	"time"
@@ -15,38 +13,9 @@ import (
 	"google.golang.org/adk/runner"
 	"google.golang.org/adk/session"
 	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/internal/llmtest"
 )
-
-// nzRecordingLLM is a scripted model.LLM: it answers every request with a short text and keeps a
-// deep copy (JSON) of each request's contents.
-type nzRecordingLLM struct {
-	mu       sync.Mutex
-	requests [][]*genai.Content
-}
-
-func (m *nzRecordingLLM) Name() string { return "scripted-model" }
-
-func (m *nzRecordingLLM) GenerateContent(_ context.Context, req *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
-	return func(yield func(*model.LLMResponse, error) bool) {
-		b, err := json.Marshal(req.Contents)
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		var cs []*genai.Content
-		if err := json.Unmarshal(b, &cs); err != nil {
-			yield(nil, err)
-			return
-		}
-		m.mu.Lock()
-		m.requests = append(m.requests, cs)
-		m.mu.Unlock()
-		yield(&model.LLMResponse{
-			Content:       &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{Text: "you're welcome"}}},
-			UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: 100, CandidatesTokenCount: 3, TotalTokenCount: 103},
-		}, nil)
-	}
-}
 
 // nzBrokenHistory appends to the session a history that adk-go passes through with a call that
 // has no response (list_dir: the process died before the tool finished) and an orphan response
@@ -78,7 +47,7 @@ func nzBrokenHistory(t *testing.T, ctx context.Context, svc session.Service, ses
 func nzRunBroken(t *testing.T, normalize bool) ([][]*genai.Content, []NormalizeReport) {
 	t.Helper()
 	ctx := context.Background()
-	llm := &nzRecordingLLM{}
+	llm := &llmtest.Model{Default: llmtest.Text("you're welcome")}
 	var mu sync.Mutex
 	var reports []NormalizeReport
 	cfg := llmagent.Config{Name: "assistant", Model: llm, Instruction: "Be brief."}
@@ -113,7 +82,11 @@ func nzRunBroken(t *testing.T, normalize bool) ([][]*genai.Content, []NormalizeR
 			t.Fatalf("run: %v", err)
 		}
 	}
-	return llm.requests, reports
+	var contents [][]*genai.Content
+	for _, req := range llm.Requests() {
+		contents = append(contents, req.Contents)
+	}
+	return contents, reports
 }
 
 // TestNormalizeWithADKRunner drives adk-go's real runner and llmagent over a session whose history

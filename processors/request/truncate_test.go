@@ -14,6 +14,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/processors/truncate"
+
+	"github.com/adkctx/adkctx/internal/llmtest"
 )
 
 func trBigResp(id, name string, size int) *genai.Part {
@@ -103,7 +105,7 @@ func TestTruncateFunctionResponses(t *testing.T) {
 // BeforeModel callback runs TruncateFunctionResponses.
 func TestTruncateFunctionResponsesWithADKRunner(t *testing.T) {
 	ctx := context.Background()
-	llm := &nzRecordingLLM{}
+	llm := &llmtest.Model{}
 	var stats truncate.Stats
 	a, err := llmagent.New(llmagent.Config{
 		Name: "assistant", Model: llm,
@@ -146,11 +148,11 @@ func TestTruncateFunctionResponsesWithADKRunner(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if len(llm.requests) != 1 {
-		t.Fatalf("%d model calls", len(llm.requests))
+	if len(llm.Requests()) != 1 {
+		t.Fatalf("%d model calls", len(llm.Requests()))
 	}
 	var sent string
-	for _, c := range llm.requests[0] {
+	for _, c := range llm.Requests()[0].Contents {
 		for _, p := range c.Parts {
 			if p.FunctionResponse != nil {
 				sent, _ = p.FunctionResponse.Response["stdout"].(string)
