@@ -1,9 +1,7 @@
 package compaction
 
 import (
-	"context"
 	"errors"
-	"iter"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,11 +11,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/agent/llmagent"
-	"google.golang.org/adk/model"
 	"google.golang.org/adk/runner"
 	"google.golang.org/adk/session"
 	"google.golang.org/adk/session/sessiontestsuite"
 	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/internal/llmtest"
 )
 
 func TestServiceConformanceInMemory(t *testing.T) {
@@ -223,34 +222,6 @@ func TestServiceConcurrentEvents(t *testing.T) {
 	}
 }
 
-// scriptedLLM answers with fixed texts and records every request.
-type scriptedLLM struct {
-	mu       sync.Mutex
-	replies  []string
-	requests []*model.LLMRequest
-}
-
-func (m *scriptedLLM) Name() string { return "scripted" }
-
-func (m *scriptedLLM) GenerateContent(ctx context.Context, req *model.LLMRequest, stream bool) iter.Seq2[*model.LLMResponse, error] {
-	return func(yield func(*model.LLMResponse, error) bool) {
-		m.mu.Lock()
-		m.requests = append(m.requests, req)
-		reply := "ok"
-		if n := len(m.requests); n <= len(m.replies) {
-			reply = m.replies[n-1]
-		}
-		m.mu.Unlock()
-		yield(&model.LLMResponse{
-			Content:      genai.NewContentFromText(reply, genai.RoleModel),
-			FinishReason: genai.FinishReasonStop,
-			UsageMetadata: &genai.GenerateContentResponseUsageMetadata{
-				PromptTokenCount: 10, CandidatesTokenCount: 1, TotalTokenCount: 11,
-			},
-		}, nil)
-	}
-}
-
 // TestEndToEndSummaryReachesModel runs adk-go's runner + llmagent over the
 // wrapper on a session that already holds a marker and checks the exact
 // contents the model receives.
@@ -291,7 +262,7 @@ func TestEndToEndSummaryReachesModel(t *testing.T) {
 			add(tev("r1", 0, "user", "recent question epsilon"), 6)
 			add(tev("r2", 0, "helper", "recent answer zeta"), 7)
 
-			llm := &scriptedLLM{replies: []string{"new answer"}}
+			llm := &llmtest.Model{Script: []llmtest.Step{llmtest.Text("new answer")}}
 			a, err := llmagent.New(llmagent.Config{Name: "helper", Model: llm, Instruction: "Be brief."})
 			if err != nil {
 				t.Fatal(err)
@@ -305,12 +276,12 @@ func TestEndToEndSummaryReachesModel(t *testing.T) {
 					t.Fatalf("run: %v", err)
 				}
 			}
-			if len(llm.requests) != 1 {
-				t.Fatalf("model called %d times", len(llm.requests))
+			if len(llm.Requests()) != 1 {
+				t.Fatalf("model called %d times", len(llm.Requests()))
 			}
 			type turn struct{ Role, Text string }
 			var turns []turn
-			for _, c := range llm.requests[0].Contents {
+			for _, c := range llm.Requests()[0].Contents {
 				var parts []string
 				for _, p := range c.Parts {
 					parts = append(parts, p.Text)
@@ -335,7 +306,7 @@ func TestEndToEndSummaryReachesModel(t *testing.T) {
 			}
 			// Without the wrapper (compaction not configured) adk-go skips the
 			// content-less marker event and sends the raw history.
-			plain := &scriptedLLM{}
+			plain := &llmtest.Model{}
 			pa, err := llmagent.New(llmagent.Config{Name: "helper", Model: plain})
 			if err != nil {
 				t.Fatal(err)
@@ -350,7 +321,7 @@ func TestEndToEndSummaryReachesModel(t *testing.T) {
 				}
 			}
 			var plainTexts []string
-			for _, c := range plain.requests[0].Contents {
+			for _, c := range plain.Requests()[0].Contents {
 				plainTexts = append(plainTexts, c.Parts[0].Text)
 			}
 			wantPlain := []string{"old question alpha", "old answer beta", "old question gamma", "old answer delta",
