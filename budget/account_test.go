@@ -166,7 +166,7 @@ func TestReportLogFields(t *testing.T) {
 		"last_prompt_tokens": int64(200), "last_output_tokens": int64(10), "last_cached_tokens": int64(0),
 		"last_thought_tokens": int64(0), "last_total_tokens": int64(210), "avg_turn_growth": float64(100),
 		"turns_remaining": int64(7), "soft_limit": int64(630), "hard_limit": int64(855),
-		"model": "gemini-2.5-flash", "model_known": true, "window": int64(1000), "reserved_output": int64(100), "usable": int64(900),
+		"model": "gemini-2.5-flash", "model_known": true, "context_window": int64(1000), "reserved_output": int64(100), "usable_input": int64(900),
 	}
 	// Report and Limits both carry soft_limit/hard_limit; the later (Limits) wins in the map.
 	if diff := cmp.Diff(want, got); diff != "" {

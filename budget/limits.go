@@ -167,14 +167,15 @@ func LimitsFor(r *Registry, model string, cfg LimitConfig) Limits {
 }
 
 // LogFields returns the limits as zap fields with stable snake_case keys:
-// model, model_known, window, reserved_output, usable, soft_limit, hard_limit.
+// model, model_known, context_window, reserved_output, usable_input, soft_limit, hard_limit
+// (the names of the "budget decision" log entry).
 func (l Limits) LogFields() []zap.Field {
 	return []zap.Field{
 		zap.String("model", l.Model),
 		zap.Bool("model_known", l.Known),
-		zap.Int("window", l.Window),
+		zap.Int("context_window", l.Window),
 		zap.Int("reserved_output", l.ReservedOutput),
-		zap.Int("usable", l.Usable),
+		zap.Int("usable_input", l.Usable),
 		zap.Int("soft_limit", l.Soft),
 		zap.Int("hard_limit", l.Hard),
 	}

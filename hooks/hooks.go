@@ -261,17 +261,12 @@ func (h *Hooks) beforeModel(ctx agent.CallbackContext, req *model.LLMRequest) (*
 		st.compactionTokenLimit = compactionLimit(limits.Soft, decision)
 	})
 
-	fields := []zap.Field{
+	fields := append([]zap.Field{
 		zap.String("session_id", ctx.SessionID()),
 		zap.String("invocation_id", ctx.InvocationID()),
 		zap.String("agent", ctx.AgentName()),
-		zap.String("model", req.Model),
-		zap.Bool("model_known", limits.Known),
-		zap.Int("context_window", limits.Window),
-		zap.Int("reserved_output", limits.ReservedOutput),
-		zap.Int("usable_input", limits.Usable),
-		zap.Int("soft_limit", limits.Soft),
-		zap.Int("hard_limit", limits.Hard),
+	}, limits.LogFields()...)
+	fields = append(fields,
 		zap.Int("estimated_tokens", decision.EstimatedTokens),
 		zap.Float64("calibration_factor", h.calibrator.Factor(key, req.Model)),
 		zap.Int("calibrated_tokens", decision.CalibratedTokens),
@@ -288,7 +283,7 @@ func (h *Hooks) beforeModel(ctx agent.CallbackContext, req *model.LLMRequest) (*
 		zap.Int("orphans_removed", norm.OrphansRemoved),
 		zap.Int("responses_reordered", norm.Reordered),
 		zap.Int("instruction_bytes", instructionBytes),
-	}
+	)
 	if err != nil {
 		h.log.Warn("budget decision", fields...)
 		return nil, err
