@@ -1,35 +1,11 @@
 package budget
 
 import (
-	"fmt"
-	"strings"
 	"testing"
 	"time"
 
-	"google.golang.org/adk/model"
-	"google.golang.org/genai"
+	"github.com/adkctx/adkctx/internal/fixtures"
 )
-
-// chainContents is the history of processors/request's BenchmarkChain:
-// user questions, model tool calls, ~1 KB tool outputs and model answers.
-func chainContents(n int) *model.LLMRequest {
-	req := &model.LLMRequest{Model: "gemini-2.5-flash", Config: &genai.GenerateContentConfig{
-		SystemInstruction: genai.NewContentFromText(strings.Repeat("You are a coding assistant. ", 40), genai.RoleUser),
-	}}
-	output := strings.Repeat("drwxr-xr-x  2 dev dev  4096 Nov 22 03:44 pkg\n", 22)
-	for i := 0; len(req.Contents) < n; i++ {
-		req.Contents = append(req.Contents,
-			genai.NewContentFromText(fmt.Sprintf("Question %d: what does the package at pkg/%d do, and why?", i, i), genai.RoleUser),
-			&genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{
-				Name: "list_files", Args: map[string]any{"dir": fmt.Sprintf("pkg/%d", i), "recursive": true}}}}},
-			&genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{
-				Name: "list_files", Response: map[string]any{"output": output, "entries": 22}}}}},
-			genai.NewContentFromText(fmt.Sprintf("Package %d holds the storage layer; it lists 22 entries.", i), genai.RoleModel),
-		)
-	}
-	req.Contents = req.Contents[:n]
-	return req
-}
 
 // BenchmarkEstimatorContent estimates the 1,000 contents of the chain
 // benchmark's history one EstimateContent call at a time (as
@@ -41,7 +17,7 @@ func chainContents(n int) *model.LLMRequest {
 //
 //	go test -run '^$' -bench BenchmarkEstimatorContent -benchmem ./budget/
 func BenchmarkEstimatorContent(b *testing.B) {
-	base := chainContents(1000)
+	base := fixtures.ChainRequest(1000)
 	for _, bc := range []struct {
 		name string
 		e    *Estimator
