@@ -1,6 +1,7 @@
 package truncate
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"unsafe"
@@ -221,75 +222,48 @@ func (c *cutter) walk(v any, depth int) (any, bool) {
 	case string:
 		return c.str(x)
 	case map[string]any:
-		var out map[string]any
-		for k, e := range x {
-			ne, changed := c.walk(e, depth+1)
-			if !changed {
-				continue
-			}
-			if out == nil {
-				out = make(map[string]any, len(x))
-				for k2, e2 := range x {
-					out[k2] = e2
-				}
-			}
-			out[k] = ne
-		}
-		if out == nil {
-			return v, false
-		}
-		return out, true
+		return cowMap(v, x, func(e any) (any, bool) { return c.walk(e, depth+1) })
 	case []any:
-		var out []any
-		for i, e := range x {
-			ne, changed := c.walk(e, depth+1)
-			if !changed {
-				continue
-			}
-			if out == nil {
-				out = slices.Clone(x)
-			}
-			out[i] = ne
-		}
-		if out == nil {
-			return v, false
-		}
-		return out, true
+		return cowSlice(v, x, func(e any) (any, bool) { return c.walk(e, depth+1) })
 	case []string:
-		var out []string
-		for i, e := range x {
-			ne, changed := c.str(e)
-			if !changed {
-				continue
-			}
-			if out == nil {
-				out = slices.Clone(x)
-			}
-			out[i] = ne
-		}
-		if out == nil {
-			return v, false
-		}
-		return out, true
+		return cowSlice(v, x, c.str)
 	case map[string]string:
-		var out map[string]string
-		for k, e := range x {
-			ne, changed := c.str(e)
-			if !changed {
-				continue
-			}
-			if out == nil {
-				out = make(map[string]string, len(x))
-				for k2, e2 := range x {
-					out[k2] = e2
-				}
-			}
-			out[k] = ne
-		}
-		if out == nil {
-			return v, false
-		}
-		return out, true
+		return cowMap(v, x, c.str)
 	}
 	return v, false
+}
+
+// cowMap applies f to every value of x and returns a copy holding the changed values, or (orig,
+// false) when nothing changed: x itself is never written.
+func cowMap[V any](orig any, x map[string]V, f func(V) (V, bool)) (any, bool) {
+	var out map[string]V
+	for k, e := range x {
+		if ne, changed := f(e); changed {
+			if out == nil {
+				out = maps.Clone(x)
+			}
+			out[k] = ne
+		}
+	}
+	if out == nil {
+		return orig, false
+	}
+	return out, true
+}
+
+// cowSlice is cowMap for slices.
+func cowSlice[V any](orig any, x []V, f func(V) (V, bool)) (any, bool) {
+	var out []V
+	for i, e := range x {
+		if ne, changed := f(e); changed {
+			if out == nil {
+				out = slices.Clone(x)
+			}
+			out[i] = ne
+		}
+	}
+	if out == nil {
+		return orig, false
+	}
+	return out, true
 }
