@@ -268,7 +268,7 @@ func (h *Hooks) beforeModel(ctx agent.CallbackContext, req *model.LLMRequest) (*
 	}, limits.LogFields()...)
 	fields = append(fields,
 		zap.Int("estimated_tokens", decision.EstimatedTokens),
-		zap.Float64("calibration_factor", h.calibrator.Factor(key, req.Model)),
+		zap.Float64("calibration_factor", decision.CalibrationFactor()),
 		zap.Int("calibrated_tokens", decision.CalibratedTokens),
 		zap.Int("final_tokens", decision.FinalTokens),
 		zap.String("action", decision.Action),
@@ -295,11 +295,7 @@ func (h *Hooks) beforeModel(ctx agent.CallbackContext, req *model.LLMRequest) (*
 // compactionLimit converts the soft limit (calibrated tokens of the whole request) into the
 // compactor's unit: raw estimated tokens of the history alone.
 func compactionLimit(soft int, d request.BudgetDecision) int {
-	factor := 1.0
-	if d.EstimatedTokens > 0 && d.CalibratedTokens > 0 {
-		factor = float64(d.CalibratedTokens) / float64(d.EstimatedTokens)
-	}
-	return max(int(float64(soft)/factor)-d.FixedTokens, 1)
+	return max(int(float64(soft)/d.CalibrationFactor())-d.FixedTokens, 1)
 }
 
 func (h *Hooks) afterModel(ctx agent.CallbackContext, resp *model.LLMResponse, _ error) (*model.LLMResponse, error) {

@@ -58,6 +58,15 @@ type BudgetDecision struct {
 	ExchangesDropped int
 }
 
+// CalibrationFactor is CalibratedTokens / EstimatedTokens: how much more (or less) the model
+// counts than the raw estimate. 1 when either is unknown.
+func (d BudgetDecision) CalibrationFactor() float64 {
+	if d.EstimatedTokens <= 0 || d.CalibratedTokens <= 0 {
+		return 1
+	}
+	return float64(d.CalibratedTokens) / float64(d.EstimatedTokens)
+}
+
 // BudgetExceededError is returned when the newest turn, with the system instruction and tools, does
 // not fit under the hard limit on its own. The model is not called. Recognise it with errors.As.
 type BudgetExceededError struct {
@@ -130,10 +139,7 @@ func EnforceBudget(req *model.LLMRequest, in BudgetInput) (BudgetDecision, error
 	}
 
 	// Above the hard limit. Scale raw estimates by the session's calibration factor.
-	factor := 1.0
-	if d.EstimatedTokens > 0 {
-		factor = float64(d.CalibratedTokens) / float64(d.EstimatedTokens)
-	}
+	factor := d.CalibrationFactor()
 	scaled := func(raw int) int { return int(float64(raw)*factor + 0.5) }
 
 	starts := turnStarts(req.Contents)
