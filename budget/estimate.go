@@ -37,8 +37,9 @@ const (
 	punctBase         = 1000
 	punctExtraPerByte = 350
 	// punctRepeatPerByte applies to a byte repeating the previous one
-	// ("=====", "-----"): such rulers are long single tokens.
-	punctRepeatPerByte = 100
+	// ("=====", "-----"): such rulers merge into long tokens, but never
+	// fewer than one per 8 bytes (the floor FuzzEstimateText checks).
+	punctRepeatPerByte = 125
 	// spaceRun is the cost of a whitespace run that is not a lone space
 	// glued to the following word or punctuation.
 	spaceRun = 1000
@@ -285,7 +286,9 @@ func (t *textCounter) add(s string) {
 			runCost, lastInc, last := t.runCost, t.lastInc, t.lastPunct
 			j := i
 			for ; j < len(s) && isPunct(s[j]); j++ {
-				if s[j] == last {
+				// A repeated printable byte ("=====") merges into few tokens; control
+				// bytes are rare in tokenizer vocabularies and never merge.
+				if s[j] == last && s[j] >= 0x20 && s[j] != 0x7f {
 					lastInc = punctRepeatPerByte
 				} else {
 					lastInc = punctExtraPerByte
