@@ -45,35 +45,35 @@ func ExampleEstimateRequest() {
 	// request: 66
 }
 
-// Calibrate: the model reported 1,150 prompt tokens for a request we
-// estimated at 1,000. The next request adds 200 estimated tokens.
-func ExampleCalibrator() {
-	cal := budget.NewCalibrator()
-	cal.Observe("session-1", "gemini-2.5-flash", 1_000, 1_150)
-	fmt.Printf("factor %.2f\n", cal.Factor("session-1", "gemini-2.5-flash"))
-	// Growth: latest reported count + new part × factor.
-	fmt.Println("grown:", cal.Calibrate("session-1", "gemini-2.5-flash", 1_200))
+// Calibrate: the model reported 1,150 prompt tokens for a request we estimated at 1,000. The
+// next request adds 200 estimated tokens.
+func ExampleCalibration() {
+	var cal budget.Calibration
+	cal.Observe(1_000, 1_150)
+	fmt.Printf("factor %.2f\n", cal.Factor)
+	// Growth: latest reported count + new part × factor, with a margin for the new part.
+	p := cal.Predict(1_200)
+	fmt.Println("grown:", p.Tokens, "margin:", p.Margin)
 	// After compaction the request shrank: estimate × factor.
-	fmt.Println("compacted:", cal.Calibrate("session-1", "gemini-2.5-flash", 400))
+	fmt.Println("compacted:", cal.Predict(400).Tokens)
 	// Output:
 	// factor 1.15
-	// grown: 1380
+	// grown: 1380 margin: 58
 	// compacted: 460
 }
 
-// Account usage per session and estimate how many turns remain before the
-// soft limit.
-func ExampleAccountant() {
-	acct := budget.NewAccountant()
+// Account usage per user turn and estimate how many turns remain before the soft limit.
+func ExampleTally() {
+	var t budget.Tally
 	limits := budget.LimitsFor(nil, "my-test-model", budget.LimitConfig{}) // fallback: soft 83,865
 	for i, prompt := range []int32{10_000, 14_000, 18_000} {
 		md := &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: prompt, CandidatesTokenCount: 500}
-		acct.Record("session-1", budget.Turn{InvocationID: fmt.Sprint("inv-", i), Model: "my-test-model", Usage: budget.UsageFrom(md)})
+		t.Add(fmt.Sprint("inv-", i), budget.UsageFrom(md))
 	}
-	r := acct.Report("session-1", limits)
-	fmt.Printf("turns=%d last_prompt=%d avg_growth=%.0f turns_remaining=%d\n", r.Turns, r.Last.Prompt, r.AvgTurnGrowth, r.TurnsRemaining)
+	r := t.Report(limits)
+	fmt.Printf("turns=%d calls=%d last_prompt=%d avg_growth=%.0f turns_remaining=%d\n", r.Turns, r.ModelCalls, r.Last.Prompt, r.AvgTurnGrowth, r.TurnsRemaining)
 	// Output:
-	// turns=3 last_prompt=18000 avg_growth=4000 turns_remaining=16
+	// turns=3 calls=3 last_prompt=18000 avg_growth=4000 turns_remaining=16
 }
 
 // An Estimator shared by all model calls remembers what it counted: the

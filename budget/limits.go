@@ -2,8 +2,9 @@ package budget
 
 import (
 	"errors"
-	"fmt"
 	"math"
+
+	"github.com/adkctx/adkctx/internal/config"
 
 	"go.uber.org/zap"
 )
@@ -14,24 +15,6 @@ const (
 	DefaultSoftFraction          = 0.70
 	DefaultHardFraction          = 0.95
 )
-
-// ErrInvalidConfig is wrapped by every *ConfigError.
-var ErrInvalidConfig = errors.New("budget: invalid config")
-
-// ConfigError reports one invalid configuration field. It matches
-// ErrInvalidConfig with errors.Is.
-type ConfigError struct {
-	Field  string
-	Value  any
-	Reason string
-}
-
-func (e *ConfigError) Error() string {
-	return fmt.Sprintf("budget: invalid %s = %v: %s", e.Field, e.Value, e.Reason)
-}
-
-// Unwrap returns ErrInvalidConfig.
-func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
 
 // LimitConfig configures NewLimits. The zero value uses the defaults.
 type LimitConfig struct {
@@ -65,18 +48,17 @@ func (c LimitConfig) withDefaults() LimitConfig {
 
 func checkFraction(field string, v float64) error {
 	if math.IsNaN(v) || v <= 0 || v > 1 {
-		return &ConfigError{Field: field, Value: v, Reason: "must be in (0, 1] (0 selects the default)"}
+		return config.Errorf(field, v, "must be in (0, 1] (0 selects the default)")
 	}
 	return nil
 }
 
 // Validate checks c after applying defaults: fractions in (0, 1], soft ≤ hard,
-// ReservedOutputTokens ≥ 0. Errors are *ConfigError (errors.Is
-// ErrInvalidConfig); all problems are joined.
+// ReservedOutputTokens ≥ 0. Every problem is an *adkctx.ConfigError; all are joined.
 func (c LimitConfig) Validate() error {
 	var errs []error
 	if c.ReservedOutputTokens < 0 {
-		errs = append(errs, &ConfigError{Field: "ReservedOutputTokens", Value: c.ReservedOutputTokens, Reason: "must be ≥ 0"})
+		errs = append(errs, config.Errorf("ReservedOutputTokens", c.ReservedOutputTokens, "must be ≥ 0"))
 	}
 	d := c.withDefaults()
 	for _, f := range []struct {
@@ -92,8 +74,7 @@ func (c LimitConfig) Validate() error {
 		}
 	}
 	if d.SoftFraction > d.HardFraction {
-		errs = append(errs, &ConfigError{Field: "SoftFraction", Value: d.SoftFraction,
-			Reason: fmt.Sprintf("must be ≤ HardFraction (%v)", d.HardFraction)})
+		errs = append(errs, config.Errorf("SoftFraction", d.SoftFraction, "must be ≤ HardFraction (%v)", d.HardFraction))
 	}
 	return errors.Join(errs...)
 }
@@ -102,6 +83,8 @@ func (c LimitConfig) Validate() error {
 type Limits struct {
 	Model string // model name as looked up
 	Known bool   // false: registry fallback figures
+	// Source says where the window comes from: "override", "builtin" or "fallback".
+	Source string
 	// Window is the context window; ReservedOutput the tokens kept free for
 	// the answer; Usable = Window − ReservedOutput.
 	Window, ReservedOutput, Usable int
@@ -146,6 +129,7 @@ func NewLimits(info ModelInfo, known bool, cfg LimitConfig) Limits {
 	return Limits{
 		Model:          info.Name,
 		Known:          known,
+		Source:         info.Source,
 		Window:         window,
 		ReservedOutput: reserve,
 		Usable:         usable,
@@ -167,12 +151,13 @@ func LimitsFor(r *Registry, model string, cfg LimitConfig) Limits {
 }
 
 // LogFields returns the limits as zap fields with stable snake_case keys:
-// model, model_known, context_window, reserved_output, usable_input, soft_limit, hard_limit
-// (the names of the "budget decision" log entry).
+// model, model_known, window_source, context_window, reserved_output, usable_input, soft_limit,
+// hard_limit (the names of the "budget decision" log entry).
 func (l Limits) LogFields() []zap.Field {
 	return []zap.Field{
 		zap.String("model", l.Model),
 		zap.Bool("model_known", l.Known),
+		zap.String("window_source", l.Source),
 		zap.Int("context_window", l.Window),
 		zap.Int("reserved_output", l.ReservedOutput),
 		zap.Int("usable_input", l.Usable),

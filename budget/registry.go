@@ -25,7 +25,17 @@ type ModelInfo struct {
 	// Match is set by Lookup: the registry entry that matched ("" for the
 	// fallback).
 	Match string
+	// Source is set by Lookup: where the figures come from, "override" (Config.Models),
+	// "builtin" or "fallback".
+	Source string
 }
+
+// Sources of a looked-up ModelInfo.
+const (
+	SourceOverride = "override"
+	SourceBuiltin  = "builtin"
+	SourceFallback = "fallback"
+)
 
 // builtinModels returns the built-in table. Figures: see REFERENCES
 // ("Budgets and counting") and the providers' model pages; windows are input
@@ -186,13 +196,13 @@ func (r *Registry) Lookup(model string) (info ModelInfo, known bool) {
 	name := NormalizeModelName(model)
 	if name != "" {
 		if e, ok := longestMatch(r.overrides, name); ok {
-			return ModelInfo{Name: model, ContextWindow: e.ContextWindow, MaxOutputTokens: e.MaxOutputTokens, Match: e.Name}, true
+			return ModelInfo{Name: model, ContextWindow: e.ContextWindow, MaxOutputTokens: e.MaxOutputTokens, Match: e.Name, Source: SourceOverride}, true
 		}
 		if e, ok := longestMatch(r.builtins, name); ok {
-			return ModelInfo{Name: model, ContextWindow: e.ContextWindow, MaxOutputTokens: e.MaxOutputTokens, Match: e.Name}, true
+			return ModelInfo{Name: model, ContextWindow: e.ContextWindow, MaxOutputTokens: e.MaxOutputTokens, Match: e.Name, Source: SourceBuiltin}, true
 		}
 	}
-	return ModelInfo{Name: model, ContextWindow: FallbackContextWindow, MaxOutputTokens: FallbackMaxOutputTokens}, false
+	return ModelInfo{Name: model, ContextWindow: FallbackContextWindow, MaxOutputTokens: FallbackMaxOutputTokens, Source: SourceFallback}, false
 }
 
 // Models returns a copy of the registry's entries, overrides first.

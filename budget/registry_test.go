@@ -2,6 +2,7 @@ package budget
 
 import (
 	"errors"
+	"github.com/adkctx/adkctx/internal/config"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -89,12 +90,12 @@ func TestRegistryOverrides(t *testing.T) {
 		known bool
 	}{
 		// An override beats a longer built-in entry.
-		{"gemini-2.5-flash", ModelInfo{Name: "gemini-2.5-flash", ContextWindow: 32_000, MaxOutputTokens: 4_000, Match: "gemini-2.5"}, true},
-		{"claude-sonnet-4-5-20250929", ModelInfo{Name: "claude-sonnet-4-5-20250929", ContextWindow: 1_000_000, MaxOutputTokens: 64_000, Match: "claude-sonnet-4-5"}, true},
-		{"my-local-llama", ModelInfo{Name: "my-local-llama", ContextWindow: 8_192, MaxOutputTokens: 1_024, Match: "my-local-llama"}, true},
-		{"unknown-family-7b", ModelInfo{Name: "unknown-family-7b", ContextWindow: FallbackContextWindow, MaxOutputTokens: 100, Match: "unknown-family"}, true},
+		{"gemini-2.5-flash", ModelInfo{Name: "gemini-2.5-flash", ContextWindow: 32_000, MaxOutputTokens: 4_000, Match: "gemini-2.5", Source: SourceOverride}, true},
+		{"claude-sonnet-4-5-20250929", ModelInfo{Name: "claude-sonnet-4-5-20250929", ContextWindow: 1_000_000, MaxOutputTokens: 64_000, Match: "claude-sonnet-4-5", Source: SourceOverride}, true},
+		{"my-local-llama", ModelInfo{Name: "my-local-llama", ContextWindow: 8_192, MaxOutputTokens: 1_024, Match: "my-local-llama", Source: SourceOverride}, true},
+		{"unknown-family-7b", ModelInfo{Name: "unknown-family-7b", ContextWindow: FallbackContextWindow, MaxOutputTokens: 100, Match: "unknown-family", Source: SourceOverride}, true},
 		// Built-ins still apply elsewhere.
-		{"gemini-2.0-flash", ModelInfo{Name: "gemini-2.0-flash", ContextWindow: 1_048_576, MaxOutputTokens: 8_192, Match: "gemini-2.0-flash"}, true},
+		{"gemini-2.0-flash", ModelInfo{Name: "gemini-2.0-flash", ContextWindow: 1_048_576, MaxOutputTokens: 8_192, Match: "gemini-2.0-flash", Source: SourceBuiltin}, true},
 	}
 	for _, tt := range tests {
 		got, known := r.Lookup(tt.model)
@@ -122,36 +123,36 @@ func TestNewLimits(t *testing.T) {
 		{
 			// reserve = min(65,536, 10% of 1,048,576 = 104,857) = 65,536.
 			name: "gemini 2.5 defaults", model: "gemini-2.5-flash",
-			want: Limits{Model: "gemini-2.5-flash", Known: true, Window: 1_048_576, ReservedOutput: 65_536, Usable: 983_040, Soft: 688_128, Hard: 933_888},
+			want: Limits{Model: "gemini-2.5-flash", Known: true, Source: SourceBuiltin, Window: 1_048_576, ReservedOutput: 65_536, Usable: 983_040, Soft: 688_128, Hard: 933_888},
 		},
 		{
 			// reserve = min(8,192, 104,857) = 8,192.
 			name: "gemini 2.0 defaults", model: "gemini-2.0-flash",
-			want: Limits{Model: "gemini-2.0-flash", Known: true, Window: 1_048_576, ReservedOutput: 8_192, Usable: 1_040_384, Soft: 728_268, Hard: 988_364},
+			want: Limits{Model: "gemini-2.0-flash", Known: true, Source: SourceBuiltin, Window: 1_048_576, ReservedOutput: 8_192, Usable: 1_040_384, Soft: 728_268, Hard: 988_364},
 		},
 		{
 			// reserve = min(128,000, 27,200) = 27,200 (capped at 10%).
 			name: "gpt-5 capped reserve", model: "gpt-5",
-			want: Limits{Model: "gpt-5", Known: true, Window: 272_000, ReservedOutput: 27_200, Usable: 244_800, Soft: 171_360, Hard: 232_560},
+			want: Limits{Model: "gpt-5", Known: true, Source: SourceBuiltin, Window: 272_000, ReservedOutput: 27_200, Usable: 244_800, Soft: 171_360, Hard: 232_560},
 		},
 		{
 			name: "explicit reserve and fractions", model: "claude-sonnet-4-5",
 			cfg:  LimitConfig{ReservedOutputTokens: 16_000, SoftFraction: 0.5, HardFraction: 0.9},
-			want: Limits{Model: "claude-sonnet-4-5", Known: true, Window: 200_000, ReservedOutput: 16_000, Usable: 184_000, Soft: 92_000, Hard: 165_600},
+			want: Limits{Model: "claude-sonnet-4-5", Known: true, Source: SourceBuiltin, Window: 200_000, ReservedOutput: 16_000, Usable: 184_000, Soft: 92_000, Hard: 165_600},
 		},
 		{
 			name: "unknown model fallback", model: "mystery",
-			want: Limits{Model: "mystery", Known: false, Window: 128_000, ReservedOutput: 8_192, Usable: 119_808, Soft: 83_865, Hard: 113_817},
+			want: Limits{Model: "mystery", Known: false, Source: SourceFallback, Window: 128_000, ReservedOutput: 8_192, Usable: 119_808, Soft: 83_865, Hard: 113_817},
 		},
 		{
 			name: "invalid config falls back to defaults", model: "mystery",
 			cfg:  LimitConfig{SoftFraction: -1, HardFraction: 7, OutputReserveFraction: 2},
-			want: Limits{Model: "mystery", Known: false, Window: 128_000, ReservedOutput: 8_192, Usable: 119_808, Soft: 83_865, Hard: 113_817},
+			want: Limits{Model: "mystery", Known: false, Source: SourceFallback, Window: 128_000, ReservedOutput: 8_192, Usable: 119_808, Soft: 83_865, Hard: 113_817},
 		},
 		{
 			name: "reserve capped at half the window", model: "mystery",
 			cfg:  LimitConfig{ReservedOutputTokens: 1_000_000},
-			want: Limits{Model: "mystery", Known: false, Window: 128_000, ReservedOutput: 64_000, Usable: 64_000, Soft: 44_800, Hard: 60_800},
+			want: Limits{Model: "mystery", Known: false, Source: SourceFallback, Window: 128_000, ReservedOutput: 64_000, Usable: 64_000, Soft: 44_800, Hard: 60_800},
 		},
 	}
 	for _, tt := range tests {
@@ -190,15 +191,12 @@ func TestLimitConfigValidate(t *testing.T) {
 			err := tt.cfg.Validate()
 			var got []string
 			if err != nil {
-				if !errors.Is(err, ErrInvalidConfig) {
-					t.Errorf("error %v does not match ErrInvalidConfig", err)
-				}
-				var ce *ConfigError
+				var ce *config.Error
 				if !errors.As(err, &ce) {
 					t.Errorf("error %v is not a *ConfigError", err)
 				}
 				for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
-					got = append(got, e.(*ConfigError).Field)
+					got = append(got, e.(*config.Error).Field)
 				}
 			}
 			if diff := cmp.Diff(tt.fields, got); diff != "" {

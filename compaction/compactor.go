@@ -3,536 +3,414 @@ package compaction
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/adkctx/adkctx/budget"
-	"go.uber.org/zap"
-	"google.golang.org/adk/session"
+	"github.com/adkctx/adkctx/internal/config"
+	"github.com/adkctx/adkctx/internal/lru"
 )
 
-// Trigger says why [Compactor.Compact] is called; see [TriggerInvocations],
-// [TriggerTokens] and [TriggerManual].
-type Trigger string
+// Session names one session.
+type Session struct {
+	App, User, ID string
+}
 
-// Defaults of [Config].
+// Store is how the compactor reads a session and appends a marker. The glue for each adk-go
+// major version implements it over a session.Service.
+type Store interface {
+	// Load returns the session's stored events (markers included, in stream order) and a handle
+	// to append through.
+	Load(ctx context.Context, s Session) (events []Event, handle any, err error)
+	// Append stores, through handle, an event with no content, author "user", the given
+	// invocation id, timestamp and CustomMetadata, and returns its id.
+	Append(ctx context.Context, handle any, invocationID string, ts time.Time, metadata map[string]any) (string, error)
+}
+
+// Request is one compaction to run.
+type Request struct {
+	Session Session
+	Trigger Trigger
+	// Invocation is the invocation that triggered the compaction: the one that just finished,
+	// or the one still running when Live.
+	Invocation string
+	Live       bool
+	// Limits are the limits of the model the session uses (they size the token tail, the
+	// summary bound and an LLM summarizer's prompt).
+	Limits budget.Limits
+	// TokenLimit is the soft limit in the compactor's unit: estimated tokens of the history
+	// alone (the request minus system instruction and tools, calibration undone). 0: unknown.
+	TokenLimit int
+	// Link is the span of the call that triggered the compaction (for the compaction's span).
+	Link trace.SpanContext
+}
+
+// Outcome is how a compaction attempt ended.
+type Outcome string
+
+// The outcomes.
 const (
-	DefaultInterval           = 5
-	DefaultOverlap            = 2
-	DefaultRetainRecentEvents = 2
-	DefaultTimeout            = 2 * time.Minute
-	// DefaultRetainFraction is the share of Request.TokenLimit kept raw
-	// (the retention tail) when Config.RetainRecentTokens is 0. 0.75 keeps
-	// the prompt flat between compactions: after one the view is summary +
-	// ~75% of the limit and grows back to the limit before the next, so
-	// prompts stay within about ±15% of their mean (see the figure test),
-	// at the cost of a compaction every ~25% of the limit.
-	DefaultRetainFraction = 0.75
+	OutcomeCompacted  Outcome = "compacted"
+	OutcomeNothing    Outcome = "nothing_to_do"
+	OutcomeCoalesced  Outcome = "coalesced"  // another compaction of the session was running: it runs again after
+	OutcomeBackoff    Outcome = "backoff"    // skipped: the session's last attempts failed (see Config.Backoff)
+	OutcomeConflict   Outcome = "conflict"   // discarded: a newer marker was stored first
+	OutcomeFailed     Outcome = "failed"     // every summarizer failed, or the store did
+	OutcomeClosed     Outcome = "closed"     // not run: the compactor was closed
 )
 
-// Config configures a [Compactor]. Zero values mean the documented
-// defaults.
-type Config struct {
-	// Interval θ: a sliding-window compaction happens once ≥ θ completed
-	// invocations are not covered by the live summary; it covers at most θ
-	// of them. Default 5; must be ≥ 1 when set.
-	Interval int
-	// Overlap ω: how many invocations before the uncovered ones are given
-	// to the summarizer again (raw) for continuity. Default 2 (use
-	// NoOverlap for 0).
-	Overlap int
-	// NoOverlap sets ω to 0.
-	NoOverlap bool
-	// RetainRecentTokens: the retention tail of a token-triggered (or
-	// manual) compaction keeps the newest events whose estimated tokens sum
-	// to at most this. Default DefaultRetainFraction × Request.TokenLimit
-	// (0 when the request has no limit: only RetainRecentEvents apply).
-	RetainRecentTokens int
-	// RetainRecentEvents: the retention tail has at least this many events.
-	// Default 2.
-	RetainRecentEvents int
-	// Summarizer produces the summaries. Default: an
-	// [ExtractiveSummarizer].
-	Summarizer Summarizer
-	// Fallback is used when Summarizer fails or its reply is rejected.
-	// Default: an [ExtractiveSummarizer] when Summarizer is an
-	// [*LLMSummarizer], none otherwise. Set NoFallback to disable.
-	Fallback   Summarizer
-	NoFallback bool
-	// Timeout bounds one compaction (summarizer call included); it runs on
-	// a context detached from the caller's cancellation. Default 2 min.
-	Timeout time.Duration
-	// Logger; nil → zap.NewNop(). Never receives conversation text.
-	Logger *zap.Logger
-	// Now is the clock (tests); nil → time.Now.
+// Attempt reports one compaction attempt (what the hooks log and measure).
+type Attempt struct {
+	Request  Request
+	Trigger  Trigger // effective trigger
+	Outcome  Outcome
+	Reason   string // why nothing was done or the summary was discarded
+	Start    time.Time
+	Duration time.Duration
+	// Marker is the stored marker (OutcomeCompacted) and MarkerID its event id.
+	Marker   *Marker
+	MarkerID string
+	// EventsCovered and InvocationsCovered count what this compaction newly summarized.
+	EventsCovered, InvocationsCovered int
+	OriginalTokens, CompactedTokens   int
+	Summarizer                        string
+	SummarizerUsage                   budget.Usage
+	FallbackUsed                      bool
+	// PrimaryErr is the failure of Config.Summarizer when the fallback was used; Err the error
+	// that made the attempt fail.
+	PrimaryErr, Err error
+	// Failures is the number of consecutive failed attempts of the session (backoff).
+	Failures int
+}
+
+// Deps are what a Compactor needs from the hooks.
+type Deps struct {
+	Store  Store
+	Viewer *Viewer
+	// Limits returns the limits the hooks apply to a model (for an LLM summarizer's prompt).
+	Limits func(model string) budget.Limits
+	// Report receives every attempt (logs, metrics, spans). Nil: none.
+	Report func(Attempt)
+	// Now is the clock; nil: time.Now.
 	Now func() time.Time
 }
 
-// ConfigError reports an invalid [Config] or [Request].
-type ConfigError struct {
-	Field  string
-	Reason string
-}
-
-func (e *ConfigError) Error() string {
-	return "compaction: invalid " + e.Field + ": " + e.Reason
-}
-
-// Validate reports configuration errors as *ConfigError.
-func (c Config) Validate() error {
-	switch {
-	case c.Interval < 0:
-		return &ConfigError{"Interval", fmt.Sprintf("must be ≥ 1 (0 = default %d), got %d", DefaultInterval, c.Interval)}
-	case c.Overlap < 0:
-		return &ConfigError{"Overlap", fmt.Sprintf("must be ≥ 0, got %d", c.Overlap)}
-	case c.RetainRecentTokens < 0:
-		return &ConfigError{"RetainRecentTokens", fmt.Sprintf("must be ≥ 0, got %d", c.RetainRecentTokens)}
-	case c.RetainRecentEvents < 0:
-		return &ConfigError{"RetainRecentEvents", fmt.Sprintf("must be ≥ 0, got %d", c.RetainRecentEvents)}
-	case c.Timeout < 0:
-		return &ConfigError{"Timeout", fmt.Sprintf("must be ≥ 0, got %s", c.Timeout)}
-	}
-	if v, ok := c.Summarizer.(interface{ Validate() error }); ok {
-		if err := v.Validate(); err != nil {
-			return fmt.Errorf("compaction: invalid Summarizer: %w", err)
-		}
-	}
-	return nil
-}
-
-func (c Config) withDefaults() Config {
-	if c.Interval == 0 {
-		c.Interval = DefaultInterval
-	}
-	if c.NoOverlap {
-		c.Overlap = 0
-	} else if c.Overlap == 0 {
-		c.Overlap = DefaultOverlap
-	}
-	if c.RetainRecentEvents == 0 {
-		c.RetainRecentEvents = DefaultRetainRecentEvents
-	}
-	if c.Summarizer == nil {
-		c.Summarizer = &ExtractiveSummarizer{}
-	}
-	if c.Fallback == nil && !c.NoFallback {
-		if _, ok := c.Summarizer.(*LLMSummarizer); ok {
-			c.Fallback = &ExtractiveSummarizer{}
-		}
-	}
-	if c.NoFallback {
-		c.Fallback = nil
-	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.Logger == nil {
-		c.Logger = zap.NewNop()
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	return c
-}
-
-// Request is one call to [Compactor.Compact].
-type Request struct {
-	// Service is the session service to re-read from and append to: a
-	// [*Service] wrapper or its base.
-	Service                    session.Service
-	AppName, UserID, SessionID string
-	// Live is the session object of an invocation still running (e.g.
-	// agent.InvocationContext.Session() in an OnEvent callback): the window
-	// is read from it, the marker appended through it (the runner keeps
-	// appending to that object), and unanswered calls of its invocation are
-	// pending. Optional.
-	Live session.Session
-	// Trigger: TriggerInvocations (after each invocation; default),
-	// TriggerTokens (the prompt passed the soft limit) or TriggerManual.
-	Trigger Trigger
-	// TokenLimit is the soft limit (tokens) for the token trigger; 0 = off.
-	// With TriggerInvocations, a view at or above it compacts as
-	// TriggerTokens.
-	TokenLimit int
-	// InvocationID is the invocation that just finished (or is running,
-	// with Live); default: the invocation of the last event. Used to skip
-	// failed invocations and in logs.
-	InvocationID string
-}
-
-// Outcomes logged for every compaction attempt.
-const (
-	OutcomeCompacted         = "compacted"
-	OutcomeNothingToDo       = "nothing_to_do"
-	OutcomeSkippedBusy       = "skipped_busy"
-	OutcomeDiscardedConflict = "discarded_conflict"
-	OutcomeFailed            = "failed"
-)
-
-// ErrConflict is wrapped by errors describing a discarded summary; Compact
-// itself reports conflicts as (nil, nil) with a log entry.
-var ErrConflict = errors.New("compaction: session changed during compaction")
-
-// Compactor decides when and what to compact, summarizes and appends marker
-// events. It is safe for concurrent use; at most one compaction per session
-// runs at a time in one Compactor.
+// Compactor runs compactions: in the background (one at a time per session, coalescing
+// triggers that arrive meanwhile) or inline. It is safe for concurrent use.
 type Compactor struct {
-	cfg Config
+	cfg  Config
+	deps Deps
 
-	mu   sync.Mutex
-	busy map[string]struct{}
+	mu       sync.Mutex
+	flights  map[Session]*flight
+	closed   bool
+	wg       sync.WaitGroup
+	failures *lru.Cache[Session, backoff]
 }
 
-// NewCompactor validates cfg and returns a Compactor.
-func NewCompactor(cfg Config) (*Compactor, error) {
+type flight struct {
+	done chan struct{}
+	next *Request // a trigger that arrived while running
+}
+
+type backoff struct {
+	failures int
+	until    time.Time
+}
+
+// maxTrackedFailures bounds the sessions whose failures are remembered for backoff.
+const maxTrackedFailures = 10_000
+
+// New validates cfg and returns a Compactor.
+func New(cfg Config, deps Deps) (*Compactor, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Compactor{cfg: cfg.withDefaults(), busy: map[string]struct{}{}}, nil
+	if deps.Store == nil {
+		return nil, config.Errorf("Store", nil, "is required")
+	}
+	if deps.Viewer == nil {
+		deps.Viewer = NewViewer(nil)
+	}
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	if deps.Report == nil {
+		deps.Report = func(Attempt) {}
+	}
+	return &Compactor{cfg: cfg.withDefaults(), deps: deps, flights: map[Session]*flight{},
+		failures: lru.New[Session, backoff](maxTrackedFailures)}, nil
 }
 
-func (c *Compactor) tryLock(key string) bool {
+// Config returns the configuration in use, defaults applied.
+func (c *Compactor) Config() Config { return c.cfg }
+
+// Schedule runs r in the background (inline when Config.Synchronous). While a compaction of the
+// session runs, a new trigger is not started beside it: it runs once after it (the newest
+// trigger wins; a token trigger wins over a sliding-window one).
+func (c *Compactor) Schedule(r Request) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		c.deps.Report(Attempt{Request: r, Trigger: r.Trigger, Outcome: OutcomeClosed, Start: c.deps.Now()})
+		return
+	}
+	if f, ok := c.flights[r.Session]; ok {
+		if f.next == nil || r.Trigger != TriggerInvocations || f.next.Trigger == TriggerInvocations {
+			f.next = &r
+		}
+		c.mu.Unlock()
+		c.deps.Report(Attempt{Request: r, Trigger: r.Trigger, Outcome: OutcomeCoalesced, Start: c.deps.Now()})
+		return
+	}
+	f := &flight{done: make(chan struct{})}
+	c.flights[r.Session] = f
+	c.wg.Add(1)
+	c.mu.Unlock()
+	if c.cfg.Synchronous {
+		c.fly(f, r)
+		return
+	}
+	go c.fly(f, r)
+}
+
+func (c *Compactor) fly(f *flight, r Request) {
+	defer c.wg.Done()
+	for {
+		c.attempt(context.Background(), r, false)
+		c.mu.Lock()
+		if f.next == nil {
+			delete(c.flights, r.Session)
+			close(f.done)
+			c.mu.Unlock()
+			return
+		}
+		r, f.next = *f.next, nil
+		c.mu.Unlock()
+	}
+}
+
+// Pending reports whether a compaction of s is scheduled or running.
+func (c *Compactor) Pending(s Session) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.busy[key]; ok {
-		return false
-	}
-	c.busy[key] = struct{}{}
-	return true
+	_, ok := c.flights[s]
+	return ok
 }
 
-func (c *Compactor) unlock(key string) {
+// Wait waits until no compaction of s is scheduled or running, or ctx is done; it reports
+// whether none is.
+func (c *Compactor) Wait(ctx context.Context, s Session) bool {
+	for {
+		c.mu.Lock()
+		f, ok := c.flights[s]
+		c.mu.Unlock()
+		if !ok {
+			return true
+		}
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// Close stops accepting new compactions and waits for the running ones until ctx is done.
+// Work that does not finish is simply redone by a later process (storage stays append-only).
+func (c *Compactor) Close(ctx context.Context) error {
 	c.mu.Lock()
-	delete(c.busy, key) // no entry outlives its compaction
+	c.closed = true
 	c.mu.Unlock()
-}
-
-// attempt collects the fields of the one log entry per attempt.
-type attempt struct {
-	req            Request
-	trigger        Trigger
-	invocationID   string
-	eventsCovered  int
-	original       int
-	compacted      int
-	summarizer     string
-	fallbackUsed   bool
-	reason         string
-	err            error
-	primaryErr     error
-	excluded       int
-	summarizerCall budget.Usage
-}
-
-func (c *Compactor) log(a *attempt, outcome string, start time.Time) {
-	ratio := 0.0
-	if a.compacted > 0 {
-		ratio = float64(a.original) / float64(a.compacted)
-	}
-	fields := []zap.Field{
-		zap.String("session_id", a.req.SessionID),
-		zap.String("invocation_id", a.invocationID),
-		zap.String("trigger", string(a.trigger)),
-		zap.String("outcome", outcome),
-		zap.Int("events_covered", a.eventsCovered),
-		zap.Int("events_excluded", a.excluded),
-		zap.Int("original_tokens", a.original),
-		zap.Int("compacted_tokens", a.compacted),
-		zap.Float64("compression_ratio", ratio),
-		zap.Int64("duration_ms", time.Since(start).Milliseconds()),
-		zap.String("summarizer", a.summarizer),
-		zap.Bool("fallback_used", a.fallbackUsed),
-	}
-	if a.reason != "" {
-		fields = append(fields, zap.String("reason", a.reason))
-	}
-	if a.summarizerCall.Total > 0 || a.summarizerCall.Prompt > 0 {
-		fields = append(fields, zap.Int("summarizer_prompt_tokens", a.summarizerCall.Prompt),
-			zap.Int("summarizer_output_tokens", a.summarizerCall.Output))
-	}
-	if a.primaryErr != nil {
-		fields = append(fields, zap.String("primary_error", errorKind(a.primaryErr)))
-	}
-	if a.err != nil {
-		fields = append(fields, zap.String("error", errorKind(a.err)))
-	}
-	l := c.cfg.Logger
-	switch outcome {
-	case OutcomeCompacted:
-		l.Info("compaction", fields...)
-	case OutcomeNothingToDo, OutcomeSkippedBusy:
-		l.Debug("compaction", fields...)
-	default:
-		l.Warn("compaction", fields...)
+	done := make(chan struct{})
+	go func() { c.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
-// errorKind describes err without conversation text: our typed errors
-// verbatim, others by type (a model error message may quote the prompt).
-func errorKind(err error) string {
-	var rej *SummaryRejectedError
-	if errors.As(err, &rej) {
-		return rej.Error()
-	}
-	var cfgErr *ConfigError
-	if errors.As(err, &cfgErr) {
-		return cfgErr.Error()
-	}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		return "timeout"
-	case errors.Is(err, context.Canceled):
-		return "canceled"
-	case errors.Is(err, ErrConflict):
-		return "conflict"
-	}
-	var se *SummarizerError
-	if errors.As(err, &se) {
-		return fmt.Sprintf("summarizer %s failed (%T)", se.Summarizer, se.Err)
-	}
-	return fmt.Sprintf("%T", err)
-}
-
-// Compact runs one compaction attempt for the session named in r and
-// returns the marker it stored, or (nil, nil) when nothing was stored
-// (nothing to do, another compaction of the session running, the summary
-// discarded because the session changed, a stale-session append). It
-// returns an error only for an invalid request or when every summarizer
-// failed; callers in callbacks log it and continue — a compaction never
-// fails the user's turn and never loses an event. One log entry is written
-// per call.
-//
-// The work runs on a context detached from ctx's cancellation, bounded by
-// Config.Timeout.
+// Compact runs one compaction of r now, on the caller's goroutine, ignoring backoff (a manual
+// compaction). It returns the stored marker, or nil when nothing was stored, and the error of a
+// failed attempt.
 func (c *Compactor) Compact(ctx context.Context, r Request) (*Marker, error) {
-	start := time.Now()
-	if r.Trigger == "" {
-		r.Trigger = TriggerInvocations
-	}
-	a := &attempt{req: r, trigger: r.Trigger, invocationID: r.InvocationID}
-	if err := validateRequest(r); err != nil {
-		a.err = err
-		c.log(a, OutcomeFailed, start)
-		return nil, err
-	}
-	key := r.AppName + "\x00" + r.UserID + "\x00" + r.SessionID
-	if !c.tryLock(key) {
-		c.log(a, OutcomeSkippedBusy, start)
-		return nil, nil
-	}
-	defer c.unlock(key)
+	a := c.attempt(ctx, r, true)
+	return a.Marker, a.Err
+}
 
+// attempt runs one compaction and reports it. Backoff applies unless manual.
+func (c *Compactor) attempt(ctx context.Context, r Request, manual bool) Attempt {
+	a := Attempt{Request: r, Trigger: r.Trigger, Start: c.deps.Now()}
+	defer func() {
+		a.Duration = c.deps.Now().Sub(a.Start)
+		c.deps.Report(a)
+	}()
+	if !manual {
+		if b, ok := c.failures.Get(r.Session); ok && a.Start.Before(b.until) {
+			a.Outcome, a.Failures = OutcomeBackoff, b.failures
+			return a
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.Timeout)
 	defer cancel()
-
-	m, outcome, err := c.compact(ctx, r, a)
-	c.log(a, outcome, start)
-	if outcome == OutcomeFailed {
-		return nil, err
+	c.run(ctx, r, &a)
+	switch a.Outcome {
+	case OutcomeFailed:
+		var b backoff
+		c.failures.Update(r.Session, nil, func(old backoff) backoff {
+			b.failures = old.failures + 1
+			b.until = c.deps.Now().Add(c.cfg.Backoff << min(b.failures-1, maxBackoffDoublings))
+			return b
+		})
+		a.Failures = b.failures
+	case OutcomeCompacted:
+		c.failures.Delete(r.Session)
 	}
-	return m, nil
+	return a
 }
 
-func validateRequest(r Request) error {
-	switch {
-	case r.Service == nil:
-		return &ConfigError{"Request.Service", "required"}
-	case r.AppName == "" || r.UserID == "" || r.SessionID == "":
-		return &ConfigError{"Request", "AppName, UserID and SessionID are required"}
-	case r.TokenLimit < 0:
-		return &ConfigError{"Request.TokenLimit", "must be ≥ 0"}
-	}
-	switch r.Trigger {
-	case TriggerInvocations, TriggerTokens, TriggerManual:
-	default:
-		return &ConfigError{"Request.Trigger", fmt.Sprintf("unknown trigger %q", r.Trigger)}
-	}
-	if r.Live != nil && (r.Live.ID() != r.SessionID || r.Live.AppName() != r.AppName || r.Live.UserID() != r.UserID) {
-		return &ConfigError{"Request.Live", "names another session"}
-	}
-	return nil
-}
-
-func (c *Compactor) getRaw(ctx context.Context, r Request) (session.Session, []*session.Event, error) {
-	resp, err := r.Service.Get(ctx, &session.GetRequest{AppName: r.AppName, UserID: r.UserID, SessionID: r.SessionID})
+func (c *Compactor) run(ctx context.Context, r Request, a *Attempt) {
+	fail := func(err error) { a.Outcome, a.Err = OutcomeFailed, err }
+	events, _, err := c.deps.Store.Load(ctx, r.Session)
 	if err != nil {
-		return nil, nil, err
+		fail(err)
+		return
 	}
-	if resp == nil || resp.Session == nil {
-		return nil, nil, fmt.Errorf("compaction: Get returned no session")
+	p := c.deps.Viewer.plan(events)
+	params := windowParams{
+		trigger:           r.Trigger,
+		interval:          c.cfg.Interval,
+		overlap:           c.cfg.Overlap,
+		retainInvocations: c.cfg.RetainRecentInvocations,
+		tokenLimit:        r.TokenLimit,
+		running:           r.Invocation,
+		live:              r.Live,
 	}
-	return resp.Session, RawEvents(resp.Session), nil
-}
-
-func (c *Compactor) compact(ctx context.Context, r Request, a *attempt) (*Marker, string, error) {
-	// 1. Snapshot.
-	var raw []*session.Event
-	if r.Live != nil {
-		raw = RawEvents(r.Live)
-	} else {
-		_, evs, err := c.getRaw(ctx, r)
-		if err != nil {
-			a.err = err
-			return nil, OutcomeFailed, err
+	if r.TokenLimit > 0 {
+		params.retainTokens = c.cfg.retainTokens(r.TokenLimit)
+	}
+	// Each isolation scope is compacted on its own (adk-go v1 has only "").
+	var w *window
+	reason := reasonEmpty
+	for _, scope := range scopesOf(events) {
+		params.scope = scope
+		if w, reason = selectWindow(events, p, params); w != nil {
+			break
 		}
-		raw = evs
 	}
-
-	// 2. Select.
-	retain := c.cfg.RetainRecentTokens
-	if retain == 0 && r.TokenLimit > 0 {
-		retain = int(float64(r.TokenLimit) * DefaultRetainFraction)
-	}
-	w, reason := selectWindow(raw, windowParams{
-		trigger:      r.Trigger,
-		interval:     c.cfg.Interval,
-		overlap:      c.cfg.Overlap,
-		retainTokens: retain,
-		retainEvents: c.cfg.RetainRecentEvents,
-		tokenLimit:   r.TokenLimit,
-		live:         r.Live != nil,
-		running:      r.InvocationID,
-	}, c.cfg.Logger)
 	if w == nil {
-		a.reason = reason
-		return nil, OutcomeNothingToDo, nil
+		a.Outcome, a.Reason = OutcomeNothing, reason
+		return
 	}
-	a.trigger = w.trigger
-	if a.invocationID == "" {
-		a.invocationID = w.runningInv
+	a.EventsCovered, a.InvocationsCovered, a.OriginalTokens = len(w.covered), w.m.Invocations, w.original
+	if prev := p.live[params.scope].m; prev != nil {
+		a.InvocationsCovered -= prev.Invocations
 	}
-	a.eventsCovered = w.m.EventCount
-	a.excluded = len(w.m.ExcludedEventIDs)
-	a.original = w.originalTokens
 
-	// 3. Summarize (fallback on failure).
-	sum, err := runSummarizer(ctx, c.cfg.Summarizer, w.input)
-	a.summarizer = summarizerName(c.cfg.Summarizer)
+	// Summarize, falling back on failure; a summary must be smaller than what it replaces.
+	w.input.Limits = c.deps.Limits
+	limit := c.cfg.maxSummaryTokens(r.Limits)
+	bound := min(limit, max(w.original-1, 1))
+	sum, err := runSummarizer(ctx, c.cfg.Summarizer, w.input, bound)
+	a.Summarizer = summarizerName(c.cfg.Summarizer)
 	if err != nil && c.cfg.Fallback != nil {
-		a.primaryErr = err
-		a.fallbackUsed = true
-		a.summarizer = summarizerName(c.cfg.Fallback)
-		sum, err = runSummarizer(ctx, c.cfg.Fallback, w.input)
+		a.PrimaryErr, a.FallbackUsed, a.Summarizer = err, true, summarizerName(c.cfg.Fallback)
+		sum, err = runSummarizer(ctx, c.cfg.Fallback, w.input, bound)
+	}
+	var rej *SummaryRejectedError
+	if errors.As(err, &rej) && rej.Reason == "too_large" && rej.Tokens <= limit {
+		// Not a failure: the history is still too small to be worth summarizing.
+		a.Outcome, a.Reason, a.PrimaryErr = OutcomeNothing, "summary_not_smaller", nil
+		return
 	}
 	if err != nil {
-		a.err = err
-		return nil, OutcomeFailed, err
+		fail(err)
+		return
 	}
 	if sum == nil {
-		a.reason = "summarizer_nothing_to_do"
-		return nil, OutcomeNothingToDo, nil
+		a.Outcome, a.Reason = OutcomeNothing, "summarizer_nothing_to_do"
+		return
 	}
-	a.summarizer = sum.Summarizer
-	a.summarizerCall = sum.Usage
-
 	m := w.m
-	m.CompactedContent = sum.Content
-	m.OriginalTokens = w.originalTokens
+	m.CompactedContent, m.Ledger = sum.Content, w.input.Ledger
 	m.CompactedTokens = budget.EstimateContent(sum.Content)
-	if m.CompactedTokens > 0 {
-		m.CompressionRatio = float64(m.OriginalTokens) / float64(m.CompactedTokens)
-	}
-	m.Trigger = string(w.trigger)
+	m.OriginalTokens = w.original
+	m.CompressionRatio = float64(m.OriginalTokens) / float64(max(m.CompactedTokens, 1))
 	m.Summarizer = sum.Summarizer
-	a.compacted = m.CompactedTokens
-	if err := m.Validate(); err != nil {
-		a.err = err
-		return nil, OutcomeFailed, err
-	}
-
-	// 4. Re-read and check for conflicts.
-	fresh, freshRaw, err := c.getRaw(ctx, r)
+	a.Summarizer, a.SummarizerUsage, a.CompactedTokens = sum.Summarizer, sum.Usage, m.CompactedTokens
+	md, err := markerMetadata(m)
 	if err != nil {
-		a.err = err
-		return nil, OutcomeFailed, err
-	}
-	if why := conflict(raw, freshRaw, m); why != "" {
-		a.reason = why
-		return nil, OutcomeDiscardedConflict, nil
+		fail(err)
+		return
 	}
 
-	// 5. Append.
-	ts := c.cfg.Now()
-	lastUS := w.lastStreamTS
-	for _, e := range freshRaw {
-		if e != nil && e.Timestamp.UnixMicro() > lastUS {
-			lastUS = e.Timestamp.UnixMicro()
+	// Store it, unless a newer marker of the scope landed meanwhile. One retry: the database
+	// service refuses an append through a handle older than the session's last update.
+	for try := 0; ; try++ {
+		fresh, handle, err := c.deps.Store.Load(ctx, r.Session)
+		if err != nil {
+			fail(err)
+			return
 		}
-	}
-	if minTS := time.UnixMicro(lastUS + 1); ts.Before(minTS) {
-		ts = minTS
-	}
-	inv := r.InvocationID
-	if inv == "" {
-		inv = m.LastInvocationID
-	}
-	ev := NewMarkerEvent(m, inv, ts)
-	if ev == nil {
-		err := &ConfigError{"Marker", "cannot be encoded"}
-		a.err = err
-		return nil, OutcomeFailed, err
-	}
-	target := fresh
-	if r.Live != nil {
-		target = r.Live
-	}
-	if _, wrapped := r.Service.(*Service); !wrapped {
-		target = Unwrap(target)
-	}
-	if err := r.Service.AppendEvent(ctx, target, ev); err != nil {
-		if reason := appendConflict(err); reason != "" {
-			a.reason = reason
-			return nil, OutcomeDiscardedConflict, nil
+		if newerMarker(c.deps.Viewer, events, fresh, m.Scope) {
+			a.Outcome, a.Reason = OutcomeConflict, "newer_marker"
+			return
 		}
-		a.err = err
-		return nil, OutcomeFailed, err
+		id, err := c.deps.Store.Append(ctx, handle, r.Invocation, appendTime(fresh, c.deps.Now()), md)
+		if err == nil {
+			a.Outcome, a.Marker, a.MarkerID = OutcomeCompacted, m, id
+			return
+		}
+		if try == 1 || ctx.Err() != nil {
+			fail(err)
+			return
+		}
+		events = fresh
 	}
-	return m, OutcomeCompacted, nil
 }
 
-// appendConflict classifies an append error caused by a concurrent writer
-// (the database service's stale-session check, SQLite's busy/locked): the
-// summary is discarded, the next trigger recomputes it.
-func appendConflict(err error) string {
-	msg := err.Error()
-	switch {
-	case strings.Contains(msg, "stale session"):
-		return "stale_session"
-	case strings.Contains(msg, "database is locked"), strings.Contains(msg, "SQLITE_BUSY"):
-		return "database_busy"
+// scopesOf returns the isolation scopes of events, "" first.
+func scopesOf(events []Event) []string {
+	scopes := []string{""}
+	seen := map[string]bool{"": true}
+	for i := range events {
+		if s := events[i].Scope; !seen[s] {
+			seen[s] = true
+			scopes = append(scopes, s)
+		}
 	}
-	return ""
+	return scopes
 }
 
-// conflict reports why the summary of m (selected from snapshot) must be
-// discarded given the freshly read stream, or "".
-func conflict(snapshot, fresh []*session.Event, m *Marker) string {
+// newerMarker reports whether fresh holds a valid marker of scope that snapshot did not.
+func newerMarker(v *Viewer, snapshot, fresh []Event, scope string) bool {
 	known := make(map[string]bool, len(snapshot))
-	for _, e := range snapshot {
-		if e != nil {
-			known[e.ID] = true
-		}
+	for i := range snapshot {
+		known[snapshot[i].ID] = true
 	}
-	startUS, endUS := micros(m.StartTimestamp), micros(m.EndTimestamp)
-	for _, e := range fresh {
-		if e == nil || known[e.ID] {
+	for i := range fresh {
+		e := &fresh[i]
+		if known[e.ID] || !hasRecord(e) {
 			continue
 		}
-		if IsCompactionEvent(e) {
-			om, err := ReadMarker(e)
-			if err != nil {
-				continue // an invalid marker hides nothing
-			}
-			if micros(om.StartTimestamp) <= endUS && micros(om.EndTimestamp) >= startUS {
-				return "newer_marker"
-			}
-			continue
-		}
-		if ts := e.Timestamp.UnixMicro(); ts >= startUS && ts <= endUS {
-			return "event_in_range"
+		if m, err := v.read(e); err == nil && m.Scope == scope {
+			return true
 		}
 	}
-	return ""
+	return false
+}
+
+// appendTime is the marker event's timestamp: now, but never before the newest stored event
+// (the database service orders events by timestamp and checks a session's last update time).
+func appendTime(events []Event, now time.Time) time.Time {
+	for i := range events {
+		if t := events[i].Timestamp.Add(time.Microsecond); t.After(now) {
+			now = t
+		}
+	}
+	return now
 }

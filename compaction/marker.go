@@ -2,210 +2,173 @@ package compaction
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-	"google.golang.org/adk/session"
 	"google.golang.org/genai"
 )
 
-// MetadataKey is the key under which a compaction marker is stored in
-// [session.Event.CustomMetadata]. adk-go v1.7.0's EventActions has no
-// compaction field, so the marker travels in CustomMetadata, which survives
-// the in-memory, database and Vertex AI session services.
+// MetadataKey is the key under which a compaction marker is stored in an event's
+// CustomMetadata. adk-go v1's EventActions has no compaction field, so the marker travels in
+// CustomMetadata, which the in-memory, database and Vertex AI session services all keep.
 const MetadataKey = "_adk_compaction"
 
-// MarkerVersion is the version of the stored marker record written by this
-// package. Readers accept records without a version (treated as version 1)
-// and records with a higher version (unknown keys are ignored).
-const MarkerVersion = 1
-
-// SummaryHeader starts the text of every summary the view emits, so the model
-// reads the summary as what it is.
+// SummaryHeader starts the text of every summary a view shows, so the model reads the summary
+// as what it is.
 const SummaryHeader = "[Summary of earlier conversation]"
 
-// Trigger values recorded in [Marker.Trigger].
+// markerVersion is the version of the records this package writes. Version 1 records (adkctx's
+// first release: ranges by timestamps and positions) are still read; see Marker.
+const markerVersion = 2
+
+// Trigger says why a compaction ran.
+type Trigger string
+
+// The triggers.
 const (
-	TriggerInvocations = "invocations"
-	TriggerTokens      = "tokens"
-	TriggerManual      = "manual"
+	// TriggerInvocations: θ invocations beyond the retained tail were not yet summarized
+	// (sliding window, after an invocation).
+	TriggerInvocations Trigger = "invocations"
+	// TriggerTokens: a request passed the soft limit.
+	TriggerTokens Trigger = "tokens"
+	// TriggerManual: the application asked (Hooks.Compact).
+	TriggerManual Trigger = "manual"
 )
 
-// Marker is one compaction: it replaces the events of its range (the ones
-// appended before the marker) with CompactedContent.
+// Marker is one compaction: CompactedContent replaces the events it covers.
 //
-// The first three fields convert 1:1 to adk-python's and upstream adk-go
-// v2's EventCompaction (see [Marker.EventCompaction]); the ids make the range
-// exact even when several events share a timestamp.
+// A marker covers the events listed in EventIDs plus every event the marker named by Previous
+// covers (recursively): a marker chain. Coverage is by event id, never by position or
+// timestamp, so an event stored late (a replica with a lagging clock) is never hidden without
+// having been summarized. When several valid markers exist, the one with the highest Seq wins
+// (see View); its summary rolls up every earlier one.
+//
+// StartTimestamp, EndTimestamp and CompactedContent convert 1:1 to adk-python's and adk-go
+// v2's EventCompaction record (see EventCompaction).
 type Marker struct {
-	// StartTimestamp and EndTimestamp are the timestamps, in seconds since
-	// the Unix epoch, of the first and the last covered events. Compare at
-	// microsecond precision (the database service truncates to µs); use
-	// [Seconds] to convert.
+	// Seq is the marker's generation: 1 for the first, 1 + the Seq of Previous otherwise.
+	Seq int
+	// Previous is the id of the marker event this one rolls up ("" for the first).
+	Previous string
+	// EventIDs are the events this marker covers besides those its Previous covers.
+	EventIDs []string
+	// Scope is the isolation scope of the covered events (adk-go v2; "" in v1).
+	Scope string
+	// StartTimestamp and EndTimestamp are the smallest and largest timestamps of all covered
+	// events (the chain included), in seconds since the Unix epoch.
 	StartTimestamp, EndTimestamp float64
-	// CompactedContent replaces the covered events (typically a summary).
+	// CompactedContent is the summary (without SummaryHeader, which the view adds).
 	CompactedContent *genai.Content
-
-	// FirstEventID and LastEventID are the ids of the first and the last
-	// covered events (in stream order); FirstInvocationID and
-	// LastInvocationID their invocation ids.
+	// Ledger is the exact record of what the covered events did (files, tool counts, user
+	// instructions, errors); the next compaction continues it instead of counting again.
+	Ledger *Ledger
+	// FirstEventID, LastEventID, FirstInvocationID and LastInvocationID name the oldest and the
+	// newest covered events (the chain included), in stream order.
 	FirstEventID, LastEventID           string
 	FirstInvocationID, LastInvocationID string
-	// EdgeEventIDs lists the covered events whose timestamp equals
-	// StartTimestamp or EndTimestamp (at µs precision). An event at an edge
-	// timestamp that is not listed here (nor First/LastEventID) is not
-	// covered, which keeps ties exact.
-	EdgeEventIDs []string
-	// ExcludedEventIDs lists events positioned inside the range that the
-	// marker does NOT cover (pending long-running calls, tool
-	// confirmations); they stay raw in the view.
-	ExcludedEventIDs []string
-
-	// EventCount is the number of covered events (≥ 1).
-	EventCount int
-	// OriginalTokens and CompactedTokens are estimates of the covered
-	// events' and of CompactedContent's size; CompressionRatio is
-	// OriginalTokens / CompactedTokens (0 when unknown).
+	// EventCount and Invocations count every covered event and invocation (the chain included).
+	EventCount, Invocations int
+	// KeepInvocations is the raw tail, in whole invocations, that later sliding-window
+	// compactions keep (at least Config.RetainRecentInvocations): a token-triggered compaction
+	// sets it to the tail it kept, so a sliding window never wipes that tail.
+	KeepInvocations int
+	// OriginalTokens estimates what the covered part weighed in the view before (the previous
+	// summary included); CompactedTokens the summary; CompressionRatio is their ratio.
 	OriginalTokens, CompactedTokens int
 	CompressionRatio                float64
-	// Trigger is what caused the compaction: "invocations", "tokens" or
-	// "manual".
-	Trigger string
-	// Summarizer names the summarizer that produced CompactedContent.
+	Trigger                         Trigger
+	// Summarizer names the summarizer that wrote CompactedContent.
 	Summarizer string
-	// Version is the record version; 0 means [MarkerVersion] when written.
-	Version int
+
+	// Version is the record's version: 2, or 1 for a record written by adkctx's first release.
+	// A version 1 record has no Seq and no EventIDs; it covers, like before, the events between
+	// FirstEventID and LastEventID whose timestamps lie inside its range (EdgeEventIDs settle
+	// ties at the edges; ExcludedEventIDs stay raw).
+	Version                        int
+	EdgeEventIDs, ExcludedEventIDs []string
 }
 
-// InvalidMarkerError reports a marker record that cannot be used. Events
-// carrying one are ignored by [View] (with a warning) and hide nothing.
-type InvalidMarkerError struct {
-	// EventID is the id of the event carrying the record ("" if unknown).
-	EventID string
-	// Reason says what is wrong (no conversation text).
-	Reason string
-	// Err is the underlying decoding error, if any.
-	Err error
-}
-
-func (e *InvalidMarkerError) Error() string {
-	msg := "compaction: invalid marker"
-	if e.EventID != "" {
-		msg += " in event " + e.EventID
-	}
-	msg += ": " + e.Reason
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg
-}
-
-func (e *InvalidMarkerError) Unwrap() error { return e.Err }
-
-// ErrNoMarker is returned by [ReadMarker] when the event
-// carries no marker at all.
-var ErrNoMarker = errors.New("compaction: event carries no marker")
-
-// Seconds converts t to float seconds since the Unix epoch at microsecond
-// precision, the unit of [Marker.StartTimestamp] / [Marker.EndTimestamp].
-func Seconds(t time.Time) float64 {
-	return float64(t.UnixMicro()) / 1e6
-}
-
-// Time converts float seconds since the Unix epoch back to a time at
-// microsecond precision.
-func Time(seconds float64) time.Time {
-	return time.UnixMicro(micros(seconds))
-}
-
-// micros converts float seconds to whole microseconds (rounded).
-func micros(seconds float64) int64 {
-	return int64(math.Round(seconds * 1e6))
-}
-
-// eventMicros is an event's timestamp at the precision markers use.
-func eventMicros(e *session.Event) int64 {
-	return e.Timestamp.UnixMicro()
-}
-
-// Start returns StartTimestamp as a time (µs precision).
-func (m *Marker) Start() time.Time { return Time(m.StartTimestamp) }
-
-// End returns EndTimestamp as a time (µs precision).
-func (m *Marker) End() time.Time { return Time(m.EndTimestamp) }
-
-// EventCompaction returns the record in the shape of adk-python's and
-// upstream adk-go v2's EventCompaction (JSON keys startTimestamp,
-// endTimestamp, compactedContent), as a JSON-compatible map.
-func (m *Marker) EventCompaction() map[string]any {
-	return map[string]any{
-		"startTimestamp":   m.StartTimestamp,
-		"endTimestamp":     m.EndTimestamp,
-		"compactedContent": contentToMap(m.CompactedContent),
-	}
-}
-
-// wireMarker is the stored JSON shape.
-type wireMarker struct {
+// record is the stored JSON shape.
+type record struct {
 	Version           *int           `json:"version,omitempty"`
+	Seq               int            `json:"seq,omitempty"`
+	Previous          string         `json:"previousMarkerId,omitempty"`
+	EventIDs          []string       `json:"eventIds,omitempty"`
+	Scope             string         `json:"scope,omitempty"`
 	StartTimestamp    *float64       `json:"startTimestamp"`
 	EndTimestamp      *float64       `json:"endTimestamp"`
 	CompactedContent  *genai.Content `json:"compactedContent"`
+	Ledger            *Ledger        `json:"ledger,omitempty"`
 	FirstEventID      string         `json:"firstEventId"`
 	LastEventID       string         `json:"lastEventId"`
 	FirstInvocationID string         `json:"firstInvocationId,omitempty"`
 	LastInvocationID  string         `json:"lastInvocationId,omitempty"`
-	EdgeEventIDs      []string       `json:"edgeEventIds,omitempty"`
-	ExcludedEventIDs  []string       `json:"excludedEventIds,omitempty"`
 	EventCount        *int           `json:"eventCount"`
+	Invocations       int            `json:"invocations,omitempty"`
+	KeepInvocations   int            `json:"keepInvocations,omitempty"`
 	OriginalTokens    int            `json:"originalTokens"`
 	CompactedTokens   int            `json:"compactedTokens"`
 	CompressionRatio  float64        `json:"compressionRatio"`
-	Trigger           string         `json:"trigger,omitempty"`
+	Trigger           Trigger        `json:"trigger,omitempty"`
 	Summarizer        string         `json:"summarizer,omitempty"`
+	EdgeEventIDs      []string       `json:"edgeEventIds,omitempty"`
+	ExcludedEventIDs  []string       `json:"excludedEventIds,omitempty"`
 }
 
-func (m *Marker) wire() wireMarker {
-	v := m.Version
-	if v == 0 {
-		v = MarkerVersion
+// InvalidMarkerError reports a marker record that cannot be used. A view ignores such a record
+// (with a warning) and hides nothing because of it.
+type InvalidMarkerError struct {
+	EventID string
+	Reason  string // what is wrong; never conversation text
+}
+
+func (e *InvalidMarkerError) Error() string {
+	if e.EventID == "" {
+		return "compaction: invalid marker: " + e.Reason
 	}
-	start, end, count := m.StartTimestamp, m.EndTimestamp, m.EventCount
+	return "compaction: invalid marker in event " + e.EventID + ": " + e.Reason
+}
+
+// seconds converts t to float seconds since the Unix epoch at microsecond precision, the unit
+// of the record's timestamps.
+func seconds(t time.Time) float64 { return float64(t.UnixMicro()) / 1e6 }
+
+// micros converts float seconds to whole microseconds (rounded).
+func micros(s float64) int64 { return int64(math.Round(s * 1e6)) }
+
+// EventCompaction returns the record in the shape of adk-python's and adk-go v2's
+// EventCompaction (JSON keys startTimestamp, endTimestamp, compactedContent).
+func (m *Marker) EventCompaction() map[string]any {
+	out := map[string]any{"startTimestamp": m.StartTimestamp, "endTimestamp": m.EndTimestamp}
+	if b, err := json.Marshal(m.CompactedContent); err == nil {
+		var c map[string]any
+		if json.Unmarshal(b, &c) == nil {
+			out["compactedContent"] = c
+		}
+	}
+	return out
+}
+
+// encode returns the record as the JSON-compatible map stored under MetadataKey: the exact shape
+// a database round trip produces (numbers as float64, lists as []any), so in-memory and database
+// sessions hold the same value.
+func (m *Marker) encode() (map[string]any, error) {
+	v, start, end, count := markerVersion, m.StartTimestamp, m.EndTimestamp, m.EventCount
 	ratio := m.CompressionRatio
-	if math.IsNaN(ratio) || math.IsInf(ratio, 0) {
+	if !finite(ratio) {
 		ratio = 0
 	}
-	return wireMarker{
-		Version:           &v,
-		StartTimestamp:    &start,
-		EndTimestamp:      &end,
-		CompactedContent:  m.CompactedContent,
-		FirstEventID:      m.FirstEventID,
-		LastEventID:       m.LastEventID,
-		FirstInvocationID: m.FirstInvocationID,
-		LastInvocationID:  m.LastInvocationID,
-		EdgeEventIDs:      m.EdgeEventIDs,
-		ExcludedEventIDs:  m.ExcludedEventIDs,
-		EventCount:        &count,
-		OriginalTokens:    m.OriginalTokens,
-		CompactedTokens:   m.CompactedTokens,
-		CompressionRatio:  ratio,
-		Trigger:           m.Trigger,
-		Summarizer:        m.Summarizer,
-	}
-}
-
-// Map returns the marker as the JSON-compatible map stored in
-// CustomMetadata[MetadataKey]: the exact shape a database round-trip
-// produces (numbers as float64, lists as []any, nested maps), so in-memory
-// and database sessions hold the same value. It returns an error only when
-// the marker cannot be encoded (e.g. a NaN timestamp).
-func (m *Marker) Map() (map[string]any, error) {
-	b, err := json.Marshal(m.wire())
+	b, err := json.Marshal(record{
+		Version: &v, Seq: m.Seq, Previous: m.Previous, EventIDs: m.EventIDs, Scope: m.Scope,
+		StartTimestamp: &start, EndTimestamp: &end, CompactedContent: m.CompactedContent, Ledger: m.Ledger,
+		FirstEventID: m.FirstEventID, LastEventID: m.LastEventID,
+		FirstInvocationID: m.FirstInvocationID, LastInvocationID: m.LastInvocationID,
+		EventCount: &count, Invocations: m.Invocations, KeepInvocations: m.KeepInvocations,
+		OriginalTokens: m.OriginalTokens, CompactedTokens: m.CompactedTokens, CompressionRatio: ratio,
+		Trigger: m.Trigger, Summarizer: m.Summarizer,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("compaction: encode marker: %w", err)
 	}
@@ -216,34 +179,127 @@ func (m *Marker) Map() (map[string]any, error) {
 	return out, nil
 }
 
-// Validate reports whether the marker is usable (the same checks
-// [ReadMarker] applies), as an *InvalidMarkerError.
-func (m *Marker) Validate() error {
-	if m == nil {
-		return &InvalidMarkerError{Reason: "nil marker"}
+// markerMetadata returns the CustomMetadata of the event that stores m: {MetadataKey: record}.
+// The glue appends an event with this metadata, no content, author "user".
+func markerMetadata(m *Marker) (map[string]any, error) {
+	if err := m.validate(""); err != nil {
+		return nil, err
 	}
-	return validate(m, "")
+	rec, err := m.encode()
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{MetadataKey: rec}, nil
 }
 
-func validate(m *Marker, eventID string) error {
+// ReadMarker parses the marker record an event carries. It accepts what any session service
+// hands back (a map after a database round trip, or JSON text). It returns (nil, nil) when e
+// carries no record and an *InvalidMarkerError when the record cannot be used.
+func ReadMarker(e *Event) (*Marker, error) {
+	if !hasRecord(e) {
+		return nil, nil
+	}
+	return parseRecord(e.Metadata[MetadataKey], e.ID)
+}
+
+func parseRecord(raw any, eventID string) (m *Marker, err error) {
+	bad := func(reason string) error { return &InvalidMarkerError{EventID: eventID, Reason: reason} }
+	defer func() {
+		// A record may hold anything a caller stored; never let it crash history building.
+		if r := recover(); r != nil {
+			m, err = nil, bad(fmt.Sprintf("cannot decode record (%T)", raw))
+		}
+	}()
+	var data []byte
+	switch v := raw.(type) {
+	case map[string]any:
+		if data, err = json.Marshal(v); err != nil {
+			return nil, bad("cannot encode record")
+		}
+	case string:
+		data = []byte(v)
+	case []byte:
+		data = v
+	case json.RawMessage:
+		data = v
+	default:
+		return nil, bad(fmt.Sprintf("unsupported record type %T", raw))
+	}
+	var r record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, bad("record does not decode")
+	}
+	if r.StartTimestamp == nil || r.EndTimestamp == nil {
+		return nil, bad("missing startTimestamp or endTimestamp")
+	}
+	if r.EventCount == nil {
+		return nil, bad("missing eventCount")
+	}
+	m = &Marker{
+		Seq: r.Seq, Previous: r.Previous, EventIDs: r.EventIDs, Scope: r.Scope,
+		StartTimestamp: *r.StartTimestamp, EndTimestamp: *r.EndTimestamp,
+		CompactedContent: r.CompactedContent, Ledger: r.Ledger,
+		FirstEventID: r.FirstEventID, LastEventID: r.LastEventID,
+		FirstInvocationID: r.FirstInvocationID, LastInvocationID: r.LastInvocationID,
+		EventCount: *r.EventCount, Invocations: r.Invocations, KeepInvocations: r.KeepInvocations,
+		OriginalTokens: r.OriginalTokens, CompactedTokens: r.CompactedTokens, CompressionRatio: r.CompressionRatio,
+		Trigger: r.Trigger, Summarizer: r.Summarizer,
+		Version: 1, EdgeEventIDs: r.EdgeEventIDs, ExcludedEventIDs: r.ExcludedEventIDs,
+	}
+	if r.Version != nil {
+		m.Version = *r.Version
+	}
+	if c := m.CompactedContent; c != nil {
+		parts := c.Parts[:0]
+		for _, p := range c.Parts {
+			if p != nil {
+				parts = append(parts, p)
+			}
+		}
+		c.Parts = parts
+	}
+	if err := m.validate(eventID); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// legacy reports whether m is a version 1 record (range rules instead of an id list).
+func (m *Marker) legacy() bool { return m.Version < 2 }
+
+func (m *Marker) validate(eventID string) error {
 	bad := func(reason string) error { return &InvalidMarkerError{EventID: eventID, Reason: reason} }
 	switch {
+	case m == nil:
+		return bad("nil marker")
 	case !finite(m.StartTimestamp) || !finite(m.EndTimestamp):
 		return bad("non-finite timestamp")
 	case m.StartTimestamp <= 0 || m.EndTimestamp <= 0:
 		return bad("missing or non-positive timestamp")
 	case micros(m.EndTimestamp) < micros(m.StartTimestamp):
 		return bad("inverted range (endTimestamp < startTimestamp)")
-	case m.FirstEventID == "" || m.LastEventID == "":
-		return bad("missing firstEventId or lastEventId")
 	case m.EventCount < 1:
 		return bad("empty range (eventCount < 1)")
-	case m.CompactedContent == nil:
-		return bad("missing compactedContent")
-	case !hasText(m.CompactedContent):
+	case m.CompactedContent == nil || !hasText(m.CompactedContent):
 		return bad("compactedContent has no text")
 	case m.Version < 0:
 		return bad("negative version")
+	}
+	if m.legacy() {
+		if m.FirstEventID == "" || m.LastEventID == "" {
+			return bad("missing firstEventId or lastEventId")
+		}
+		return nil
+	}
+	switch {
+	case m.Seq < 1:
+		return bad("seq must be ≥ 1")
+	case len(m.EventIDs) == 0:
+		return bad("no eventIds")
+	case m.Seq > 1 && m.Previous == "":
+		return bad("seq > 1 without previousMarkerId")
+	case m.EventCount < len(m.EventIDs):
+		return bad("eventCount below the number of eventIds")
 	}
 	return nil
 }
@@ -252,257 +308,9 @@ func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 func hasText(c *genai.Content) bool {
 	for _, p := range c.Parts {
-		if p != nil && strings.TrimSpace(p.Text) != "" && !p.Thought {
+		if p != nil && !p.Thought && strings.TrimSpace(p.Text) != "" {
 			return true
 		}
 	}
 	return false
-}
-
-// IsCompactionEvent reports whether e carries a compaction marker record
-// (valid or not). Such events never appear in the [View].
-func IsCompactionEvent(e *session.Event) bool {
-	if e == nil || e.CustomMetadata == nil {
-		return false
-	}
-	v, ok := e.CustomMetadata[MetadataKey]
-	return ok && v != nil
-}
-
-// ReadMarker parses the marker carried by e. It accepts what any session
-// service hands back: the map written by [NewMarkerEvent] after a database
-// round-trip (map[string]any, float64 numbers, []any), a *Marker or Marker
-// value, json.RawMessage, []byte or a JSON string. It returns [ErrNoMarker]
-// when e carries no marker and an *InvalidMarkerError when the record does
-// not parse, has an inverted or empty range, or lacks ids or content. The
-// returned marker shares nothing with e.
-func ReadMarker(e *session.Event) (*Marker, error) {
-	if !IsCompactionEvent(e) {
-		return nil, ErrNoMarker
-	}
-	return parseMarker(e.CustomMetadata[MetadataKey], e.ID)
-}
-
-// ParseMarker parses a marker record value (the value stored under
-// [MetadataKey]) the way [ReadMarker] does.
-func ParseMarker(v any) (*Marker, error) {
-	if v == nil {
-		return nil, &InvalidMarkerError{Reason: "nil record"}
-	}
-	return parseMarker(v, "")
-}
-
-func parseMarker(raw any, eventID string) (m *Marker, err error) {
-	defer func() {
-		// encoding/json does not panic on JSON-decoded values, but a caller
-		// may have stored anything; never let a record crash history
-		// building.
-		if r := recover(); r != nil {
-			m, err = nil, &InvalidMarkerError{EventID: eventID, Reason: fmt.Sprintf("cannot decode record (%T)", raw)}
-		}
-	}()
-	var w wireMarker
-	if v, ok := raw.(map[string]any); ok {
-		if fw, ok := fastWire(v); ok {
-			return fromWire(fw, eventID)
-		}
-	}
-	var data []byte
-	switch v := raw.(type) {
-	case *Marker:
-		if v == nil {
-			return nil, &InvalidMarkerError{EventID: eventID, Reason: "nil *Marker"}
-		}
-		data, err = json.Marshal(v.wire())
-	case Marker:
-		data, err = json.Marshal(v.wire())
-	case json.RawMessage:
-		data = v
-	case []byte:
-		data = v
-	case string:
-		data = []byte(v)
-	case map[string]any:
-		data, err = json.Marshal(v)
-	default:
-		return nil, &InvalidMarkerError{EventID: eventID, Reason: fmt.Sprintf("unsupported record type %T", raw)}
-	}
-	if err != nil {
-		return nil, &InvalidMarkerError{EventID: eventID, Reason: "cannot encode record", Err: err}
-	}
-	if err := json.Unmarshal(data, &w); err != nil {
-		return nil, &InvalidMarkerError{EventID: eventID, Reason: "record does not decode", Err: err}
-	}
-	return fromWire(w, eventID)
-}
-
-// fromWire converts and validates a decoded record.
-func fromWire(w wireMarker, eventID string) (*Marker, error) {
-	if w.StartTimestamp == nil || w.EndTimestamp == nil {
-		return nil, &InvalidMarkerError{EventID: eventID, Reason: "missing startTimestamp or endTimestamp"}
-	}
-	if w.EventCount == nil {
-		return nil, &InvalidMarkerError{EventID: eventID, Reason: "missing eventCount"}
-	}
-	out := &Marker{
-		StartTimestamp:    *w.StartTimestamp,
-		EndTimestamp:      *w.EndTimestamp,
-		CompactedContent:  w.CompactedContent,
-		FirstEventID:      w.FirstEventID,
-		LastEventID:       w.LastEventID,
-		FirstInvocationID: w.FirstInvocationID,
-		LastInvocationID:  w.LastInvocationID,
-		EdgeEventIDs:      w.EdgeEventIDs,
-		ExcludedEventIDs:  w.ExcludedEventIDs,
-		EventCount:        *w.EventCount,
-		OriginalTokens:    w.OriginalTokens,
-		CompactedTokens:   w.CompactedTokens,
-		CompressionRatio:  w.CompressionRatio,
-		Trigger:           w.Trigger,
-		Summarizer:        w.Summarizer,
-		Version:           MarkerVersion,
-	}
-	if w.Version != nil {
-		out.Version = *w.Version
-	}
-	if out.CompactedContent != nil {
-		// Drop nil parts a hand-written record may contain.
-		parts := out.CompactedContent.Parts[:0]
-		for _, p := range out.CompactedContent.Parts {
-			if p != nil {
-				parts = append(parts, p)
-			}
-		}
-		out.CompactedContent.Parts = parts
-	}
-	if err := validate(out, eventID); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// NewMarkerEvent returns a new event carrying m under
-// CustomMetadata[MetadataKey] (as the JSON-compatible map of [Marker.Map]).
-// The event has no Content, so adk-go's history building skips it even when
-// the session is not read through [View]; its Author is "user", its ID a new
-// UUID and its Timestamp ts. It returns nil when m cannot be encoded (a NaN
-// timestamp); validate m first with [Marker.Validate].
-func NewMarkerEvent(m *Marker, invocationID string, ts time.Time) *session.Event {
-	if m == nil {
-		return nil
-	}
-	rec, err := m.Map()
-	if err != nil {
-		return nil
-	}
-	ev := &session.Event{
-		ID:           uuid.NewString(),
-		Timestamp:    ts,
-		InvocationID: invocationID,
-		Author:       "user",
-		Actions: session.EventActions{
-			StateDelta:    map[string]any{},
-			ArtifactDelta: map[string]int64{},
-		},
-	}
-	ev.CustomMetadata = map[string]any{MetadataKey: rec}
-	return ev
-}
-
-// SetMarker stores m in e.CustomMetadata[MetadataKey] (as [Marker.Map]),
-// replacing e.CustomMetadata with a copy so a map shared with other events
-// is never mutated. It validates m first (*InvalidMarkerError). Use it for
-// an event the caller is building, e.g. in a plugin's OnEvent callback;
-// [NewMarkerEvent] builds a fresh marker event.
-func SetMarker(e *session.Event, m *Marker) error {
-	if e == nil {
-		return &InvalidMarkerError{Reason: "nil event"}
-	}
-	if err := m.Validate(); err != nil {
-		return err
-	}
-	rec, err := m.Map()
-	if err != nil {
-		return &InvalidMarkerError{EventID: e.ID, Reason: "cannot encode marker", Err: err}
-	}
-	md := make(map[string]any, len(e.CustomMetadata)+1)
-	for k, v := range e.CustomMetadata {
-		md[k] = v
-	}
-	md[MetadataKey] = rec
-	e.CustomMetadata = md
-	return nil
-}
-
-func contentToMap(c *genai.Content) map[string]any {
-	if c == nil {
-		return nil
-	}
-	b, err := json.Marshal(c)
-	if err != nil {
-		return nil
-	}
-	var out map[string]any
-	if json.Unmarshal(b, &out) != nil {
-		return nil
-	}
-	return out
-}
-
-// SetRange fills m's range fields (timestamps, first/last event and
-// invocation ids, EdgeEventIDs, ExcludedEventIDs, EventCount) so that [View]
-// covers exactly the events stream[from..to] (inclusive, stream order) that
-// are not marker events and for which exclude (may be nil) returns false.
-// Excluded events inside the range are listed in ExcludedEventIDs and stay
-// raw in the view. StartTimestamp/EndTimestamp are the minimum/maximum
-// covered timestamps (µs), so out-of-order clocks stay covered. It returns
-// the number of covered events (also stored in EventCount); out-of-range
-// bounds are clamped. It does not touch CompactedContent or the token
-// fields.
-func (m *Marker) SetRange(stream []*session.Event, from, to int, exclude func(*session.Event) bool) int {
-	from = max(from, 0)
-	to = min(to, len(stream)-1)
-	m.FirstEventID, m.LastEventID = "", ""
-	m.FirstInvocationID, m.LastInvocationID = "", ""
-	m.EdgeEventIDs, m.ExcludedEventIDs = nil, nil
-	m.StartTimestamp, m.EndTimestamp = 0, 0
-	m.EventCount = 0
-	var covered []*session.Event
-	var minUS, maxUS int64
-	for i := from; i <= to; i++ {
-		e := stream[i]
-		if e == nil || IsCompactionEvent(e) {
-			continue
-		}
-		if exclude != nil && exclude(e) {
-			if e.ID != "" {
-				m.ExcludedEventIDs = append(m.ExcludedEventIDs, e.ID)
-			}
-			continue
-		}
-		ts := eventMicros(e)
-		if len(covered) == 0 || ts < minUS {
-			minUS = ts
-		}
-		if len(covered) == 0 || ts > maxUS {
-			maxUS = ts
-		}
-		covered = append(covered, e)
-	}
-	if len(covered) == 0 {
-		m.ExcludedEventIDs = nil
-		return 0
-	}
-	first, last := covered[0], covered[len(covered)-1]
-	m.FirstEventID, m.LastEventID = first.ID, last.ID
-	m.FirstInvocationID, m.LastInvocationID = first.InvocationID, last.InvocationID
-	m.StartTimestamp = float64(minUS) / 1e6
-	m.EndTimestamp = float64(maxUS) / 1e6
-	for _, e := range covered {
-		if ts := eventMicros(e); ts == minUS || ts == maxUS {
-			m.EdgeEventIDs = append(m.EdgeEventIDs, e.ID)
-		}
-	}
-	m.EventCount = len(covered)
-	return len(covered)
 }

@@ -5,67 +5,84 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/adkctx/adkctx/budget"
-	"google.golang.org/adk/session"
 	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/internal/errkind"
 )
 
-// Summary is what a [Summarizer] returns: the content that replaces the
-// summarized events (role "user"; plain text WITHOUT the
-// "[Summary of earlier conversation]" header, which [View] adds), the
-// usage of the call that produced it (zero for model-free summarizers) and
-// the summarizer's name (recorded in [Marker.Summarizer]).
+// Summarizer turns the events a compaction newly covers (plus the summary it rolls up) into the
+// content that replaces them. It returns (nil, nil) when there is nothing to summarize.
+// Implementations must be safe for concurrent use and should honour ctx; the compactor stops
+// waiting for them at Config.Timeout either way.
+type Summarizer interface {
+	Summarize(ctx context.Context, in SummaryInput) (*Summary, error)
+}
+
+// SummaryInput is what a Summarizer summarizes.
+type SummaryInput struct {
+	// Previous is the summary being rolled up (nil for the first compaction).
+	Previous *genai.Content
+	// Context are raw events just before Events, given again for continuity (Config.Overlap
+	// invocations). They are already summarized in Previous: do not count them again.
+	Context []Event
+	// Events are the events this summary newly covers, in stream order.
+	Events []Event
+	// Ledger is the exact record of everything covered, Events included: the user's goal and
+	// instructions, tool calls per path, errors, last answers.
+	Ledger *Ledger
+	// Limits returns the token limits the hooks apply to a model (their registry and
+	// Config.Models): a summarizer calling a model sizes its prompt with it. Nil: the built-in
+	// registry.
+	Limits func(model string) budget.Limits
+}
+
+func (in SummaryInput) limits(model string) budget.Limits {
+	if in.Limits != nil {
+		return in.Limits(model)
+	}
+	return budget.LimitsFor(nil, model, budget.LimitConfig{})
+}
+
+// Summary is what a Summarizer returns: the content that replaces the covered events (role
+// user, plain text without SummaryHeader, which views add), the usage of the model call that
+// produced it (zero for model-free summarizers) and the summarizer's name.
 type Summary struct {
 	Content    *genai.Content
 	Usage      budget.Usage
 	Summarizer string
 }
 
-// SummaryInput is what a [Summarizer] summarizes: the previous (rolled-up)
-// summary, if any, followed by the raw events of the window in stream order.
-// Events never contains marker events. Summarizers must not mutate either.
-type SummaryInput struct {
-	Events   []*session.Event
-	Previous *genai.Content
-}
-
-// Summarizer turns a window of events (plus the previous summary) into the
-// content that replaces them. It returns (nil, nil) when there is nothing to
-// summarize. Implementations must be safe for concurrent use.
-type Summarizer interface {
-	Summarize(ctx context.Context, in SummaryInput) (*Summary, error)
-}
-
-// ErrNoSummarizer is returned by [Config.Validate] when no summarizer can be
-// used.
-var ErrNoSummarizer = errors.New("compaction: no summarizer configured")
-
-// SummaryRejectedError reports a summarizer reply that cannot be used as a
-// summary: empty, thought-only, or cut off (finish reason other than STOP).
+// SummaryRejectedError reports a summarizer reply that cannot be used: "empty", "thought_only",
+// "finish_reason" (cut off), "model_error" or "too_large" (bigger than what it replaces or than
+// Config.MaxSummaryTokens).
 type SummaryRejectedError struct {
-	// Summarizer names the summarizer whose reply was rejected.
-	Summarizer string
-	// Reason is one of "empty", "thought_only", "finish_reason", "model_error".
-	Reason string
-	// FinishReason is the reply's finish reason when Reason is
-	// "finish_reason"; ErrorCode the model's error code for "model_error".
+	Summarizer   string
+	Reason       string
 	FinishReason genai.FinishReason
 	ErrorCode    string
+	// Tokens and Limit are the summary's estimated size and the bound it broke ("too_large").
+	Tokens, Limit int
 }
 
 func (e *SummaryRejectedError) Error() string {
 	msg := fmt.Sprintf("compaction: summarizer %s: reply rejected: %s", e.Summarizer, e.Reason)
-	if e.FinishReason != "" {
+	switch {
+	case e.FinishReason != "":
 		msg += " (finish reason " + string(e.FinishReason) + ")"
-	}
-	if e.ErrorCode != "" {
+	case e.ErrorCode != "":
 		msg += " (error code " + e.ErrorCode + ")"
+	case e.Reason == "too_large":
+		msg += fmt.Sprintf(" (%d tokens, limit %d)", e.Tokens, e.Limit)
 	}
 	return msg
 }
 
-// SummarizerError wraps a failure of a summarizer (transport error, timeout,
-// panic, rejected reply).
+// ErrorKind classifies the error for logs and metrics.
+func (e *SummaryRejectedError) ErrorKind() errkind.Kind { return errkind.InvalidReply }
+
+// SummarizerError wraps a failure of a summarizer: its error, a timeout, a panic or a rejected
+// reply.
 type SummarizerError struct {
 	Summarizer string
 	Err        error
@@ -77,44 +94,67 @@ func (e *SummarizerError) Error() string {
 
 func (e *SummarizerError) Unwrap() error { return e.Err }
 
-// summarizerName returns the name a summarizer reports, for logs and
-// markers.
+// panicError is a summarizer panic.
+type panicError struct{ value string }
+
+func (e *panicError) Error() string            { return "panic: " + e.value }
+func (e *panicError) ErrorKind() errkind.Kind { return errkind.Panic }
+
+// summarizerName returns the name a summarizer reports, for logs and markers.
 func summarizerName(s Summarizer) string {
-	type named interface{ Name() string }
-	if n, ok := s.(named); ok {
+	if n, ok := s.(interface{ Name() string }); ok {
 		return n.Name()
-	}
-	if s == nil {
-		return ""
 	}
 	return fmt.Sprintf("%T", s)
 }
 
-// runSummarizer calls s, converting a panic into an error and validating the
-// result shape.
-func runSummarizer(ctx context.Context, s Summarizer, in SummaryInput) (sum *Summary, err error) {
+// runSummarizer calls s and waits for it at most until ctx is done: a summarizer that ignores
+// its context cannot hold a compaction (or a session's compaction slot) past the timeout; its
+// late result is discarded. Panics become errors. The reply is checked: it must have text and
+// be at most maxTokens (estimated) tokens.
+func runSummarizer(ctx context.Context, s Summarizer, in SummaryInput, maxTokens int) (*Summary, error) {
 	name := summarizerName(s)
-	defer func() {
-		if r := recover(); r != nil {
-			sum, err = nil, &SummarizerError{Summarizer: name, Err: fmt.Errorf("panic: %v", r)}
-		}
-	}()
-	sum, err = s.Summarize(ctx, in)
-	if err != nil {
-		var se *SummarizerError
-		if errors.As(err, &se) {
-			return nil, err
-		}
-		return nil, &SummarizerError{Summarizer: name, Err: err}
+	type result struct {
+		sum *Summary
+		err error
 	}
-	if sum == nil {
+	done := make(chan result, 1) // buffered: a late reply never blocks the abandoned goroutine
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- result{err: &panicError{value: fmt.Sprint(r)}}
+			}
+		}()
+		sum, err := s.Summarize(ctx, in)
+		done <- result{sum, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		r.err = ctx.Err()
+	}
+	if r.err != nil {
+		var se *SummarizerError
+		if errors.As(r.err, &se) {
+			return nil, r.err
+		}
+		return nil, &SummarizerError{Summarizer: name, Err: r.err}
+	}
+	if r.sum == nil {
 		return nil, nil
 	}
-	if sum.Content == nil || !hasText(sum.Content) {
-		return nil, &SummarizerError{Summarizer: name, Err: &SummaryRejectedError{Summarizer: name, Reason: "empty"}}
+	reject := func(reason string, tokens int) error {
+		return &SummarizerError{Summarizer: name, Err: &SummaryRejectedError{Summarizer: name, Reason: reason, Tokens: tokens, Limit: maxTokens}}
 	}
-	if sum.Summarizer == "" {
-		sum.Summarizer = name
+	if r.sum.Content == nil || !hasText(r.sum.Content) {
+		return nil, reject("empty", 0)
 	}
-	return sum, nil
+	if tokens := budget.EstimateContent(r.sum.Content); maxTokens > 0 && tokens > maxTokens {
+		return nil, reject("too_large", tokens)
+	}
+	if r.sum.Summarizer == "" {
+		r.sum.Summarizer = name
+	}
+	return r.sum, nil
 }

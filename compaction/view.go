@@ -1,366 +1,248 @@
 package compaction
 
 import (
-	"errors"
-	"sort"
-	"strconv"
+	"fmt"
 	"strings"
 
 	"go.uber.org/zap"
-	"google.golang.org/adk/model"
-	"google.golang.org/adk/session"
 	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/internal/lru"
 )
 
-// SummaryMetadataKey marks the synthetic summary events [View] emits:
-// CustomMetadata[SummaryMetadataKey] holds the id of the marker event the
-// summary comes from. Summary events exist only in views, never in storage.
+// SummaryMetadataKey marks the summary events a view shows: CustomMetadata[SummaryMetadataKey]
+// holds the id of the marker event the summary comes from. Summary events exist only in views,
+// never in storage.
 const SummaryMetadataKey = "_adk_compaction_summary"
 
-// summaryIDPrefix prefixes the id of a summary event; the rest is the id of
-// the marker event, so the id is deterministic across views.
-const summaryIDPrefix = "compaction-summary-"
+// maxCachedMarkers bounds the parsed marker records a Viewer keeps.
+const maxCachedMarkers = 4096
 
-// IsSummaryEvent reports whether e is a summary event emitted by [View].
-func IsSummaryEvent(e *session.Event) bool {
-	if e == nil || e.CustomMetadata == nil {
-		return false
-	}
-	_, ok := e.CustomMetadata[SummaryMetadataKey]
-	return ok
+// Viewer computes the compacted view of a session's events. It keeps parsed marker records
+// (a stored record never changes), so a view costs one pass over the events however many
+// markers a session holds. It is safe for concurrent use.
+type Viewer struct {
+	log     *zap.Logger
+	records *lru.Cache[string, parsedRecord]
 }
 
-// ViewStats describes what [ViewWithStats] did.
-type ViewStats struct {
-	// Events is the number of input events, markers included.
-	Events int
-	// Markers counts events carrying a marker record; Invalid those whose
-	// record was ignored.
-	Markers, Invalid int
-	// Summaries is the number of summaries emitted; Hidden the number of
-	// events they replaced.
-	Summaries, Hidden int
+type parsedRecord struct {
+	fingerprint string
+	m           *Marker
+	err         error
 }
 
-// View returns the compacted view of events (a session's stored events in
-// stream order): what the model should see.
-//
-//   - Marker events never appear.
-//   - An event is replaced only by a marker appended after it (later in the
-//     slice) whose range covers it; when several markers cover an event,
-//     the newest (latest in the slice) wins. A rolled-up marker whose range
-//     contains an older marker's range therefore subsumes it.
-//   - Each winning marker's summary is emitted once, in place of the first
-//     event it wins (see [IsSummaryEvent] for its shape).
-//   - Events not covered stay, in order.
-//   - A marker record that does not parse, or has an inverted or empty
-//     range, is ignored with a warning and hides nothing.
-//
-// Coverage is exact at equal timestamps: an event positioned before the
-// marker is covered iff its stream position lies between the positions of
-// the marker's FirstEventID and LastEventID (inclusive), it is not listed in
-// ExcludedEventIDs, and either its timestamp (µs) is strictly inside
-// (StartTimestamp, EndTimestamp) or its id is FirstEventID, LastEventID or in
-// EdgeEventIDs. When the first or last id is not in the slice (a Get with
-// NumRecentEvents or After), the missing bound falls back to timestamps with
-// the same rule.
-//
-// View never mutates its input; uncovered events are returned as the same
-// pointers. Each event is assigned to its winning marker once, however many
-// markers overlap it, so View is near-linear (O(n log n)) in the number of
-// events; the only repeated work is for events a marker leaves uncovered
-// inside its own range (excluded ids, edge ties), which each overlapping
-// marker checks again.
-// A nil logger is allowed.
-func View(events []*session.Event, logger *zap.Logger) []*session.Event {
-	out, _ := ViewWithStats(events, logger)
-	return out
-}
-
-// viewMarker is a parsed marker during one View.
-type viewMarker struct {
-	m        *Marker
-	at       int // stream position of the marker event
-	lo, hi   int // candidate positions (inclusive)
-	startUS  int64
-	endUS    int64
-	edges    map[string]struct{}
-	excluded map[string]struct{}
-	emitted  bool
-}
-
-func (vm *viewMarker) covers(e *session.Event, ts int64) bool {
-	if vm.excluded != nil {
-		if _, ok := vm.excluded[e.ID]; ok {
-			return false
-		}
-	}
-	if e.ID != "" && (e.ID == vm.m.FirstEventID || e.ID == vm.m.LastEventID) {
-		return true
-	}
-	if vm.startUS < ts && ts < vm.endUS {
-		return true
-	}
-	if ts != vm.startUS && ts != vm.endUS || e.ID == "" {
-		return false
-	}
-	// At an edge timestamp: covered only if listed.
-	_, ok := vm.edges[e.ID]
-	return ok
-}
-
-func idSet(ids []string) map[string]struct{} {
-	if len(ids) == 0 {
-		return nil
-	}
-	s := make(map[string]struct{}, len(ids))
-	for _, id := range ids {
-		if id != "" {
-			s[id] = struct{}{}
-		}
-	}
-	return s
-}
-
-// ViewWithStats is [View] that also reports what it did.
-func ViewWithStats(events []*session.Event, logger *zap.Logger) ([]*session.Event, ViewStats) {
+// NewViewer returns a Viewer logging ignored markers to logger (nil: no logging).
+func NewViewer(logger *zap.Logger) *Viewer {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	n := len(events)
-	stats := ViewStats{Events: n}
+	return &Viewer{log: logger, records: lru.New[string, parsedRecord](maxCachedMarkers)}
+}
 
-	// Fast path: no marker at all.
-	hasMarker := false
-	for _, e := range events {
-		if IsCompactionEvent(e) {
-			hasMarker = true
-			break
-		}
-	}
-	if !hasMarker {
-		out := make([]*session.Event, 0, n)
-		for _, e := range events {
-			if e != nil {
-				out = append(out, e)
-			}
-		}
-		return out, stats
-	}
+// Item is one entry of a view: a stored event, or a summary standing in for the events its
+// marker covers.
+type Item struct {
+	// Index is the stored event shown; for a summary, the event whose place (timestamp,
+	// invocation) the summary takes.
+	Index int
+	// Summary, when non-nil, is the summary content to show (role user, text starting with
+	// SummaryHeader); MarkerID is the id of the marker event it comes from.
+	Summary  *genai.Content
+	MarkerID string
+}
 
-	// Parse markers; note timestamp order.
-	isMarker := make([]bool, n)
-	stamps := make([]int64, n) // µs timestamps, read once
-	sorted := true
-	var prevTS int64
-	havePrev := false
-	type parsed struct {
-		at int
-		m  *Marker
+// View returns what the model should see of events (one session's stored events, in stream
+// order):
+//
+//   - events carrying only a marker record never appear;
+//   - per isolation scope, the valid marker with the highest Seq wins; it hides exactly the
+//     events its chain covers by id (EventIDs of it and of the markers it rolls up), whatever
+//     their position or timestamp, and nothing else;
+//   - its summary appears once, in place of the first covered event present in events, or at
+//     the marker's own position when none is (a Get with NumRecentEvents): the summary is then
+//     the only trace of older history and must not vanish;
+//   - a record that does not parse, or names an impossible range, is ignored with a warning and
+//     hides nothing; a broken link in a chain ends it (the older events show raw).
+//
+// View never mutates events.
+func (v *Viewer) View(events []Event) []Item {
+	return v.plan(events).items
+}
+
+// plan is a view with what compaction needs to know about it.
+type plan struct {
+	items   []Item
+	covered []bool // per event: hidden by a live marker
+	// live is the winning marker per scope, with its event's index and id.
+	live    map[string]liveMarker
+	invalid int
+}
+
+type liveMarker struct {
+	at int
+	id string
+	m  *Marker
+}
+
+type candidate struct {
+	at int
+	m  *Marker
+}
+
+// newer reports whether a wins over b: higher Seq, then more covered events, then later in the
+// stream (concurrent writers can produce markers of equal Seq; the choice is deterministic).
+func (a candidate) newer(b candidate) bool {
+	if a.m.Seq != b.m.Seq {
+		return a.m.Seq > b.m.Seq
 	}
-	var valid []parsed
-	needed := map[string]int{} // first/last ids of valid markers → position (-1: not seen)
-	for i, e := range events {
-		if e == nil {
-			sorted = false // keep the binary searches below monotone
+	if a.m.EventCount != b.m.EventCount {
+		return a.m.EventCount > b.m.EventCount
+	}
+	return a.at > b.at
+}
+
+func (v *Viewer) plan(events []Event) *plan {
+	p := &plan{covered: make([]bool, len(events)), live: map[string]liveMarker{}}
+	var cands []candidate
+	byID := map[string]int{} // marker event id → index in cands (first one)
+	for i := range events {
+		e := &events[i]
+		if !hasRecord(e) {
 			continue
 		}
-		ts := eventMicros(e)
-		stamps[i] = ts
-		if havePrev && ts < prevTS {
-			sorted = false
-		}
-		prevTS, havePrev = ts, true
-		if !IsCompactionEvent(e) {
-			continue
-		}
-		isMarker[i] = true
-		stats.Markers++
-		m, err := ReadMarker(e)
+		m, err := v.read(e)
 		if err != nil {
-			reason := "unreadable record"
-			var ime *InvalidMarkerError
-			if errors.As(err, &ime) {
-				reason = ime.Reason
+			p.invalid++
+			v.log.Warn("compaction: ignoring marker", zap.String("event_id", e.ID), zap.Int("position", i), zap.String("reason", reasonOf(err)))
+			continue
+		}
+		if _, dup := byID[e.ID]; !dup && e.ID != "" {
+			byID[e.ID] = len(cands)
+		}
+		cands = append(cands, candidate{at: i, m: m})
+	}
+	if len(cands) == 0 {
+		p.items = make([]Item, 0, len(events))
+		for i := range events {
+			if !events[i].isMarkerOnly() {
+				p.items = append(p.items, Item{Index: i})
 			}
-			stats.Invalid++
-			warnMarker(logger, e, i, reason)
-			continue
-		}
-		valid = append(valid, parsed{i, m})
-		needed[m.FirstEventID] = -1
-		needed[m.LastEventID] = -1
-	}
-	// Positions (first occurrence) of the ids the markers name.
-	for i, e := range events {
-		if e == nil || e.ID == "" {
-			continue
-		}
-		if p, ok := needed[e.ID]; ok && p < 0 {
-			needed[e.ID] = i
-		}
-	}
-
-	var markers []*viewMarker
-	for _, pm := range valid {
-		vm, reason := prepareMarker(events, stamps, pm.at, pm.m, needed, sorted)
-		if vm == nil {
-			stats.Invalid++
-			warnMarker(logger, events[pm.at], pm.at, reason)
-			continue
-		}
-		markers = append(markers, vm)
-	}
-
-	// Assign each event to the newest marker covering it: markers newest
-	// first; next[] skips positions already assigned (or never assignable),
-	// so each event is assigned once however many markers overlap it.
-	winner := make([]int32, n)
-	for i := range winner {
-		winner[i] = -1
-	}
-	next := make([]int32, n+1)
-	for i := range next {
-		next[i] = int32(i)
-	}
-	find := func(p int) int {
-		for int(next[p]) != p {
-			next[p] = next[next[p]] // path halving
-			p = int(next[p])
 		}
 		return p
 	}
-	for i, e := range events {
-		if e == nil || isMarker[i] {
-			next[i] = int32(i + 1)
+
+	best := map[string]int{}
+	for k, c := range cands {
+		if b, ok := best[c.m.Scope]; !ok || c.newer(cands[b]) {
+			best[c.m.Scope] = k
 		}
 	}
-	for k := len(markers) - 1; k >= 0; k-- {
-		vm := markers[k]
-		for p := find(vm.lo); p <= vm.hi; p = find(p + 1) {
-			if vm.covers(events[p], stamps[p]) {
-				winner[p] = int32(k)
-				next[p] = int32(p + 1)
+	var idIndex map[string][]int // event id → positions, built on first need
+	for scope, k := range best {
+		p.live[scope] = liveMarker{at: cands[k].at, id: events[cands[k].at].ID, m: cands[k].m}
+		seen := map[int]bool{}
+		for !seen[k] {
+			seen[k] = true
+			c := cands[k]
+			if c.m.legacy() {
+				for _, i := range legacyCovered(events, c.at, c.m) {
+					if events[i].Scope == scope {
+						p.covered[i] = true
+					}
+				}
+				break // a version 1 record already covers everything before it
+			}
+			if idIndex == nil {
+				idIndex = make(map[string][]int, len(events))
+				for i := range events {
+					if events[i].ID != "" && !events[i].isMarkerOnly() {
+						idIndex[events[i].ID] = append(idIndex[events[i].ID], i)
+					}
+				}
+			}
+			for _, id := range c.m.EventIDs {
+				for _, i := range idIndex[id] {
+					if events[i].Scope == scope {
+						p.covered[i] = true
+					}
+				}
+			}
+			next, ok := byID[c.m.Previous]
+			if c.m.Previous == "" || !ok || cands[next].m.Scope != scope {
+				break
+			}
+			k = next
+		}
+	}
+
+	// Where each scope's summary goes.
+	place := map[int][]string{} // event index → scopes whose summary goes there
+	for scope, lm := range p.live {
+		at := lm.at
+		for i := range events {
+			if p.covered[i] && events[i].Scope == scope {
+				at = i
+				break
 			}
 		}
+		place[at] = append(place[at], scope)
 	}
-
-	out := make([]*session.Event, 0, n)
-	for i, e := range events {
-		if e == nil || isMarker[i] {
-			continue
+	p.items = make([]Item, 0, len(events))
+	for i := range events {
+		for _, scope := range place[i] {
+			lm := p.live[scope]
+			p.items = append(p.items, Item{Index: i, Summary: summaryContent(lm.m.CompactedContent), MarkerID: lm.id})
 		}
-		w := winner[i]
-		if w < 0 {
-			out = append(out, e)
-			continue
+		if !p.covered[i] && !events[i].isMarkerOnly() {
+			p.items = append(p.items, Item{Index: i})
 		}
-		stats.Hidden++
-		vm := markers[w]
-		if vm.emitted {
-			continue
-		}
-		vm.emitted = true
-		stats.Summaries++
-		out = append(out, summaryEvent(events[vm.at], vm.at, vm.m, e))
 	}
-	return out, stats
+	return p
 }
 
-func warnMarker(logger *zap.Logger, e *session.Event, at int, reason string) {
-	logger.Warn("compaction: ignoring marker",
-		zap.String("event_id", e.ID),
-		zap.Int("position", at),
-		zap.String("reason", reason))
+// read parses e's record, through the cache when e has an id.
+func (v *Viewer) read(e *Event) (*Marker, error) {
+	if e.ID == "" {
+		return ReadMarker(e)
+	}
+	fp := fingerprint(e.Metadata[MetadataKey])
+	if r, ok := v.records.Get(e.ID); ok && r.fingerprint == fp {
+		return r.m, r.err
+	}
+	m, err := ReadMarker(e)
+	v.records.Put(e.ID, parsedRecord{fingerprint: fp, m: m, err: err})
+	return m, err
 }
 
-// prepareMarker computes the candidate range of the marker m at position
-// at. It returns nil and a reason (no conversation text) when the marker
-// must be ignored.
-func prepareMarker(events []*session.Event, stamps []int64, at int, m *Marker, pos map[string]int, sorted bool) (*viewMarker, string) {
-	vm := &viewMarker{
-		m:        m,
-		at:       at,
-		startUS:  micros(m.StartTimestamp),
-		endUS:    micros(m.EndTimestamp),
-		edges:    idSet(m.EdgeEventIDs),
-		excluded: idSet(m.ExcludedEventIDs),
+// fingerprint identifies a record cheaply, so a cached parse is reused only for the same record
+// (ids are not trusted to be unique across sessions).
+func fingerprint(rec any) string {
+	switch r := rec.(type) {
+	case map[string]any:
+		return fmt.Sprint(r["seq"], "|", r["previousMarkerId"], "|", r["eventCount"], "|", r["startTimestamp"], "|",
+			r["endTimestamp"], "|", r["firstEventId"], "|", r["lastEventId"], "|", r["compactedTokens"], "|", len(r))
+	case string:
+		return r
+	case []byte:
+		return string(r)
 	}
-	fp, lp := pos[m.FirstEventID], pos[m.LastEventID]
-	firstFound, lastFound := fp >= 0, lp >= 0
-	if firstFound && fp >= at {
-		return nil, "first covered event is not before the marker"
-	}
-	if firstFound && lastFound && fp > lp {
-		return nil, "firstEventId is after lastEventId"
-	}
-	switch {
-	case firstFound:
-		vm.lo = fp
-	case sorted:
-		// First event with a timestamp ≥ start.
-		vm.lo = sort.Search(at, func(i int) bool {
-			return events[i] != nil && stamps[i] >= vm.startUS
-		})
-	default:
-		vm.lo = 0
-	}
-	switch {
-	case lastFound && lp < at:
-		vm.hi = lp
-	case !lastFound && sorted:
-		// Last event with a timestamp ≤ end.
-		vm.hi = sort.Search(at, func(i int) bool {
-			return events[i] != nil && stamps[i] > vm.endUS
-		}) - 1
-	default:
-		vm.hi = at - 1
-	}
-	return vm, ""
+	return fmt.Sprintf("%T", rec)
 }
 
-// summaryEvent builds the synthetic event standing in for the events a
-// marker wins: Author "user", role "user", text starting with
-// [SummaryHeader], placed at (and timestamped like) the first event it
-// replaces.
-func summaryEvent(markerEv *session.Event, at int, m *Marker, first *session.Event) *session.Event {
-	id := markerEv.ID
-	if id == "" {
-		id = "at-" + strconv.Itoa(at)
+func reasonOf(err error) string {
+	if ime, ok := err.(*InvalidMarkerError); ok {
+		return ime.Reason
 	}
-	return &session.Event{
-		ID:           summaryIDPrefix + id,
-		Timestamp:    first.Timestamp,
-		InvocationID: first.InvocationID,
-		Author:       "user",
-		LLMResponse: model.LLMResponse{
-			Content: &genai.Content{
-				Role:  genai.RoleUser,
-				Parts: summaryParts(m.CompactedContent),
-			},
-			CustomMetadata: map[string]any{SummaryMetadataKey: markerEv.ID},
-		},
-	}
+	return "unreadable record"
 }
 
-// SummaryContent returns the content the view shows for a marker: role
-// "user", non-thought parts of m.CompactedContent (copied), the first text
-// prefixed with "[Summary of earlier conversation]\n" unless it already
-// starts with it.
-func SummaryContent(m *Marker) *genai.Content {
-	if m == nil {
-		return nil
-	}
-	return &genai.Content{Role: genai.RoleUser, Parts: summaryParts(m.CompactedContent)}
-}
-
-func summaryParts(c *genai.Content) []*genai.Part {
+// summaryContent is what a view shows for a summary: role user, the non-thought parts of c
+// (copied), the first text starting with SummaryHeader.
+func summaryContent(c *genai.Content) *genai.Content {
 	var parts []*genai.Part
-	if c != nil {
-		for _, p := range c.Parts {
-			if p == nil || p.Thought {
-				continue
-			}
+	for _, p := range c.Parts {
+		if p != nil && !p.Thought {
 			cp := *p
 			parts = append(parts, &cp)
 		}
@@ -372,8 +254,72 @@ func summaryParts(c *genai.Content) []*genai.Part {
 		if !strings.HasPrefix(strings.TrimLeft(p.Text, " \t\r\n"), SummaryHeader) {
 			p.Text = SummaryHeader + "\n" + p.Text
 		}
-		return parts
+		break
 	}
-	// No text part (ReadMarker rejects such markers; defensive).
-	return append([]*genai.Part{{Text: SummaryHeader}}, parts...)
+	return &genai.Content{Role: genai.RoleUser, Parts: parts}
+}
+
+// SummaryEventID is the id a view gives the summary of the marker event markerID: deterministic,
+// so two views of one session agree.
+func SummaryEventID(markerID string) string { return "compaction-summary-" + markerID }
+
+// legacyCovered returns the positions a version 1 record at position at covers: events before
+// it, between the positions of FirstEventID and LastEventID (when found; else the timestamp
+// range decides), not excluded, strictly inside the timestamp range or named as first, last or
+// edge event.
+func legacyCovered(events []Event, at int, m *Marker) []int {
+	lo, hi := -1, -1
+	for i := 0; i < at; i++ {
+		id := events[i].ID
+		if lo < 0 && id == m.FirstEventID {
+			lo = i
+		}
+		if hi < 0 && id == m.LastEventID {
+			hi = i
+		}
+	}
+	if lo < 0 {
+		lo = 0
+	}
+	if hi < 0 {
+		hi = at - 1
+	}
+	start, end := micros(m.StartTimestamp), micros(m.EndTimestamp)
+	excluded := map[string]bool{}
+	for _, id := range m.ExcludedEventIDs {
+		excluded[id] = true
+	}
+	edges := map[string]bool{m.FirstEventID: true, m.LastEventID: true}
+	for _, id := range m.EdgeEventIDs {
+		edges[id] = true
+	}
+	var out []int
+	for i := lo; i <= hi; i++ {
+		e := &events[i]
+		if e.isMarkerOnly() || excluded[e.ID] && e.ID != "" {
+			continue
+		}
+		ts := e.Timestamp.UnixMicro()
+		inside := start < ts && ts < end
+		atEdge := (ts == start || ts == end) && e.ID != "" && edges[e.ID]
+		named := e.ID != "" && (e.ID == m.FirstEventID || e.ID == m.LastEventID)
+		if inside || atEdge || named {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// IsSummary reports whether c is the summary content a view shows (role user, first text part
+// starting with SummaryHeader): what a budget must pin.
+func IsSummary(c *genai.Content) bool {
+	if c == nil || c.Role != genai.RoleUser {
+		return false
+	}
+	for _, p := range c.Parts {
+		if p != nil && p.Text != "" {
+			return strings.HasPrefix(p.Text, SummaryHeader)
+		}
+	}
+	return false
 }

@@ -1,50 +1,35 @@
 package compaction
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/adkctx/adkctx/budget"
-	"go.uber.org/zap"
-	"google.golang.org/adk/session"
-	"google.golang.org/adk/tool/toolconfirmation"
-	"google.golang.org/genai"
 )
 
-// windowParams are the resolved inputs of a window selection.
+// windowParams are the resolved inputs of one window selection.
 type windowParams struct {
-	trigger      Trigger
-	interval     int // θ ≥ 1
-	overlap      int // ω ≥ 0
-	retainTokens int // resolved retention in tokens (0 = events only)
-	retainEvents int
-	tokenLimit   int // 0 = off
-	// live is true when the invocation `running` is still in progress
-	// (mid-invocation compaction): its unanswered calls are pending and it
-	// is not counted as a completed invocation.
-	live    bool
-	running string // invocation in progress or just finished ("" = last event's)
+	trigger           Trigger
+	interval          int // θ ≥ 1
+	overlap           int // ω ≥ 0
+	retainInvocations int // R ≥ 1
+	// retainTokens is the raw tail a token-triggered or manual compaction keeps; tokenLimit
+	// (the soft limit, history tokens) caps how much the R whole invocations may weigh. 0: off.
+	retainTokens, tokenLimit int
+	running              string // invocation in progress or just finished
+	live                 bool   // running is still in progress
+	scope                string
 }
 
-// window is one selected compaction: the range (in m's range fields), the
-// summarizer input and bookkeeping for the conflict check and the log.
+// window is one selected compaction.
 type window struct {
-	m       *Marker      // range fields set; content and tokens not yet
-	input   SummaryInput // previous summary + raw events to summarize
-	trigger Trigger      // effective trigger (invocations may become tokens)
-	cut     int          // raw position of the last in-range event
-	// covered are the events the marker covers; newlyCovered those of them
-	// that were raw in the view before.
-	covered      map[*session.Event]bool
-	newlyCovered int
-	// originalTokens estimates what the covered part weighs in the view
-	// now (previous summaries included).
-	originalTokens int
-	invocations    int // completed invocations counted (sliding window)
-	runningInv     string
-	lastStreamTS   int64 // max µs timestamp in the snapshot
+	m        *Marker // range, chain and counts set; content and tokens not yet
+	input    SummaryInput
+	original int   // estimated tokens of what the marker replaces in the view
+	covered  []int // positions newly covered
 }
 
-// Reasons a selection returns when there is nothing to do (log values).
+// Reasons a selection gives when there is nothing to do (log values).
 const (
 	reasonEmpty          = "empty_session"
 	reasonFailed         = "failed_invocation"
@@ -53,316 +38,229 @@ const (
 	reasonEverythingTail = "everything_retained"
 )
 
-// selectWindow decides what to compact in raw (a session's stored events in
-// stream order, markers included). It is a pure function of its inputs. It
+// group is one invocation's raw events in the view, in stream order.
+type group struct {
+	inv     string
+	idx     []int
+	content bool // holds an event with content (only such groups count as invocations)
+	tokens  int
+}
+
+// selectWindow decides what to compact among events (one session's stored events in stream
+// order, markers included), given their current plan. It is a pure function of its inputs and
 // returns nil and a reason when there is nothing to do.
 //
-// Every selection is a roll-up: the range starts at the first event of the
-// session and ends at the cut, so the new marker subsumes every live marker
-// and at most one summary is live. The trigger only decides the cut:
-//   - invocations: once ≥ θ completed invocations are uncovered, the cut is
-//     the end of the θ-th of them (oldest first); ω earlier invocations are
-//     given to the summarizer again for continuity. With a token limit the
-//     cut never enters the token retention tail (the strategies compose).
-//   - tokens / manual: everything but the retention tail (newest events
-//     summing ≤ retainTokens, at least retainEvents events).
-//
-// Never split: a call and its response are covered together or not at all;
-// pending calls (long-running without response, unanswered tool
-// confirmations, unanswered calls of the live invocation) stay raw via
-// ExcludedEventIDs (with everything paired to them); an orphaned call of a
-// finished invocation is plain history and is covered.
-func selectWindow(raw []*session.Event, p windowParams, logger *zap.Logger) (*window, string) {
-	if logger == nil {
-		logger = zap.NewNop()
-	}
-	posOf := make(map[*session.Event]int, len(raw))
-	var nonMarker []int
-	var lastTS int64
-	for i, e := range raw {
-		if e == nil {
-			continue
-		}
-		posOf[e] = i
-		if ts := e.Timestamp.UnixMicro(); ts > lastTS {
-			lastTS = ts
-		}
-		if !IsCompactionEvent(e) {
-			nonMarker = append(nonMarker, i)
-		}
-	}
-	if len(nonMarker) == 0 {
+// Every compaction rolls up: the new marker names the live one as Previous, so its summary
+// replaces the live summary and covers the raw events it selects. What it leaves raw:
+//   - always the newest invocations: for the sliding window (invocations trigger) the last
+//     max(R, live marker's KeepInvocations) completed invocations, so the raw tail a token
+//     trigger kept is not wiped; it fires once θ more invocations are raw;
+//   - for the token trigger and manual compactions, the newest invocations up to retainTokens
+//     (at least R whole ones while they fit tokenLimit); an invocation too large on its own
+//     keeps its user message and its newest steps raw;
+//   - pending calls (long-running without the client's answer, unanswered confirmations, the
+//     running invocation's unanswered calls), and everything paired with a raw event: a call
+//     and its response are covered together or not at all.
+func selectWindow(events []Event, p *plan, w windowParams) (*window, string) {
+	groups := invocationGroups(events, p, w.scope)
+	if len(groups) == 0 {
 		return nil, reasonEmpty
 	}
-	running := p.running
-	if running == "" {
-		running = raw[nonMarker[len(nonMarker)-1]].InvocationID
+	live := p.live[w.scope]
+	var keepFloor int
+	if live.m != nil {
+		keepFloor = live.m.KeepInvocations
 	}
-	trigger := p.trigger
-	if trigger == "" {
-		trigger = TriggerInvocations
-	}
-	if trigger == TriggerInvocations && !p.live && invocationFailed(raw, running) {
+	if w.trigger == TriggerInvocations && !w.live && invocationFailed(events, w.running) {
 		return nil, reasonFailed
 	}
-
-	view := View(raw, logger)
-	inView := make(map[*session.Event]bool, len(view))
-	var summaries []*session.Event
-	for _, e := range view {
-		if IsSummaryEvent(e) {
-			summaries = append(summaries, e)
-			continue
-		}
-		inView[e] = true
-	}
-	// hiddenMax: the last position covered by a live marker; the roll-up
-	// must reach at least there so it subsumes every live marker.
-	hiddenMax := -1
-	for _, i := range nonMarker {
-		if !inView[raw[i]] {
-			hiddenMax = i
-		}
-	}
-	if trigger == TriggerInvocations && p.tokenLimit > 0 && estimateEvents(view) >= p.tokenLimit {
-		trigger = TriggerTokens
+	completed := groups
+	if w.live {
+		completed = slices.DeleteFunc(slices.Clone(groups), func(g group) bool { return g.inv == w.running })
 	}
 
-	// Unanswered calls of the running invocation are pending when it may
-	// still be running: a live compaction, or a token/manual one made
-	// without knowing (after an invocation, its orphans are history).
-	pr := pairCalls(raw, p.live || p.trigger == TriggerTokens || p.trigger == TriggerManual, running)
-
-	w := &window{trigger: trigger, runningInv: running, lastStreamTS: lastTS}
-	cut := -1
-	var overlapEvents []*session.Event
-	switch trigger {
-	case TriggerTokens, TriggerManual:
-		tail := retentionStart(view, p.retainTokens, p.retainEvents)
-		if tail == 0 {
-			return nil, reasonEverythingTail
-		}
-		if tail == len(view) {
-			cut = nonMarker[len(nonMarker)-1]
-		} else {
-			cut = posOf[view[tail]] - 1
-		}
-	default: // invocations
-		// Events the live (newest valid) marker left raw on purpose: a
-		// roll-up recomputes exclusions, so older markers do not matter.
-		oldExcluded := map[string]bool{}
-		for k := len(raw) - 1; k >= 0; k-- {
-			if !IsCompactionEvent(raw[k]) {
-				continue
-			}
-			if m, err := ReadMarker(raw[k]); err == nil {
-				for _, id := range m.ExcludedEventIDs {
-					oldExcluded[id] = true
-				}
-				break
-			}
-		}
-		var invs []string
-		seen := map[string]bool{}
-		firstPos := map[string]int{}
-		for _, e := range view {
-			if !inView[e] || pr.pending[posOf[e]] || (e.ID != "" && oldExcluded[e.ID]) {
-				continue
-			}
-			inv := e.InvocationID
-			if p.live && inv == running {
-				continue
-			}
-			if !seen[inv] {
-				seen[inv] = true
-				invs = append(invs, inv)
-				firstPos[inv] = posOf[e]
-			}
-		}
-		lastPos := map[string]int{}
-		for _, i := range nonMarker {
-			lastPos[raw[i].InvocationID] = i
-		}
-		// With a token limit the strategies compose: only invocations that
-		// ended before the token retention tail count, so a sliding-window
-		// compaction moves the cut by θ invocations beyond the tail (and
-		// never cuts into it) instead of running after every invocation.
-		tailPos := len(raw)
-		if p.tokenLimit > 0 {
-			if tail := retentionStart(view, p.retainTokens, p.retainEvents); tail < len(view) {
-				tailPos = posOf[view[tail]]
-			}
-			eligible := invs[:0:0]
-			for _, inv := range invs {
-				if lastPos[inv] < tailPos {
-					eligible = append(eligible, inv)
-				}
-			}
-			invs = eligible
-		}
-		w.invocations = len(invs)
-		if len(invs) < p.interval {
+	pr := pairCalls(events, w.scope, w.live || w.trigger != TriggerInvocations, w.running)
+	tail := map[int]bool{}
+	keepInvocations := max(w.retainInvocations, keepFloor)
+	coveredGroups := 0
+	switch w.trigger {
+	case TriggerInvocations:
+		n := len(completed)
+		if n < w.interval+keepInvocations {
 			return nil, reasonBelowInterval
 		}
-		cut = min(lastPos[invs[p.interval-1]], tailPos-1)
-		// ω invocations just before the first uncovered one, raw.
-		if p.overlap > 0 {
-			start := firstPos[invs[0]]
-			var ovInvs []string
-			for k := len(nonMarker) - 1; k >= 0 && len(ovInvs) < p.overlap; k-- {
-				i := nonMarker[k]
-				if i >= start {
+		coveredGroups = n - keepInvocations
+		for _, g := range completed[coveredGroups:] {
+			for _, i := range g.idx {
+				tail[i] = true
+			}
+		}
+		for _, g := range groups { // the running invocation, when live
+			if w.live && g.inv == w.running {
+				for _, i := range g.idx {
+					tail[i] = true
+				}
+			}
+		}
+	default: // tokens, manual
+		kept, whole := tokenTail(events, groups, w, tail)
+		if kept == len(groups) && whole {
+			return nil, reasonEverythingTail
+		}
+		keepInvocations = max(w.retainInvocations, kept)
+		coveredGroups = len(groups) - kept
+	}
+
+	// Candidates: raw, not in the tail, not pending; then close over pairs.
+	cover := map[int]bool{}
+	for _, g := range groups {
+		for _, i := range g.idx {
+			if !tail[i] && !pr.pending[i] && events[i].ID != "" {
+				cover[i] = true
+			}
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for i := range cover {
+			for _, j := range pr.links[i] {
+				if !cover[j] && !p.covered[j] {
+					delete(cover, i)
+					changed = true
+					break
+				}
+			}
+		}
+	}
+	if len(cover) == 0 {
+		return nil, reasonNothingNew
+	}
+	newly := slices.Sorted(maps.Keys(cover))
+	return buildWindow(events, p, w, newly, coveredGroups, keepInvocations), ""
+}
+
+// tokenTail marks in tail the events a token-triggered or manual compaction keeps raw and
+// returns how many groups it kept (whole or in part) and whether all of them were kept whole.
+func tokenTail(events []Event, groups []group, w windowParams, tail map[int]bool) (kept int, whole bool) {
+	tokens := 0
+	whole = true
+	for k := len(groups) - 1; k >= 0; k-- {
+		g := groups[k]
+		fits := tokens+g.tokens <= w.retainTokens
+		forced := kept < w.retainInvocations && (w.tokenLimit == 0 || tokens+g.tokens <= w.tokenLimit)
+		if fits || forced || w.retainTokens == 0 && kept < w.retainInvocations {
+			for _, i := range g.idx {
+				tail[i] = true
+			}
+			tokens += g.tokens
+			kept++
+			continue
+		}
+		if kept == 0 {
+			// The newest invocation alone is too large: keep its user message and its newest
+			// steps raw (the pair closure keeps calls with their responses).
+			kept, whole = 1, false
+			budgetLeft := w.retainTokens
+			for _, i := range g.idx {
+				if !events[i].isUser() || events[i].Content == nil || hasFunctionResponse(&events[i]) {
+					break
+				}
+				tail[i] = true
+				budgetLeft -= budget.EstimateContent(events[i].Content)
+			}
+			for j := len(g.idx) - 1; j >= 0; j-- {
+				i := g.idx[j]
+				t := budget.EstimateContent(events[i].Content)
+				if tail[i] {
 					continue
 				}
-				inv := raw[i].InvocationID
-				if !slices.Contains(ovInvs, inv) && !seen[inv] {
-					ovInvs = append(ovInvs, inv)
+				if t > budgetLeft && j < len(g.idx)-1 {
+					break
 				}
+				tail[i] = true
+				budgetLeft -= t
 			}
-			for _, i := range nonMarker {
-				if i < start && slices.Contains(ovInvs, raw[i].InvocationID) && !inView[raw[i]] {
-					overlapEvents = append(overlapEvents, raw[i])
-				}
-			}
-		}
-	}
-	cut = max(cut, hiddenMax)
-	if cut < 0 {
-		return nil, reasonNothingNew
-	}
-
-	// Events that must stay raw: pending ones, and everything paired with
-	// an event beyond the cut or with another must-stay-raw event. Only
-	// events raw in the view now qualify: what a live marker already hides
-	// stays hidden, so the roll-up always subsumes the live marker (one
-	// summary live).
-	mustRaw := map[int]bool{}
-	var queue []int
-	for _, i := range nonMarker {
-		if i > cut {
-			break
-		}
-		if !inView[raw[i]] {
-			continue
-		}
-		seed := pr.pending[i]
-		for _, j := range pr.links[i] {
-			if j > cut {
-				seed = true
-			}
-		}
-		if seed && !mustRaw[i] {
-			mustRaw[i] = true
-			queue = append(queue, i)
-		}
-	}
-	for len(queue) > 0 {
-		i := queue[0]
-		queue = queue[1:]
-		for _, j := range pr.links[i] {
-			if j <= cut && !mustRaw[j] && inView[raw[j]] {
-				mustRaw[j] = true
-				queue = append(queue, j)
-			}
-		}
-	}
-
-	// Must-stay-raw events after the last covered one need no listing.
-	for cut >= 0 && (IsCompactionEvent(raw[cut]) || mustRaw[cut]) {
-		cut--
-	}
-	if cut < 0 {
-		return nil, reasonNothingNew
-	}
-	m := &Marker{}
-	n := m.SetRange(raw, 0, cut, func(e *session.Event) bool { return mustRaw[posOf[e]] })
-	if n == 0 {
-		return nil, reasonNothingNew
-	}
-	w.m, w.cut = m, cut
-	w.covered = make(map[*session.Event]bool, n)
-	var newEvents []*session.Event
-	for _, i := range nonMarker {
-		if i > cut {
-			break
-		}
-		if mustRaw[i] {
-			continue
-		}
-		e := raw[i]
-		w.covered[e] = true
-		if inView[e] {
-			newEvents = append(newEvents, e)
-			w.originalTokens += budget.EstimateContent(e.Content)
-		}
-	}
-	w.newlyCovered = len(newEvents)
-	if w.newlyCovered == 0 {
-		return nil, reasonNothingNew
-	}
-	var prevParts []*genai.Part
-	for _, s := range summaries {
-		w.originalTokens += budget.EstimateContent(s.Content)
-		for _, part := range s.Content.Parts {
-			if part != nil && !part.Thought {
-				cp := *part
-				prevParts = append(prevParts, &cp)
-			}
-		}
-	}
-	if len(prevParts) > 0 {
-		w.input.Previous = &genai.Content{Role: genai.RoleUser, Parts: prevParts}
-	}
-	for _, e := range overlapEvents {
-		if !mustRaw[posOf[e]] {
-			w.input.Events = append(w.input.Events, e)
-		}
-	}
-	w.input.Events = append(w.input.Events, newEvents...)
-	return w, ""
-}
-
-// estimateEvents estimates the contents of events (a view).
-func estimateEvents(events []*session.Event) int {
-	total := 0
-	for _, e := range events {
-		if e != nil {
-			total += budget.EstimateContent(e.Content)
-		}
-	}
-	return total
-}
-
-// retentionStart returns the index in view of the first event of the
-// retention tail: the newest events whose estimated tokens sum ≤
-// retainTokens, and at least retainEvents of them. The tail never includes
-// a summary. len(view) means an empty tail.
-func retentionStart(view []*session.Event, retainTokens, retainEvents int) int {
-	sum, k := 0, 0
-	j := len(view)
-	for j > 0 {
-		e := view[j-1]
-		if IsSummaryEvent(e) {
-			break
-		}
-		t := budget.EstimateContent(e.Content)
-		if k < retainEvents || sum+t <= retainTokens {
-			sum += t
-			k++
-			j--
-			continue
 		}
 		break
 	}
-	return j
+	return kept, whole
 }
 
-// invocationFailed reports whether invocation inv ended with an error or
-// without a final response.
-func invocationFailed(raw []*session.Event, inv string) bool {
-	var last, lastNonUser *session.Event
-	for _, e := range raw {
-		if e == nil || IsCompactionEvent(e) || e.InvocationID != inv {
+func hasFunctionResponse(e *Event) bool {
+	for _, p := range e.Content.Parts {
+		if p != nil && p.FunctionResponse != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// invocationGroups returns the raw (uncovered) events of scope in the view, grouped by
+// invocation in order of first appearance. An event without an invocation id belongs to the
+// group before it (or the first one); a group without any content (workflow bookkeeping, state
+// changes) is not an invocation of its own and joins the group before it.
+func invocationGroups(events []Event, p *plan, scope string) []group {
+	var groups []group
+	at := map[string]int{}
+	var orphans []int // id-less events before the first group
+	for i := range events {
+		e := &events[i]
+		if e.Scope != scope || p.covered[i] || e.isMarkerOnly() || e.Partial {
+			continue
+		}
+		k, ok := at[e.InvocationID]
+		switch {
+		case e.InvocationID == "" && len(groups) == 0:
+			orphans = append(orphans, i)
+			continue
+		case e.InvocationID == "":
+			k = len(groups) - 1
+		case !ok:
+			at[e.InvocationID] = len(groups)
+			groups = append(groups, group{inv: e.InvocationID})
+			k = len(groups) - 1
+		}
+		g := &groups[k]
+		g.idx = append(g.idx, i)
+		g.content = g.content || e.hasContent()
+		g.tokens += budget.EstimateContent(e.Content)
+	}
+	if len(groups) == 0 {
+		if len(orphans) == 0 {
+			return nil
+		}
+		groups = []group{{}}
+	}
+	groups[0].idx = append(orphans, groups[0].idx...)
+	// Merge content-less groups into their predecessor (or successor, for the first).
+	out := groups[:0]
+	for _, g := range groups {
+		if !g.content && len(out) > 0 {
+			last := &out[len(out)-1]
+			last.idx = append(last.idx, g.idx...)
+			last.tokens += g.tokens
+			continue
+		}
+		out = append(out, g)
+	}
+	if len(out) > 1 && !out[0].content {
+		out[1].idx = append(out[0].idx, out[1].idx...)
+		out[1].tokens += out[0].tokens
+		out = out[1:]
+	}
+	for k := range out {
+		slices.Sort(out[k].idx)
+	}
+	return out
+}
+
+// invocationFailed reports whether invocation inv ended with an error or without a final
+// response.
+func invocationFailed(events []Event, inv string) bool {
+	var last, lastNonUser *Event
+	for i := range events {
+		e := &events[i]
+		if e.isMarkerOnly() || e.InvocationID != inv {
 			continue
 		}
 		last = e
@@ -371,135 +269,76 @@ func invocationFailed(raw []*session.Event, inv string) bool {
 		}
 	}
 	if last == nil {
-		return false // nothing to judge
+		return false
 	}
-	if last.ErrorCode != "" || (lastNonUser != nil && lastNonUser.ErrorCode != "") {
+	if last.ErrorCode != "" || lastNonUser != nil && lastNonUser.ErrorCode != "" {
 		return true
 	}
-	return lastNonUser == nil || !lastNonUser.IsFinalResponse()
+	return lastNonUser == nil || !lastNonUser.Final
 }
 
-// pairing links events whose calls and responses belong together and marks
-// the events holding a pending call.
-type pairing struct {
-	links   map[int][]int
-	pending map[int]bool
+// buildWindow makes the marker and the summarizer input of a selection.
+func buildWindow(events []Event, p *plan, w windowParams, newly []int, coveredGroups, keep int) *window {
+	live := p.live[w.scope]
+	m := &Marker{Scope: w.scope, Seq: 1, Trigger: w.trigger, KeepInvocations: keep, Version: markerVersion}
+	var prevLedger *Ledger
+	if live.m != nil {
+		m.Seq = live.m.Seq + 1
+		m.Previous = live.id
+		m.EventCount, m.Invocations = live.m.EventCount, live.m.Invocations
+		m.StartTimestamp, m.EndTimestamp = live.m.StartTimestamp, live.m.EndTimestamp
+		m.FirstEventID, m.FirstInvocationID = live.m.FirstEventID, live.m.FirstInvocationID
+		prevLedger = live.m.Ledger
+	}
+	win := &window{m: m, covered: newly}
+	for _, i := range newly {
+		e := &events[i]
+		m.EventIDs = append(m.EventIDs, e.ID)
+		ts := seconds(e.Timestamp)
+		if m.StartTimestamp == 0 || ts < m.StartTimestamp {
+			m.StartTimestamp = ts
+		}
+		m.EndTimestamp = max(m.EndTimestamp, ts)
+		if m.FirstEventID == "" {
+			m.FirstEventID, m.FirstInvocationID = e.ID, e.InvocationID
+		}
+		m.LastEventID, m.LastInvocationID = e.ID, e.InvocationID
+		win.input.Events = append(win.input.Events, *e)
+		win.original += budget.EstimateContent(e.Content)
+	}
+	m.EventCount += len(newly)
+	m.Invocations += coveredGroups
+	if live.m != nil {
+		win.input.Previous = live.m.CompactedContent
+		win.original += budget.EstimateContent(summaryContent(live.m.CompactedContent))
+	}
+	win.input.Context = overlapEvents(events, p, w)
+	win.input.Ledger = prevLedger.clone()
+	win.input.Ledger.add(win.input.Events, coveredGroups)
+	return win
 }
 
-func (p *pairing) link(a, b int) {
-	if a == b {
-		return
+// overlapEvents returns the events of the last ω invocations already covered in scope, raw, for
+// the summarizer's continuity.
+func overlapEvents(events []Event, p *plan, w windowParams) []Event {
+	if w.overlap <= 0 {
+		return nil
 	}
-	p.links[a] = append(p.links[a], b)
-	p.links[b] = append(p.links[b], a)
-}
-
-// pairCalls pairs function calls with their responses over the whole
-// stream: by id, and by name + order for id-less calls. A call is pending
-// when it is long-running and the client (author "user") has not answered
-// it yet (adk-go stores the tool's own interim "pending" response right
-// away; the final one comes from the client, possibly invocations later),
-// or when it has no response and belongs to the running invocation
-// (live is true when that invocation may still be running). A requested tool
-// confirmation is pending until answered; its request event is linked to the
-// original call and to the adk_request_confirmation call.
-func pairCalls(raw []*session.Event, live bool, running string) pairing {
-	pr := pairing{links: map[int][]int{}, pending: map[int]bool{}}
-	type call struct {
-		pos      int
-		id, name string
-		answered bool
-		// userAnswered: a response authored by the user (client) arrived.
-		// A long-running tool answers "pending" itself right away; only
-		// the client's response completes it.
-		userAnswered bool
-	}
-	var calls []*call
-	byID := map[string]*call{}
-	idless := map[string][]*call{}
-	lastRespPos := map[string]int{}
-	confCallOrig := map[string]string{} // adk_request_confirmation call id → original call id
-	confCalls := map[string][]int{}     // original call id → positions of confirmation calls
-	confAnswered := map[string]bool{}   // original call id → user answered
-	type rtc struct {
-		pos int
-		id  string
-	}
-	var requests []rtc
-
-	for i, e := range raw {
-		if e == nil || IsCompactionEvent(e) {
-			continue
-		}
-		if e.Content != nil {
-			for _, part := range e.Content.Parts {
-				if part == nil {
-					continue
-				}
-				if fc := part.FunctionCall; fc != nil {
-					c := &call{pos: i, id: fc.ID, name: fc.Name}
-					calls = append(calls, c)
-					if fc.ID != "" {
-						if _, dup := byID[fc.ID]; !dup {
-							byID[fc.ID] = c
-						}
-					} else {
-						idless[fc.Name] = append(idless[fc.Name], c)
-					}
-					if fc.Name == toolconfirmation.FunctionCallName {
-						if orig, err := toolconfirmation.OriginalCallFrom(fc); err == nil && orig != nil && orig.ID != "" {
-							confCalls[orig.ID] = append(confCalls[orig.ID], i)
-							if fc.ID != "" {
-								confCallOrig[fc.ID] = orig.ID
-							}
-						}
-					}
-				}
-				if fr := part.FunctionResponse; fr != nil {
-					if fr.ID != "" {
-						if c, ok := byID[fr.ID]; ok {
-							c.answered = true
-							c.userAnswered = c.userAnswered || e.Author == "user"
-							pr.link(c.pos, i)
-						}
-						lastRespPos[fr.ID] = i
-						if orig, ok := confCallOrig[fr.ID]; ok && fr.Name == toolconfirmation.FunctionCallName {
-							confAnswered[orig] = true
-						}
-					} else if q := idless[fr.Name]; len(q) > 0 {
-						q[0].answered = true
-						pr.link(q[0].pos, i)
-						idless[fr.Name] = q[1:]
-					}
-				}
-			}
-		}
-		for k := range e.Actions.RequestedToolConfirmations {
-			requests = append(requests, rtc{pos: i, id: k})
+	var invs []string
+	for i := len(events) - 1; i >= 0 && len(invs) <= w.overlap; i-- {
+		e := &events[i]
+		if p.covered[i] && e.Scope == w.scope && e.InvocationID != "" && !slices.Contains(invs, e.InvocationID) {
+			invs = append(invs, e.InvocationID)
 		}
 	}
-	for _, c := range calls {
-		e := raw[c.pos]
-		switch {
-		case c.id != "" && slices.Contains(e.LongRunningToolIDs, c.id):
-			if !c.userAnswered {
-				pr.pending[c.pos] = true
-			}
-		case !c.answered && live && e.InvocationID == running:
-			pr.pending[c.pos] = true
+	if len(invs) > w.overlap {
+		invs = invs[:w.overlap]
+	}
+	var out []Event
+	for i := range events {
+		if p.covered[i] && events[i].Scope == w.scope && slices.Contains(invs, events[i].InvocationID) {
+			out = append(out, events[i])
 		}
 	}
-	for _, r := range requests {
-		if c, ok := byID[r.id]; ok {
-			pr.link(c.pos, r.pos)
-		}
-		for _, cp := range confCalls[r.id] {
-			pr.link(r.pos, cp)
-		}
-		if confAnswered[r.id] || lastRespPos[r.id] > r.pos {
-			continue
-		}
-		pr.pending[r.pos] = true
-	}
-	return pr
+	return out
 }

@@ -1,19 +1,22 @@
-// Package hooks connects adkctx to adk-go: one constructor, New, returns the callbacks to put in
-// llmagent.Config, a plugin for runner.Config, and a session.Service wrapper.
+// Package hooks wires adkctx into adk-go v1 (google.golang.org/adk): one constructor, New, and
+// one call, Hooks.Wire, that adds adkctx's plugin and session-service wrapper to a
+// runner.Config. It is glue only: every decision is made by adkctx's adk-go-independent packages
+// (budget, processors/..., compaction, agentsmd, instructions) through an engine shared with the
+// adk-go v2 glue (module github.com/adkctx/adkctx/adk2).
 //
-// adk-go v1.7.0 has no pluggable request processors, so adkctx's processors (packages
-// processors/request and processors/response) run inside these callbacks, in a fixed order:
+// What runs where:
 //
-//	BeforeModel: instructions → truncate history → normalize calls → budget → one log entry
-//	AfterModel:  usage accounting and estimator calibration (non-partial responses only)
-//	AfterTool:   head+tail truncation of the result before it is stored (full output kept as an
+//	BeforeRun:   restore the session's calibration and accounting from its events (any process
+//	             can serve any turn); check the wiring
+//	BeforeModel: AGENTS.md instructions → truncate history → normalize calls → budget (summary
+//	             pinned) → one "budget decision" log entry; a request over the soft limit
+//	             schedules a compaction
+//	AfterModel:  usage: calibration, accounting, a call record stored with the response
+//	AfterTool:   head+tail truncation of the result before it is stored (full output saved as an
 //	             artifact when the runner has an artifact service)
-//	Plugin:      the same three, plus compaction after each invocation (AfterRun) and, when a
-//	             request passed the soft limit, before the next event is stored (OnEvent)
+//	OnEvent:     at the hard limit with a compaction pending, wait for it before the next request
+//	AfterRun:    schedule the sliding-window compaction (in the background by default)
 //
-// Compaction reads history through the wrapper returned by SessionService: sessions it returns
-// show adk-go the compacted view (summary + recent events) while every original event stays in
-// the underlying service.
-//
-// Everything is safe for concurrent use by many sessions and by parallel tool calls.
+// The session wrapper shows adk-go the compacted view (summary + recent events) while every
+// original event stays in the underlying service. Everything is safe for concurrent use.
 package hooks

@@ -2,7 +2,11 @@ package hooks_test
 
 import (
 	"errors"
+
 	"fmt"
+	"github.com/adkctx/adkctx"
+	"github.com/adkctx/adkctx/compaction"
+	"github.com/google/go-cmp/cmp"
 	"strings"
 	"sync"
 	"testing"
@@ -312,7 +316,7 @@ func TestSmallWindowNeverExceedsHardLimit(t *testing.T) {
 	if m.Calls() != calls {
 		t.Errorf("the model was called for a request that cannot fit")
 	}
-	if n := len(s.logs.FilterMessage("budget decision").FilterField(zap.String("action", request.ActionRejected)).All()); n != 1 {
+	if n := len(s.logs.FilterMessage("budget decision").FilterField(zap.String("action", string(request.ActionRejected))).All()); n != 1 {
 		t.Errorf("rejected decisions logged = %d, want 1", n)
 	}
 }
@@ -427,17 +431,56 @@ func TestConcurrentSessionsAndParallelTools(t *testing.T) {
 }
 
 func TestNewRejectsInvalidConfig(t *testing.T) {
-	for name, cfg := range map[string]hooks.Config{
-		"soft above hard":   {Limits: budget.LimitConfig{SoftFraction: 0.9, HardFraction: 0.5}},
-		"negative bytes":    {Truncation: truncateConfig(-1)},
-		"model without win": {Models: []budget.ModelInfo{{Name: "x"}}},
+	missing := t.TempDir() + "/missing"
+	for name, tc := range map[string]struct {
+		cfg    hooks.Config
+		fields []string
+	}{
+		"soft above hard":       {hooks.Config{Limits: budget.LimitConfig{SoftFraction: 0.9, HardFraction: 0.5}}, []string{"Limits.SoftFraction"}},
+		"negative bytes":        {hooks.Config{Truncation: truncateConfig(-1)}, []string{"Truncation.MaxBytes"}},
+		"model without name":    {hooks.Config{Models: []budget.ModelInfo{{ContextWindow: 5}}}, []string{"Models"}},
+		"work dir missing":      {hooks.Config{Instructions: &hooks.InstructionsConfig{WorkDir: missing}}, []string{"Instructions.WorkDir"}},
+		"bad compaction values": {hooks.Config{Compaction: &compaction.Config{Interval: -1, Timeout: -1}}, []string{"Compaction.Interval", "Compaction.Timeout"}},
+		"several at once": {hooks.Config{Truncation: truncateConfig(-1), Compaction: &compaction.Config{Interval: -2}},
+			[]string{"Truncation.MaxBytes", "Compaction.Interval"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if _, err := hooks.New(cfg); !errors.Is(err, hooks.ErrInvalidConfig) {
-				t.Errorf("New = %v, want ErrInvalidConfig", err)
+			_, err := hooks.New(tc.cfg)
+			var got []string
+			for _, e := range flattenJoined(err) {
+				var ce *adkctx.ConfigError
+				if !errors.As(e, &ce) {
+					t.Fatalf("error %v is not an *adkctx.ConfigError", e)
+				}
+				got = append(got, ce.Field)
+			}
+			if diff := cmp.Diff(tc.fields, got); diff != "" {
+				t.Errorf("New = %v; fields (-want +got):\n%s", err, diff)
 			}
 		})
 	}
+	// A model override without a window is valid: it keeps the built-in (or fallback) window.
+	h, err := hooks.New(hooks.Config{Models: []budget.ModelInfo{{Name: "gemini-2.5-flash", MaxOutputTokens: 1_000}}})
+	if err != nil {
+		t.Fatalf("override without window refused: %v", err)
+	}
+	if l := h.Limits("gemini-2.5-flash"); l.Window != 1_048_576 || l.ReservedOutput != 1_000 || l.Source != budget.SourceOverride {
+		t.Errorf("limits %+v", l)
+	}
+}
+
+func flattenJoined(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flattenJoined(e)...)
+		}
+		return out
+	}
+	return []error{err}
 }
 
 func truncateConfig(maxBytes int) truncate.Config { return truncate.Config{MaxBytes: maxBytes} }

@@ -2,79 +2,91 @@ package request
 
 import (
 	"fmt"
+	"math"
 
-	"google.golang.org/adk/model"
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/internal/errkind"
+	"github.com/adkctx/adkctx/processors/truncate"
 )
 
-// Budget actions, as reported in BudgetDecision.Action and in the "budget decision" log entry.
+// Action is what EnforceBudget did, as reported in the "budget decision" log entry.
+type Action string
+
+// The actions.
 const (
-	// ActionNone: the request is below the soft limit and is sent as is.
-	ActionNone = "none"
-	// ActionCompactionNeeded: the request is above the soft limit but below the hard limit; it is
-	// sent as is and the session is marked for compaction.
-	ActionCompactionNeeded = "compaction_needed"
-	// ActionTrimmed: the request was above the hard limit; the oldest whole turns were left out.
-	ActionTrimmed = "trimmed"
+	// ActionNone: below the soft limit, sent as is.
+	ActionNone Action = "none"
+	// ActionCompactionNeeded: above the soft limit, below the hard one: sent as is, compaction due.
+	ActionCompactionNeeded Action = "compaction_needed"
+	// ActionTrimmed: above the hard limit: parts of the history were left out or cut.
+	ActionTrimmed Action = "trimmed"
 	// ActionRejected: even the newest turn alone does not fit; the model is not called.
-	ActionRejected = "rejected"
+	ActionRejected Action = "rejected"
 )
 
 // BudgetInput is what EnforceBudget needs besides the request.
 type BudgetInput struct {
-	// Limits of the request's model (see budget.NewLimits).
+	// Limits of the request's model.
 	Limits budget.Limits
-	// Calibrate turns a raw estimate of the whole request into the current-usage figure (see
-	// budget.Calibrator.Calibrate). Nil means the raw estimate is used as is.
-	Calibrate func(estimate int) int
-	// Estimator counts tokens; a long-lived one remembers the cost of large strings that adk-go
-	// shares between the requests it rebuilds on every call. Nil counts without a cache.
-	Estimator *budget.Estimator
+	// Predict turns our estimate of the whole request into the predicted count of the model
+	// (budget.Calibration.Predict). Nil: the estimate, with no margin.
+	Predict func(estimate int) budget.Prediction
+	// Pinned reports the contents never left out, only cut as a last resort: the summary of
+	// earlier conversation. Nil: none.
+	Pinned func(*genai.Content) bool
+	// PreviousTurnsDropped is how many turns the previous trimmed request of the same history
+	// left out: a request that still fits leaving out the same turns leaves them out again, so
+	// its prefix is the previous request's and a provider's prompt cache keeps serving it.
+	PreviousTurnsDropped int
 }
 
-// BudgetDecision says what EnforceBudget found and did. All token figures are calibrated unless
-// their name says "estimated".
+// BudgetDecision says what EnforceBudget found and did. Token figures are the model's predicted
+// count unless their name says "estimated".
 type BudgetDecision struct {
-	Action string
-	// EstimatedTokens is the raw estimate of the request as it came in; CalibratedTokens the same
-	// request after calibration.
-	EstimatedTokens  int
-	CalibratedTokens int
-	// FinalEstimatedTokens and FinalTokens describe the request as it leaves (after trimming).
-	FinalEstimatedTokens int
-	FinalTokens          int
-	// FixedTokens is the raw estimate of what cannot be trimmed: system instruction and tools.
+	Action Action
+	// EstimatedTokens is our estimate of the request as it came in; PredictedTokens the model's
+	// predicted count of it and Margin the safety added for the hard limit.
+	EstimatedTokens, PredictedTokens, Margin int
+	// FinalEstimatedTokens and FinalTokens describe the request as sent.
+	FinalEstimatedTokens, FinalTokens int
+	// FixedTokens is the estimate of what is never trimmed: system instruction and tools.
 	FixedTokens int
-	// OverSoft reports that the request (before trimming) passed the soft limit: compaction is due.
+	// OverSoft reports that the request as it came in passed the soft limit.
 	OverSoft bool
-	// TurnsDropped, ContentsDropped and TokensDropped describe what trimming left out.
-	TurnsDropped    int
-	ContentsDropped int
-	TokensDropped   int
-	// ExchangesDropped counts the model contents (with the responses answering their calls) left
-	// out of the newest turn's tool loop, when leaving out every older turn was not enough.
+	// TurnsDropped, ContentsDropped and TokensDropped describe the turns left out.
+	TurnsDropped, ContentsDropped, TokensDropped int
+	// ExchangesDropped counts model steps (with their calls and responses) left out of the
+	// newest turn's tool loop.
 	ExchangesDropped int
+	// ResponsesCut counts function responses of the newest turn cut to share one budget.
+	ResponsesCut int
+	// SummaryPresent, SummaryTokens and SummaryCut describe the pinned summary.
+	SummaryPresent bool
+	SummaryTokens  int
+	SummaryCut     bool
+	// Sizes are the estimated tokens of the contents as they came in (for callers that compare
+	// requests).
+	Sizes []int
 }
 
-// CalibrationFactor is CalibratedTokens / EstimatedTokens: how much more (or less) the model
-// counts than the raw estimate. 1 when either is unknown.
+// CalibrationFactor is PredictedTokens / EstimatedTokens (1 when either is unknown).
 func (d BudgetDecision) CalibrationFactor() float64 {
-	if d.EstimatedTokens <= 0 || d.CalibratedTokens <= 0 {
+	if d.EstimatedTokens <= 0 || d.PredictedTokens <= 0 {
 		return 1
 	}
-	return float64(d.CalibratedTokens) / float64(d.EstimatedTokens)
+	return float64(d.PredictedTokens) / float64(d.EstimatedTokens)
 }
 
-// BudgetExceededError is returned when the newest turn, with the system instruction and tools, does
-// not fit under the hard limit on its own. The model is not called. Recognise it with errors.As.
+// BudgetExceededError is returned when the newest turn, with the system instruction, the tools
+// and the summary, does not fit under the hard limit even after every cut. The model is not
+// called. Recognise it with errors.As.
 type BudgetExceededError struct {
-	Model string
-	// Window and HardLimit are the model's context window and the hard limit in tokens.
+	Model             string
 	Window, HardLimit int
-	// NewestTurnTokens is the calibrated size of the newest turn; FixedTokens the calibrated size of
-	// the system instruction and tool declarations; RequestTokens the whole request as it came in.
+	// NewestTurnTokens, FixedTokens and RequestTokens are predicted counts of the newest turn,
+	// of the system instruction and tools, and of the whole request as it came in.
 	NewestTurnTokens, FixedTokens, RequestTokens int
 }
 
@@ -84,168 +96,417 @@ func (e *BudgetExceededError) Error() string {
 		e.Model, e.NewestTurnTokens, e.FixedTokens, e.HardLimit, e.Window, e.RequestTokens)
 }
 
-// trimMarkerFormat is the visible note put in place of the turns left out of a request;
-// loopMarkerFormat the one put after the newest user message when the oldest exchanges of its
-// tool loop were left out too.
+// ErrorKind classifies the error for logs and metrics.
+func (e *BudgetExceededError) ErrorKind() errkind.Kind { return errkind.Budget }
+
+// The visible notes put where history was left out. Their text does not change with the token
+// figures, so two requests that leave out the same turns are byte-identical there.
 const (
-	trimMarkerFormat = "[adkctx: %d earlier conversation turns (about %d tokens) were left out of this request " +
-		"to fit the model's context window.]"
-	loopMarkerFormat = "[adkctx: %d earlier conversation turns and the %d oldest model steps of the current turn " +
-		"(with their tool calls and results; about %d tokens in all) were left out of this request to fit the model's context window.]"
+	trimNoteFormat = "[adkctx: %d earlier conversation turns were left out of this request to fit the model's context window.]"
+	loopNoteFormat = "[adkctx: %d earlier conversation turns and the %d oldest model steps of the current turn " +
+		"(with their tool calls and results) were left out of this request to fit the model's context window.]"
 )
 
-// EnforceBudget estimates the whole request (system instruction, tools, contents) against the
-// model's limits. Below the soft limit it does nothing; between soft and hard it reports that
-// compaction is due; above the hard limit it drops the oldest whole turns — a turn starts at a user
-// message and holds every call and response after it, so a call is never split from its response —
-// and puts one visible marker content in their place. The newest turn is never dropped. When it is
-// a user message followed by a tool loop (model calls and their responses) that does not fit even
-// alone, the loop's oldest complete steps are left out instead — the user message and the newest
-// step are always kept, and a call is never split from its responses — with the marker put right
-// after the user message. If that does not fit either, EnforceBudget returns a
-// *BudgetExceededError and leaves req unchanged.
+// EnforceBudget counts the whole request (system instruction, tools, contents) against the
+// model's limits. Below the soft limit it does nothing; below the hard limit (predicted count
+// plus margin) it reports that compaction is due. Above, it makes the request fit, in this
+// order, stopping as soon as it fits:
 //
-// It runs in O(len(req.Contents)) and does not modify any content of req; it only replaces
-// req.Contents with a shorter slice when it trims.
-func EnforceBudget(req *model.LLMRequest, in BudgetInput) (BudgetDecision, error) {
-	calibrate := in.Calibrate
-	if calibrate == nil {
-		calibrate = func(n int) int { return n }
-	}
+//  1. leave out the oldest whole turns — never the pinned summary, never the newest turn; a turn
+//     starts at a user message and holds every call and response after it, so a call is never
+//     split from its response. It leaves out at least PreviousTurnsDropped turns (same prefix as
+//     the previous request), and when it must leave out more it goes down to halfway between the
+//     soft and the hard limit, so the next requests fit without moving the cut again;
+//  2. leave out the oldest complete steps of the newest turn's tool loop (its user message and
+//     newest step stay);
+//  3. cut the newest turn's function responses to one shared budget (head and tail kept);
+//  4. cut the pinned summary head and tail, with a visible marker;
+//  5. refuse with a *BudgetExceededError, leaving req unchanged.
+//
+// One visible note replaces what was left out. No content of req is modified: changed contents
+// are new values in a new req.Contents slice.
+func EnforceBudget(req *LLMRequest, in BudgetInput) (BudgetDecision, error) {
 	var d BudgetDecision
+	d.Action = ActionNone
 	if req == nil {
-		d.Action = ActionNone
 		return d, nil
 	}
-	est := in.Estimator
-	// Each content is counted once; the request total is the fixed part plus their sum.
+	predict := in.Predict
+	if predict == nil {
+		predict = func(n int) budget.Prediction { return budget.Prediction{Tokens: n} }
+	}
 	if req.Config != nil {
-		d.FixedTokens = est.EstimateContent(req.Config.SystemInstruction) + budget.EstimateTools(req.Config.Tools)
+		d.FixedTokens = budget.EstimateContent(req.Config.SystemInstruction) + budget.EstimateTools(req.Config.Tools)
 	}
-	sizes := make([]int, len(req.Contents))
-	contentTokens := est.EstimateEach(req.Contents, sizes)
-	d.EstimatedTokens = d.FixedTokens + contentTokens
-	d.CalibratedTokens = calibrate(d.EstimatedTokens)
-	d.FinalEstimatedTokens, d.FinalTokens = d.EstimatedTokens, d.CalibratedTokens
-	d.OverSoft = d.CalibratedTokens > in.Limits.Soft
-
+	t := newTrimmer(req.Contents, in.Pinned)
+	d.Sizes = t.sizes
+	d.EstimatedTokens = d.FixedTokens + t.total
+	p := predict(d.EstimatedTokens)
+	d.PredictedTokens, d.Margin = p.Tokens, p.Margin
+	d.FinalEstimatedTokens, d.FinalTokens = d.EstimatedTokens, d.PredictedTokens
+	d.OverSoft = d.PredictedTokens > in.Limits.Soft
+	d.SummaryPresent, d.SummaryTokens = t.pinnedTokens > 0, t.pinnedTokens
 	switch {
-	case d.CalibratedTokens <= in.Limits.Soft:
-		d.Action = ActionNone
+	case d.PredictedTokens <= in.Limits.Soft:
 		return d, nil
-	case d.CalibratedTokens <= in.Limits.Hard:
+	case d.PredictedTokens+d.Margin <= in.Limits.Hard:
 		d.Action = ActionCompactionNeeded
 		return d, nil
 	}
 
-	// Above the hard limit. Scale raw estimates by the session's calibration factor.
-	factor := d.CalibrationFactor()
-	scaled := func(raw int) int { return int(float64(raw)*factor + 0.5) }
-
-	starts := turnStarts(req.Contents)
-	newest := starts[len(starts)-1]
-	newestTokens := 0
-	for _, s := range sizes[newest:] {
-		newestTokens += s
+	// Raw estimates scale to the predicted count, margin included, by one factor.
+	f := float64(d.PredictedTokens+d.Margin) / float64(max(d.EstimatedTokens, 1))
+	fits := func(raw, limit int) bool { return float64(raw)*f <= float64(limit) }
+	hard := in.Limits.Hard
+	relaxed := (in.Limits.Soft + in.Limits.Hard) / 2
+	out, k, ok := t.dropTurns(d.FixedTokens, hard, relaxed, in.PreviousTurnsDropped, fits)
+	if !ok {
+		out, ok = t.dropSteps(d.FixedTokens, hard, fits, &d)
 	}
-	markerTokens := est.EstimateContent(trimMarker(len(starts), contentTokens))
-
-	// Walk the turn boundaries from the oldest: the first boundary where the rest fits wins.
-	remaining := contentTokens
-	for k := 1; k < len(starts); k++ {
-		for _, s := range sizes[starts[k-1]:starts[k]] {
-			remaining -= s
+	if !ok {
+		out, ok = t.cutResponses(d.FixedTokens, hard, f, &d)
+	}
+	if !ok {
+		out, ok = t.cutSummary(d.FixedTokens, hard, f, out, &d)
+	}
+	if !ok {
+		d.Action = ActionRejected
+		return d, &BudgetExceededError{
+			Model: req.Model, Window: in.Limits.Window, HardLimit: hard,
+			NewestTurnTokens: scale(t.newestTokens(), f), FixedTokens: scale(d.FixedTokens, f), RequestTokens: d.PredictedTokens,
 		}
-		if scaled(d.FixedTokens+markerTokens+remaining) > in.Limits.Hard {
-			continue
-		}
-		dropped := contentTokens - remaining
-		marker := trimMarker(k, scaled(dropped))
-		kept := make([]*genai.Content, 0, 1+len(req.Contents)-starts[k])
-		kept = append(kept, marker)
-		kept = append(kept, req.Contents[starts[k]:]...)
-		req.Contents = kept
-
-		d.Action = ActionTrimmed
+	}
+	if k > 0 {
 		d.TurnsDropped = k
-		d.ContentsDropped = starts[k]
-		d.TokensDropped = scaled(dropped)
-		d.FinalEstimatedTokens = d.FixedTokens + est.EstimateContent(marker) + remaining
-		d.FinalTokens = scaled(d.FinalEstimatedTokens)
-		return d, nil
 	}
-
-	// Every older turn left out is not enough: leave out the oldest steps of the newest turn's tool
-	// loop, keeping its user message.
-	if first := newest; isUserMessage(req.Contents[first]) {
-		olderTokens := contentTokens - newestTokens
-		loopMarkerTokens := est.EstimateContent(loopMarker(len(starts), len(req.Contents), contentTokens))
-		rest := newestTokens - sizes[first] // tokens of Contents[first+1:]
-		calls, responses, steps := 0, 0, 0
-		for j := first + 2; j < len(req.Contents); j++ {
-			prev := req.Contents[j-1]
-			rest -= sizes[j-1]
-			c, r := countFunctionParts(prev)
-			calls, responses = calls+c, responses+r
-			if prev != nil && prev.Role == genai.RoleModel {
-				steps++
-			}
-			// A step starts at a model content right after the responses of the previous one;
-			// everything before it must be answered within the part left out.
-			if steps == 0 || calls != responses || !isStepStart(req.Contents, j) {
-				continue
-			}
-			if scaled(d.FixedTokens+loopMarkerTokens+sizes[first]+rest) > in.Limits.Hard {
-				continue
-			}
-			dropped := olderTokens + newestTokens - sizes[first] - rest
-			marker := loopMarker(len(starts)-1, steps, scaled(dropped))
-			kept := make([]*genai.Content, 0, 2+len(req.Contents)-j)
-			kept = append(kept, req.Contents[first], marker)
-			kept = append(kept, req.Contents[j:]...)
-			req.Contents = kept
-
-			d.Action = ActionTrimmed
-			d.TurnsDropped = len(starts) - 1
-			d.ExchangesDropped = steps
-			d.ContentsDropped = first + (j - first - 1)
-			d.TokensDropped = scaled(dropped)
-			d.FinalEstimatedTokens = d.FixedTokens + sizes[first] + est.EstimateContent(marker) + rest
-			d.FinalTokens = scaled(d.FinalEstimatedTokens)
-			return d, nil
-		}
-	}
-
-	d.Action = ActionRejected
-	return d, &BudgetExceededError{
-		Model:            req.Model,
-		Window:           in.Limits.Window,
-		HardLimit:        in.Limits.Hard,
-		NewestTurnTokens: scaled(newestTokens),
-		FixedTokens:      scaled(d.FixedTokens),
-		RequestTokens:    d.CalibratedTokens,
-	}
+	d.ContentsDropped = t.dropped
+	d.TokensDropped = scale(t.droppedTokens, f)
+	d.Action = ActionTrimmed
+	req.Contents = out
+	d.FinalEstimatedTokens = d.FixedTokens + budget.EstimateContents(out)
+	d.FinalTokens = scale(d.FinalEstimatedTokens, f)
+	return d, nil
 }
 
-// turnStarts returns the index of the first content of every turn, oldest first. A turn starts at a
-// user content that carries something other than function responses (a user message, a summary),
-// and is not another agent's output that adk-go rewrote as user context ("For context:"): that
-// belongs to the turn of the user message that started it. Contents before the first turn start
-// form a turn of their own. The result is never empty.
-func turnStarts(contents []*genai.Content) []int {
-	starts := []int{0}
+func scale(raw int, f float64) int { return int(math.Ceil(float64(raw) * f)) }
+
+// trimmer holds a request's contents split into the pinned contents and turns.
+type trimmer struct {
+	contents     []*genai.Content
+	sizes        []int
+	pinned       []bool
+	pinnedTokens int
+	total        int
+	starts       []int // first content of each turn (pinned contents excluded)
+
+	dropped, droppedTokens int
+}
+
+func newTrimmer(contents []*genai.Content, pinned func(*genai.Content) bool) *trimmer {
+	t := &trimmer{contents: contents, sizes: make([]int, len(contents)), pinned: make([]bool, len(contents))}
 	for i, c := range contents {
-		if i > 0 && isUserMessage(c) {
-			starts = append(starts, i)
+		t.sizes[i] = budget.EstimateContent(c)
+		t.total += t.sizes[i]
+		if pinned != nil && c != nil && pinned(c) {
+			t.pinned[i] = true
+			t.pinnedTokens += t.sizes[i]
+			continue
+		}
+		if len(t.starts) == 0 || isUserMessage(c) {
+			t.starts = append(t.starts, i)
 		}
 	}
-	return starts
+	return t
+}
+
+// newest is the index of the newest turn's first content (len(contents) when there is none).
+func (t *trimmer) newest() int {
+	if len(t.starts) == 0 {
+		return len(t.contents)
+	}
+	return t.starts[len(t.starts)-1]
+}
+
+func (t *trimmer) newestTokens() int {
+	n := 0
+	for _, s := range t.sizes[t.newest():] {
+		n += s
+	}
+	return n
+}
+
+// assemble builds the pinned contents before from, then tail, and counts what is left out: every
+// other content before from, plus skipped contents (left out after from).
+func (t *trimmer) assemble(from int, skipped []int, tail ...*genai.Content) []*genai.Content {
+	out := make([]*genai.Content, 0, len(tail)+2)
+	t.dropped, t.droppedTokens = 0, 0
+	for i := range from {
+		if t.pinned[i] {
+			out = append(out, t.contents[i])
+			continue
+		}
+		t.dropped++
+		t.droppedTokens += t.sizes[i]
+	}
+	for _, i := range skipped {
+		t.dropped++
+		t.droppedTokens += t.sizes[i]
+	}
+	return append(out, tail...)
+}
+
+// dropTurns leaves out the oldest k ≥ 1 whole turns (not the newest): the smallest k that fits
+// under hard, at least previous when that still fits, extended down to relaxed for a new cut.
+func (t *trimmer) dropTurns(fixed, hard, relaxed, previous int, fits func(raw, limit int) bool) ([]*genai.Content, int, bool) {
+	n := len(t.starts)
+	rest := make([]int, n) // tokens of the turns from k on, pinned contents included once
+	for k := n - 1; k >= 0; k-- {
+		end := len(t.contents)
+		if k+1 < n {
+			end = t.starts[k+1]
+			rest[k] = rest[k+1]
+		}
+		for i := t.starts[k]; i < end; i++ {
+			if !t.pinned[i] {
+				rest[k] += t.sizes[i]
+			}
+		}
+	}
+	noteTokens := budget.EstimateContent(trimNote(n))
+	size := func(k int) int { return fixed + t.pinnedTokens + noteTokens + rest[k] }
+	for k := 1; k < n; k++ {
+		if !fits(size(k), hard) {
+			continue
+		}
+		switch {
+		case previous >= k && previous < n && fits(size(previous), hard):
+			k = previous
+		default:
+			for k+1 < n && !fits(size(k), relaxed) {
+				k++
+			}
+		}
+		return t.assemble(t.starts[k], nil, append([]*genai.Content{trimNote(k)}, t.contents[t.starts[k]:]...)...), k, true
+	}
+	return nil, 0, false
+}
+
+// dropSteps leaves out every older turn and the oldest complete steps of the newest turn's tool
+// loop, keeping its user message and its newest step.
+func (t *trimmer) dropSteps(fixed, hard int, fits func(raw, limit int) bool, d *BudgetDecision) ([]*genai.Content, bool) {
+	first := t.newest()
+	if first >= len(t.contents) || !isUserMessage(t.contents[first]) {
+		return nil, false
+	}
+	older := len(t.starts) - 1
+	noteTokens := budget.EstimateContent(loopNote(older, len(t.contents)))
+	rest := 0
+	for _, s := range t.sizes[first+1:] {
+		rest += s
+	}
+	calls, responses, steps := 0, 0, 0
+	for j := first + 2; j < len(t.contents); j++ {
+		prev := t.contents[j-1]
+		rest -= t.sizes[j-1]
+		c, r := countFunctionParts(prev)
+		calls, responses = calls+c, responses+r
+		if prev != nil && prev.Role == genai.RoleModel {
+			steps++
+		}
+		// A step starts at a model content right after the responses of the previous one;
+		// everything before it must be answered within the part left out.
+		if steps == 0 || calls != responses || !isStepStart(t.contents, j) {
+			continue
+		}
+		if !fits(fixed+t.pinnedTokens+noteTokens+t.sizes[first]+rest, hard) {
+			continue
+		}
+		var skipped []int
+		for i := first + 1; i < j; i++ {
+			skipped = append(skipped, i)
+		}
+		tail := append([]*genai.Content{t.contents[first], loopNote(older, steps)}, t.contents[j:]...)
+		d.TurnsDropped, d.ExchangesDropped = older, steps
+		return t.assemble(first, skipped, tail...), true
+	}
+	return nil, false
+}
+
+// cutResponses leaves out every older turn and cuts the newest turn's function responses to one
+// shared budget: what remains under hard after everything else of the request.
+func (t *trimmer) cutResponses(fixed, hard int, f float64, d *BudgetDecision) ([]*genai.Content, bool) {
+	first := t.newest()
+	if first >= len(t.contents) {
+		return nil, false
+	}
+	older := len(t.starts) - 1
+	note := trimNote(older)
+	other, nResp, respTokens := fixed+t.pinnedTokens+budget.EstimateContent(note), 0, 0
+	for i := first; i < len(t.contents); i++ {
+		c := t.contents[i]
+		for _, p := range partsOf(c) {
+			if p.FunctionResponse != nil {
+				nResp++
+			}
+		}
+		other += t.sizes[i]
+	}
+	if nResp == 0 {
+		return nil, false
+	}
+	for i := first; i < len(t.contents); i++ {
+		respTokens += responseTokens(t.contents[i])
+	}
+	other -= respTokens
+	room := int(float64(hard)/f) - other
+	if room <= 0 {
+		return nil, false
+	}
+	// Text costs at most one token per byte; at 2 bytes per token the cut is safe for text and
+	// JSON alike, and re-estimated below.
+	for _, bytesPerToken := range []int{3, 2, 1} {
+		share := room * bytesPerToken / nResp
+		if share < 256 {
+			break
+		}
+		cut, n := cutNewestResponses(t.contents[first:], share)
+		if older > 0 {
+			cut = append([]*genai.Content{note}, cut...)
+		}
+		out := t.assemble(first, nil, cut...)
+		if float64(fixed+budget.EstimateContents(out))*f <= float64(hard) {
+			d.TurnsDropped, d.ResponsesCut = older, n
+			return out, true
+		}
+	}
+	return nil, false
+}
+
+func responseTokens(c *genai.Content) int {
+	n := 0
+	for _, p := range partsOf(c) {
+		if p.FunctionResponse != nil {
+			n += budget.EstimatePart(p)
+		}
+	}
+	return n
+}
+
+// cutNewestResponses cuts every function response in cs to share bytes (copy-on-write).
+func cutNewestResponses(cs []*genai.Content, share int) ([]*genai.Content, int) {
+	out := make([]*genai.Content, len(cs))
+	cut := 0
+	for i, c := range cs {
+		out[i] = c
+		if c == nil {
+			continue
+		}
+		var parts []*genai.Part
+		for j, p := range c.Parts {
+			if p == nil || p.FunctionResponse == nil {
+				continue
+			}
+			v, st := truncate.Value(p.FunctionResponse.Response, truncate.Config{MaxBytes: share, MaxLines: max(share/40, 16)}, "")
+			m, ok := v.(map[string]any)
+			if !st.Truncated || !ok {
+				continue
+			}
+			if parts == nil {
+				parts = append([]*genai.Part(nil), c.Parts...)
+			}
+			fr := *p.FunctionResponse
+			fr.Response = m
+			np := *p
+			np.FunctionResponse = &fr
+			parts[j] = &np
+			cut++
+		}
+		if parts != nil {
+			nc := *c
+			nc.Parts = parts
+			out[i] = &nc
+		}
+	}
+	return out, cut
+}
+
+// cutSummary cuts the pinned contents head and tail so that out fits under hard.
+func (t *trimmer) cutSummary(fixed, hard int, f float64, out []*genai.Content, d *BudgetDecision) ([]*genai.Content, bool) {
+	if t.pinnedTokens == 0 {
+		return nil, false
+	}
+	if out == nil {
+		first := t.newest()
+		out = t.assemble(first, nil, append([]*genai.Content{trimNote(len(t.starts) - 1)}, t.contents[first:]...)...)
+		d.TurnsDropped = len(t.starts) - 1
+	}
+	total := fixed + budget.EstimateContents(out)
+	over := int(math.Ceil(float64(total)-float64(hard)/f)) + 16
+	if over <= 0 {
+		return out, true
+	}
+	room := t.pinnedTokens - over
+	if room < 64 {
+		return nil, false
+	}
+	res := make([]*genai.Content, len(out))
+	copy(res, out)
+	for i, c := range res {
+		if c == nil || !t.isPinned(c) {
+			continue
+		}
+		text := contentText(c)
+		cut, _ := truncate.Text(text, truncate.Config{MaxBytes: room * 2, MaxLines: math.MaxInt32}, "summary cut to fit the context window")
+		res[i] = genai.NewContentFromText(cut, genai.Role(c.Role))
+	}
+	if float64(fixed+budget.EstimateContents(res))*f > float64(hard) {
+		return nil, false
+	}
+	d.SummaryCut = true
+	return res, true
+}
+
+func (t *trimmer) isPinned(c *genai.Content) bool {
+	for i, p := range t.contents {
+		if p == c {
+			return t.pinned[i]
+		}
+	}
+	return false
+}
+
+func contentText(c *genai.Content) string {
+	s := ""
+	for _, p := range partsOf(c) {
+		if p.Text != "" && !p.Thought {
+			if s != "" {
+				s += "\n"
+			}
+			s += p.Text
+		}
+	}
+	return s
+}
+
+func partsOf(c *genai.Content) []*genai.Part {
+	if c == nil {
+		return nil
+	}
+	out := make([]*genai.Part, 0, len(c.Parts))
+	for _, p := range c.Parts {
+		if p != nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // foreignContextHeader is the first part adk-go gives the user content it makes of another
-// agent's event (llminternal.ConvertForeignEvent).
+// agent's event.
 const foreignContextHeader = "For context:"
 
+// isUserMessage reports whether c starts a turn: a user content with something other than
+// function responses, and not another agent's output adk-go rewrote as context.
 func isUserMessage(c *genai.Content) bool {
 	if c == nil || c.Role != genai.RoleUser {
 		return false
@@ -268,10 +529,11 @@ func isStepStart(contents []*genai.Content, j int) bool {
 	return c != nil && c.Role == genai.RoleModel && prev != nil && prev.Role == genai.RoleUser
 }
 
-func loopMarker(turns, steps, tokens int) *genai.Content {
-	return genai.NewContentFromText(fmt.Sprintf(loopMarkerFormat, turns, steps, tokens), genai.RoleUser)
+func trimNote(turns int) *genai.Content {
+	return genai.NewContentFromText(fmt.Sprintf(trimNoteFormat, turns), genai.RoleUser)
 }
 
-func trimMarker(turns, tokens int) *genai.Content {
-	return genai.NewContentFromText(fmt.Sprintf(trimMarkerFormat, turns, tokens), genai.RoleUser)
+func loopNote(turns, steps int) *genai.Content {
+	return genai.NewContentFromText(fmt.Sprintf(loopNoteFormat, turns, steps), genai.RoleUser)
 }
+

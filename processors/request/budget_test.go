@@ -2,10 +2,11 @@ package request_test
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
-	"google.golang.org/adk/model"
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/budget"
@@ -55,7 +56,7 @@ func checkPairs(t *testing.T, contents []*genai.Content) {
 
 func TestEnforceBudgetDropsOldestWholeTurns(t *testing.T) {
 	big := strings.Repeat("word ", 400) // ~500 tokens
-	req := &model.LLMRequest{Model: "m", Contents: []*genai.Content{
+	req := &request.LLMRequest{Model: "m", Contents: []*genai.Content{
 		userText("first " + big), modelCall("a"), toolResult("a", big), modelText("done " + big),
 		userText("second " + big), modelText("ok"),
 		userText("newest question"),
@@ -85,7 +86,7 @@ func TestEnforceBudgetTrimsTheNewestTurnsToolLoop(t *testing.T) {
 	for _, name := range []string{"s1", "s2", "s3", "s4", "s5", "s6"} {
 		contents = append(contents, modelCall(name), toolResult(name, big))
 	}
-	req := &model.LLMRequest{Model: "m", Contents: contents}
+	req := &request.LLMRequest{Model: "m", Contents: contents}
 	d, err := request.EnforceBudget(req, request.BudgetInput{Limits: limitsOf(1_500)})
 	if err != nil {
 		t.Fatalf("refused a tool loop whose newest steps fit: %v", err)
@@ -112,30 +113,165 @@ func TestEnforceBudgetTrimsTheNewestTurnsToolLoop(t *testing.T) {
 	checkPairs(t, req.Contents)
 }
 
-// When the user message and the newest step alone do not fit, the request is refused unchanged.
-func TestEnforceBudgetRefusesWhenNewestStepDoesNotFit(t *testing.T) {
-	big := strings.Repeat("line of build output\n", 100)
+// When the newest step does not fit, its tool results are cut (head and tail kept) to the room
+// left; only a request whose newest turn does not fit even then is refused, unchanged.
+func TestEnforceBudgetCutsTheNewestResultsBeforeRefusing(t *testing.T) {
+	big := strings.Repeat("line of build output\n", 100) + "FAILED: exit status 2\n"
 	contents := []*genai.Content{userText("build"), modelCall("s1"), toolResult("s1", big), modelCall("s2"), toolResult("s2", big+big+big)}
-	req := &model.LLMRequest{Model: "m", Contents: contents}
-	_, err := request.EnforceBudget(req, request.BudgetInput{Limits: limitsOf(1_000)})
+	req := &request.LLMRequest{Model: "m", Contents: contents}
+	d, err := request.EnforceBudget(req, request.BudgetInput{Limits: limitsOf(1_000)})
+	if err != nil {
+		t.Fatalf("refused a turn whose results can be cut: %v", err)
+	}
+	if d.ResponsesCut == 0 || d.FinalTokens > 1_000 {
+		t.Fatalf("decision %+v, want results cut under the hard limit", d)
+	}
+	for _, c := range req.Contents {
+		for _, p := range c.Parts {
+			if fr := p.FunctionResponse; fr != nil && !strings.HasSuffix(fr.Response["output"].(string), "FAILED: exit status 2\n") {
+				t.Errorf("the tail of %s was lost", fr.Name)
+			}
+		}
+	}
+	checkPairs(t, req.Contents)
+
+	huge := []*genai.Content{userText(strings.Repeat("word ", 2_000))}
+	req = &request.LLMRequest{Model: "m", Contents: huge}
+	_, err = request.EnforceBudget(req, request.BudgetInput{Limits: limitsOf(1_000)})
 	var tooBig *request.BudgetExceededError
 	if !errors.As(err, &tooBig) {
 		t.Fatalf("err = %v, want *BudgetExceededError", err)
 	}
-	if len(req.Contents) != len(contents) {
+	if len(req.Contents) != 1 || req.Contents[0] != huge[0] {
 		t.Errorf("refused request was modified")
 	}
 }
 
-// Without a user message at the head of the newest turn, nothing inside it is dropped.
+// Eight parallel results that each fit the per-result limit but not together share one budget.
+func TestEnforceBudgetParallelResultsShareOneBudget(t *testing.T) {
+	out := strings.Repeat("x", 9_000) + "\nresult tail"
+	call := &genai.Content{Role: genai.RoleModel}
+	resp := &genai.Content{Role: genai.RoleUser}
+	for k := range 8 {
+		name := string(rune('a' + k))
+		call.Parts = append(call.Parts, &genai.Part{FunctionCall: &genai.FunctionCall{Name: name}})
+		resp.Parts = append(resp.Parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{Name: name, Response: map[string]any{"output": out}}})
+	}
+	req := &request.LLMRequest{Model: "m", Contents: []*genai.Content{userText("read them all"), call, resp}}
+	d, err := request.EnforceBudget(req, request.BudgetInput{Limits: limitsOf(8_000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.ResponsesCut != 8 || d.FinalTokens > 8_000 {
+		t.Fatalf("decision %+v, want all 8 results cut to fit", d)
+	}
+	for _, p := range req.Contents[2].Parts {
+		if !strings.HasSuffix(p.FunctionResponse.Response["output"].(string), "result tail") {
+			t.Errorf("tail of %s lost", p.FunctionResponse.Name)
+		}
+	}
+}
+
+// Without a user message at the head of the newest turn, no step is left out; its results are
+// cut instead.
 func TestEnforceBudgetKeepsALoopWithoutUserMessage(t *testing.T) {
 	big := strings.Repeat("line of build output\n", 100)
 	contents := []*genai.Content{modelCall("s1"), toolResult("s1", big), modelCall("s2"), toolResult("s2", big), modelCall("s3"), toolResult("s3", big)}
-	req := &model.LLMRequest{Model: "m", Contents: contents}
-	_, err := request.EnforceBudget(req, request.BudgetInput{Limits: limitsOf(1_000)})
-	var tooBig *request.BudgetExceededError
-	if !errors.As(err, &tooBig) {
-		t.Fatalf("err = %v, want *BudgetExceededError", err)
+	req := &request.LLMRequest{Model: "m", Contents: contents}
+	d, err := request.EnforceBudget(req, request.BudgetInput{Limits: limitsOf(1_000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.ExchangesDropped != 0 || d.ResponsesCut != 3 || len(req.Contents) != len(contents) {
+		t.Fatalf("decision %+v with %d contents, want every step kept and its result cut", d, len(req.Contents))
+	}
+	checkPairs(t, req.Contents)
+}
+
+func isSummary(c *genai.Content) bool {
+	return len(c.Parts) > 0 && strings.HasPrefix(c.Parts[0].Text, "[Summary of earlier conversation]")
+}
+
+// The summary of earlier conversation is pinned: trimming leaves out the oldest raw turns after
+// it, and the decision says it was present.
+func TestEnforceBudgetKeepsTheSummary(t *testing.T) {
+	big := strings.Repeat("word ", 400) // ~500 tokens
+	summary := userText("[Summary of earlier conversation]\nGoal: fix the build. User instructions: never touch vendor/")
+	req := &request.LLMRequest{Model: "m", Contents: []*genai.Content{
+		summary,
+		userText("turn one " + big), modelText("answer one " + big),
+		userText("turn two " + big), modelText("answer two"),
+		userText("newest question"),
+	}}
+	d, err := request.EnforceBudget(req, request.BudgetInput{Limits: limitsOf(1_000), Pinned: isSummary})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Action != request.ActionTrimmed || !d.SummaryPresent || d.SummaryCut || d.TurnsDropped != 1 {
+		t.Fatalf("decision %+v, want one raw turn dropped and the summary kept whole", d)
+	}
+	if req.Contents[0] != summary {
+		t.Fatalf("first content is %q, want the summary", req.Contents[0].Parts[0].Text)
+	}
+	if got := req.Contents[1].Parts[0].Text; !strings.Contains(got, "1 earlier conversation turns") {
+		t.Errorf("trim note %q after the summary", got)
+	}
+}
+
+// When the summary and the newest turn alone do not fit, the summary is cut head and tail with a
+// visible marker, never left out.
+func TestEnforceBudgetCutsTheSummaryLast(t *testing.T) {
+	summary := userText("[Summary of earlier conversation]\nGoal: fix the build.\n" + strings.Repeat("- a fact we learned\n", 400) + "Open tasks: run the tests")
+	req := &request.LLMRequest{Model: "m", Contents: []*genai.Content{summary, userText("old"), modelText("old answer"), userText("newest question")}}
+	d, err := request.EnforceBudget(req, request.BudgetInput{Limits: limitsOf(1_000), Pinned: isSummary})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.SummaryCut || d.FinalTokens > 1_000 {
+		t.Fatalf("decision %+v, want the summary cut to fit", d)
+	}
+	text := req.Contents[0].Parts[0].Text
+	if !strings.HasPrefix(text, "[Summary of earlier conversation]") || !strings.HasSuffix(text, "Open tasks: run the tests") || !strings.Contains(text, "summary cut to fit") {
+		t.Errorf("summary head, tail or marker lost:\n%s", text)
+	}
+	if last := req.Contents[len(req.Contents)-1].Parts[0].Text; last != "newest question" {
+		t.Errorf("newest message lost")
+	}
+}
+
+// A request that still fits leaving out the turns the previous request left out leaves out the
+// same turns (same prefix, served from a provider's cache); a new cut goes down to halfway between
+// the soft and the hard limit.
+func TestEnforceBudgetTrimsInLargeSteps(t *testing.T) {
+	big := strings.Repeat("word ", 400) // ~500 tokens per turn
+	var contents []*genai.Content
+	for i := range 12 {
+		contents = append(contents, userText(fmt.Sprint("turn ", i, " ", big)), modelText("ok"))
+	}
+	contents = append(contents, userText("newest"))
+	limits := budget.Limits{Window: 8_000, Usable: 7_000, Soft: 3_000, Hard: 5_000}
+	req := &request.LLMRequest{Model: "m", Contents: slices.Clone(contents)}
+	d, err := request.EnforceBudget(req, request.BudgetInput{Limits: limits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.FinalTokens > (limits.Soft+limits.Hard)/2 {
+		t.Fatalf("new cut left %d tokens, want ≤ %d", d.FinalTokens, (limits.Soft+limits.Hard)/2)
+	}
+	// One more turn: the same cut still fits and is kept.
+	grown := append(slices.Clone(contents), modelText("answer"), userText("one more"))
+	req2 := &request.LLMRequest{Model: "m", Contents: grown}
+	d2, err := request.EnforceBudget(req2, request.BudgetInput{Limits: limits, PreviousTurnsDropped: d.TurnsDropped})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d2.TurnsDropped != d.TurnsDropped {
+		t.Fatalf("second request dropped %d turns, first %d: the prefix moved", d2.TurnsDropped, d.TurnsDropped)
+	}
+	for i := range req.Contents {
+		if req.Contents[i] != req2.Contents[i] && req.Contents[i].Parts[0].Text != req2.Contents[i].Parts[0].Text {
+			t.Fatalf("content %d differs between the two requests", i)
+		}
 	}
 }
 
@@ -149,7 +285,7 @@ func forContext(line string) *genai.Content {
 func TestEnforceBudgetKeepsTheUserMessageBeforeForeignContext(t *testing.T) {
 	big := strings.Repeat("word ", 400) // ~500 tokens
 	ask := "please fix the build: " + big + big + big
-	req := &model.LLMRequest{Model: "m", Contents: []*genai.Content{
+	req := &request.LLMRequest{Model: "m", Contents: []*genai.Content{
 		userText("old question " + big), modelText("old answer " + big),
 		userText(ask),
 		forContext("[router] called tool `transfer_to_agent` with parameters: {\"agent_name\":\"builder\"}"),

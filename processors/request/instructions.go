@@ -1,7 +1,6 @@
 package request
 
 import (
-	"google.golang.org/adk/model"
 	"google.golang.org/genai"
 )
 
@@ -16,7 +15,7 @@ import (
 // new Parts slice) before the part is appended, so a config or content
 // shared with other requests is left intact. A new SystemInstruction gets
 // the role "user", as adk-go uses.
-func InjectInstructions(req *model.LLMRequest, text string) {
+func InjectInstructions(req *LLMRequest, text string) {
 	if req == nil || text == "" {
 		return
 	}

@@ -40,7 +40,7 @@ func instrTexts(c *genai.Content) []string {
 func TestInjectInstructions(t *testing.T) {
 	const merged = "# merged {name} {braces}"
 	t.Run("empty text is a no-op", func(t *testing.T) {
-		req := &model.LLMRequest{}
+		req := &request.LLMRequest{}
 		request.InjectInstructions(req, "")
 		if req.Config != nil {
 			t.Errorf("Config = %+v, want nil", req.Config)
@@ -48,7 +48,7 @@ func TestInjectInstructions(t *testing.T) {
 		request.InjectInstructions(nil, merged) // must not panic
 	})
 	t.Run("no config", func(t *testing.T) {
-		req := &model.LLMRequest{}
+		req := &request.LLMRequest{}
 		request.InjectInstructions(req, merged)
 		want := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: merged}}}
 		if diff := cmp.Diff(want, req.Config.SystemInstruction); diff != "" {
@@ -58,7 +58,7 @@ func TestInjectInstructions(t *testing.T) {
 	t.Run("config without system instruction keeps its fields", func(t *testing.T) {
 		temp := float32(0.2)
 		orig := &genai.GenerateContentConfig{Temperature: &temp}
-		req := &model.LLMRequest{Config: orig}
+		req := &request.LLMRequest{Config: orig}
 		request.InjectInstructions(req, merged)
 		if req.Config.Temperature != &temp || orig.SystemInstruction != nil {
 			t.Errorf("config fields lost or original mutated: %+v / %+v", req.Config, orig)
@@ -75,7 +75,7 @@ func TestInjectInstructions(t *testing.T) {
 			want = append(want, s)
 		}
 		shared := &genai.Content{Role: "user", Parts: parts}
-		req := &model.LLMRequest{Config: &genai.GenerateContentConfig{SystemInstruction: shared}}
+		req := &request.LLMRequest{Config: &genai.GenerateContentConfig{SystemInstruction: shared}}
 		request.InjectInstructions(req, merged)
 		if diff := cmp.Diff(append(want, merged), instrTexts(req.Config.SystemInstruction)); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
@@ -90,7 +90,7 @@ func TestInjectInstructions(t *testing.T) {
 		parts[0], parts[1] = own, &genai.Part{Text: "second"}
 		shared := &genai.Content{Role: "user", Parts: parts}
 		cfg := &genai.GenerateContentConfig{SystemInstruction: shared}
-		req := &model.LLMRequest{Config: cfg}
+		req := &request.LLMRequest{Config: cfg}
 		request.InjectInstructions(req, merged)
 		if diff := cmp.Diff([]string{"agent instruction", "second", merged}, instrTexts(req.Config.SystemInstruction)); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
@@ -102,7 +102,7 @@ func TestInjectInstructions(t *testing.T) {
 			t.Error("the shared content, its parts array or the original config was mutated")
 		}
 		// A second request built from the same shared config gets exactly one copy.
-		req2 := &model.LLMRequest{Config: cfg}
+		req2 := &request.LLMRequest{Config: cfg}
 		request.InjectInstructions(req2, merged)
 		if got := len(req2.Config.SystemInstruction.Parts); got != 3 {
 			t.Errorf("second request parts = %d, want 3", got)
@@ -184,7 +184,7 @@ func TestInjectInstructionsEndToEnd(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		request.InjectInstructions(req, m.Text)
+		request.InjectInstructions((*request.LLMRequest)(req), m.Text)
 		injectedMu.Lock()
 		injected = append(injected, m.Text)
 		injectedMu.Unlock()
@@ -336,7 +336,7 @@ func BenchmarkInjectInstructions(b *testing.B) {
 	copyNs := float64(time.Since(start).Nanoseconds()) / float64(b.N)
 	start = time.Now()
 	for i := 0; i < b.N; i++ {
-		req := model.LLMRequest{Config: base}
+		req := request.LLMRequest{Config: base}
 		request.InjectInstructions(&req, text)
 		if len(req.Config.SystemInstruction.Parts) != 2 {
 			b.Fatal("not injected")
@@ -351,7 +351,7 @@ func BenchmarkInjectInstructions(b *testing.B) {
 
 func ExampleInjectInstructions() {
 	own := genai.NewContentFromText("You are a helpful agent.", genai.RoleUser)
-	req := &model.LLMRequest{Config: &genai.GenerateContentConfig{SystemInstruction: own}}
+	req := &request.LLMRequest{Config: &genai.GenerateContentConfig{SystemInstruction: own}}
 	request.InjectInstructions(req, "# Instructions from AGENTS.md files\nUse {braces} freely.")
 	for _, p := range req.Config.SystemInstruction.Parts {
 		fmt.Printf("%q\n", p.Text)

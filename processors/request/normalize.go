@@ -3,7 +3,6 @@ package request
 import (
 	"slices"
 
-	"google.golang.org/adk/model"
 	"google.golang.org/genai"
 )
 
@@ -54,7 +53,7 @@ func (r NormalizeReport) Changed() bool {
 // changed contents are new values in a new req.Contents slice; no Content, Part or map of the
 // original request is modified. It runs in time linear in the number of parts (pairing inside
 // one content is quadratic in its number of parallel calls).
-func Normalize(req *model.LLMRequest) NormalizeReport {
+func Normalize(req *LLMRequest) NormalizeReport {
 	var rep NormalizeReport
 	if req == nil || len(req.Contents) == 0 {
 		return rep

@@ -54,7 +54,7 @@ func nzRunBroken(t *testing.T, normalize bool) ([][]*genai.Content, []NormalizeR
 	if normalize {
 		cfg.BeforeModelCallbacks = []llmagent.BeforeModelCallback{
 			func(_ agent.CallbackContext, req *model.LLMRequest) (*model.LLMResponse, error) {
-				rep := Normalize(req)
+				rep := Normalize((*LLMRequest)(req))
 				mu.Lock()
 				reports = append(reports, rep)
 				mu.Unlock()
@@ -106,7 +106,7 @@ func TestNormalizeWithADKRunner(t *testing.T) {
 		SyntheticNames: []string{"list_dir"}, OrphanNames: []string{"ghost"},
 	}
 	// Both defects reach the model in the control run.
-	if diff := cmp.Diff(want, Normalize(&model.LLMRequest{Contents: raw[0]})); diff != "" {
+	if diff := cmp.Diff(want, Normalize(&LLMRequest{Contents: raw[0]})); diff != "" {
 		t.Errorf("control run: defects differ from the crafted ones (-want +got):\n%s", diff)
 	}
 

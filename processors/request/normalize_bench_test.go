@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/adk/model"
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/processors/truncate"
@@ -73,7 +72,7 @@ func BenchmarkNormalize1000(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			orig := nzHistory(1000, broken)
 			jsonCost := nzJSONCost(b, orig)
-			req := &model.LLMRequest{}
+			req := &LLMRequest{}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
@@ -93,7 +92,7 @@ func BenchmarkNormalize1000(b *testing.B) {
 // truncates), where nothing is cut.
 func BenchmarkTruncateFunctionResponses1000(b *testing.B) {
 	raw := nzHistory(1000, false)
-	done := &model.LLMRequest{Contents: raw}
+	done := &LLMRequest{Contents: raw}
 	TruncateFunctionResponses(done, truncate.Config{})
 	for _, bc := range []struct {
 		name    string
@@ -105,13 +104,13 @@ func BenchmarkTruncateFunctionResponses1000(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			jsonCost := nzJSONCost(b, bc.orig)
-			req := &model.LLMRequest{}
+			req := &LLMRequest{}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
 				req.Contents = bc.orig
-				if st := TruncateFunctionResponses(req, truncate.Config{}); st.Truncated != bc.wantCut {
-					b.Fatalf("Truncated = %v", st.Truncated)
+				if st := TruncateFunctionResponses(req, truncate.Config{}); (st.Responses > 0) != bc.wantCut {
+					b.Fatalf("Responses = %v", st.Responses)
 				}
 			}
 			perOp := b.Elapsed() / time.Duration(b.N)

@@ -3,7 +3,6 @@ package request_test
 import (
 	"fmt"
 
-	"google.golang.org/adk/model"
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/processors/request"
@@ -14,7 +13,7 @@ func ExampleNormalize() {
 	resp := func(name string) *genai.Part {
 		return &genai.Part{FunctionResponse: &genai.FunctionResponse{Name: name, Response: map[string]any{"result": "ok"}}}
 	}
-	req := &model.LLMRequest{Contents: []*genai.Content{
+	req := &request.LLMRequest{Contents: []*genai.Content{
 		{Role: "user", Parts: []*genai.Part{{Text: "check the repo"}}},
 		// Three parallel calls (ids blanked by adk-go), answered out of order, one answer missing,
 		// one answer to a call that was never made.

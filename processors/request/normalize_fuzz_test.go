@@ -3,7 +3,6 @@ package request
 import (
 	"testing"
 
-	"google.golang.org/adk/model"
 	"google.golang.org/genai"
 )
 
@@ -68,7 +67,7 @@ func FuzzNormalize(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := nzContentsFromBytes(data)
 		before := nzSnapshot(t, in)
-		req := &model.LLMRequest{Contents: in}
+		req := &LLMRequest{Contents: in}
 		rep := Normalize(req)
 		if err := nzValidPairs(req.Contents); err != nil {
 			t.Fatalf("invalid output: %v\nin:  %s\nout: %s", err, before, nzSnapshot(t, req.Contents))

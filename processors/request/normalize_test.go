@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/adk/model"
 	"google.golang.org/genai"
 )
 
@@ -187,7 +186,7 @@ func TestNormalize(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req := &model.LLMRequest{Contents: tc.in}
+			req := &LLMRequest{Contents: tc.in}
 			before := nzSnapshot(t, tc.in)
 			rep := Normalize(req)
 			if diff := cmp.Diff(tc.want, req.Contents); diff != "" {

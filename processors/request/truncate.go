@@ -1,7 +1,6 @@
 package request
 
 import (
-	"google.golang.org/adk/model"
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/processors/truncate"
@@ -13,11 +12,9 @@ import (
 //
 // It is copy-on-write: a Content, Part or FunctionResponse that changes is replaced in a new
 // req.Contents slice by a copy; the originals (which may be shared with session events) are
-// never modified. Responses within the limits are left alone, so it is idempotent. The returned
-// Stats sum over all responses: OriginalBytes and OriginalLines count every response's strings,
-// StringsCut and the omitted figures only the cut ones.
-func TruncateFunctionResponses(req *model.LLMRequest, cfg truncate.Config) truncate.Stats {
-	var total truncate.Stats
+// never modified. Responses within the limits are left alone, so it is idempotent.
+func TruncateFunctionResponses(req *LLMRequest, cfg truncate.Config) TruncateReport {
+	var total TruncateReport
 	if req == nil {
 		return total
 	}
@@ -32,10 +29,11 @@ func TruncateFunctionResponses(req *model.LLMRequest, cfg truncate.Config) trunc
 				continue
 			}
 			v, st := truncate.Value(p.FunctionResponse.Response, cfg, "")
-			total.Add(st)
 			if !st.Truncated {
 				continue
 			}
+			total.Responses++
+			total.OmittedBytes += st.OmittedBytes
 			m, ok := v.(map[string]any)
 			if !ok {
 				continue
@@ -63,4 +61,10 @@ func TruncateFunctionResponses(req *model.LLMRequest, cfg truncate.Config) trunc
 		req.Contents = contents
 	}
 	return total
+}
+
+// TruncateReport says what TruncateFunctionResponses cut: how many function responses, and the
+// bytes left out of them.
+type TruncateReport struct {
+	Responses, OmittedBytes int
 }

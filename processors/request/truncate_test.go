@@ -49,11 +49,11 @@ func TestTruncateFunctionResponses(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req := &model.LLMRequest{Contents: tc.in}
+			req := &LLMRequest{Contents: tc.in}
 			before := nzSnapshot(t, tc.in)
 			st := TruncateFunctionResponses(req, cfg)
-			if st.StringsCut != tc.wantCut || st.Truncated != (tc.wantCut > 0) {
-				t.Fatalf("stats = %+v, want %d strings cut", st, tc.wantCut)
+			if st.Responses != tc.wantCut {
+				t.Fatalf("report = %+v, want %d responses cut", st, tc.wantCut)
 			}
 			if nzSnapshot(t, tc.in) != before {
 				t.Fatalf("original contents were mutated")
@@ -93,7 +93,7 @@ func TestTruncateFunctionResponses(t *testing.T) {
 			}
 			// Idempotent.
 			once := nzSnapshot(t, req.Contents)
-			if st2 := TruncateFunctionResponses(req, cfg); st2.Truncated || nzSnapshot(t, req.Contents) != once {
+			if st2 := TruncateFunctionResponses(req, cfg); st2.Responses > 0 || nzSnapshot(t, req.Contents) != once {
 				t.Errorf("second pass changed something: %+v", st2)
 			}
 		})
@@ -106,12 +106,12 @@ func TestTruncateFunctionResponses(t *testing.T) {
 func TestTruncateFunctionResponsesWithADKRunner(t *testing.T) {
 	ctx := context.Background()
 	llm := &llmtest.Model{}
-	var stats truncate.Stats
+	var stats TruncateReport
 	a, err := llmagent.New(llmagent.Config{
 		Name: "assistant", Model: llm,
 		BeforeModelCallbacks: []llmagent.BeforeModelCallback{
 			func(_ agent.CallbackContext, req *model.LLMRequest) (*model.LLMResponse, error) {
-				stats = TruncateFunctionResponses(req, truncate.Config{})
+				stats = TruncateFunctionResponses((*LLMRequest)(req), truncate.Config{})
 				return nil, nil
 			},
 		},
@@ -166,7 +166,7 @@ func TestTruncateFunctionResponsesWithADKRunner(t *testing.T) {
 		!strings.Contains(sent, truncate.MarkerPrefix) {
 		t.Errorf("sent output lacks head, tail or marker")
 	}
-	if diff := cmp.Diff(truncate.Stats{Truncated: true, StringsCut: 1}, truncate.Stats{Truncated: stats.Truncated, StringsCut: stats.StringsCut}); diff != "" {
+	if diff := cmp.Diff(TruncateReport{Responses: 1}, TruncateReport{Responses: stats.Responses}); diff != "" {
 		t.Errorf("stats mismatch:\n%s", diff)
 	}
 	// The stored event is untouched.

@@ -1,15 +1,10 @@
 package response
 
-import (
-	"google.golang.org/adk/model"
+import "github.com/adkctx/adkctx/budget"
 
-	"github.com/adkctx/adkctx/budget"
-)
-
-// UsageOf returns the token usage a model response reports. ok is false for a nil response, a
-// partial (streaming) chunk, whose usage must not be counted, and a response without usage
-// metadata.
-func UsageOf(resp *model.LLMResponse) (u budget.Usage, ok bool) {
+// UsageOf returns the usage a final (non-partial) response reports; ok is false for partial
+// chunks and responses without usage.
+func UsageOf(resp *LLMResponse) (u budget.Usage, ok bool) {
 	if resp == nil || resp.Partial || resp.UsageMetadata == nil {
 		return budget.Usage{}, false
 	}

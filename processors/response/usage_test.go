@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/adk/model"
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/budget"
@@ -20,16 +19,16 @@ func TestUsageOf(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
-		resp   *model.LLMResponse
+		resp   *LLMResponse
 		want   budget.Usage
 		wantOK bool
 	}{
 		{name: "nil", resp: nil},
-		{name: "no usage", resp: &model.LLMResponse{}},
-		{name: "partial chunk", resp: &model.LLMResponse{Partial: true, UsageMetadata: md}},
+		{name: "no usage", resp: &LLMResponse{}},
+		{name: "partial chunk", resp: &LLMResponse{Partial: true, UsageMetadata: md}},
 		{
 			name:   "final response",
-			resp:   &model.LLMResponse{UsageMetadata: md},
+			resp:   &LLMResponse{UsageMetadata: md},
 			want:   budget.UsageFrom(md),
 			wantOK: true,
 		},

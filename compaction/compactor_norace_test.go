@@ -1,5 +1,0 @@
-//go:build !race
-
-package compaction
-
-const raceDetector = false

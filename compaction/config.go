@@ -1,0 +1,143 @@
+package compaction
+
+import (
+	"errors"
+	"math"
+	"time"
+
+	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/internal/config"
+)
+
+// Defaults of Config.
+const (
+	DefaultInterval                = 5
+	DefaultOverlap                 = 2
+	DefaultRetainRecentInvocations = 2
+	DefaultTimeout                 = 2 * time.Minute
+	DefaultBackoff                 = 30 * time.Second
+	// DefaultRetainFraction is the share of the soft limit a token-triggered compaction keeps
+	// raw when Config.RetainRecentTokens is 0. Half the limit is hysteresis: the next token
+	// compaction comes only after the history grew by half the limit again, so the cached
+	// prompt prefix survives many requests, while the newest invocations stay raw.
+	DefaultRetainFraction = 0.5
+	// maxBackoffDoublings bounds the backoff at 32 × Config.Backoff.
+	maxBackoffDoublings = 5
+)
+
+// Config configures compaction (hooks.Config.Compaction). Zero values mean the documented
+// defaults.
+type Config struct {
+	// Interval θ: a sliding-window compaction runs after an invocation once θ completed
+	// invocations beyond the retained raw tail are not yet summarized; it summarizes them.
+	// Default 5.
+	Interval int
+	// Overlap ω: how many already summarized invocations are given to the summarizer again, raw,
+	// for continuity. Default 2; negative: none.
+	Overlap int
+	// RetainRecentInvocations R: every compaction leaves at least the newest R whole completed
+	// invocations raw (never split inside a call/response pair), so the model always sees the
+	// previous turn itself, not only its summary. Default 2: the previous turn and the one
+	// before it, enough to resolve "as I said before" and "undo that" without the summary.
+	RetainRecentInvocations int
+	// RetainRecentTokens is the raw tail a token-triggered or manual compaction keeps, in
+	// estimated tokens. Default DefaultRetainFraction × the model's soft limit.
+	RetainRecentTokens int
+	// Summarizer writes the summaries. Default: an LLMSummarizer on the agent's own model when
+	// the hooks are wired with hooks.Hooks.Wire and the root agent is an LLM agent; else an
+	// ExtractiveSummarizer.
+	Summarizer Summarizer
+	// Fallback is used when Summarizer fails or its reply is rejected. Default: an
+	// ExtractiveSummarizer when Summarizer is not one. NoFallback turns it off.
+	Fallback   Summarizer
+	NoFallback bool
+	// MaxSummaryTokens rejects (and falls back on) a summary larger than this, in estimated
+	// tokens. A summary is also rejected when it is larger than what it replaces. Default: a
+	// tenth of the model's usable input, between 1,024 and 8,192.
+	MaxSummaryTokens int
+	// Timeout bounds one compaction attempt, summarizer included, whatever the summarizer does
+	// (a late reply is discarded). It runs detached from the request's cancellation.
+	// Default 2 min.
+	Timeout time.Duration
+	// Backoff is the wait before a session's compaction is retried after a failed attempt; it
+	// doubles with each consecutive failure up to 32×. Default 30 s. Manual compactions are not
+	// delayed.
+	Backoff time.Duration
+	// Synchronous runs every compaction on the turn that triggers it (AfterRun waits for the
+	// summarizer) instead of in the background. Deterministic, for tests and batch jobs; the
+	// default (false) keeps summarization off the turn's critical path.
+	Synchronous bool
+}
+
+// Validate reports every invalid field as an *adkctx.ConfigError (joined).
+func (c *Config) Validate() error {
+	if c == nil {
+		return nil
+	}
+	var errs []error
+	check := func(field string, bad bool, v any, reason string) {
+		if bad {
+			errs = append(errs, config.Errorf(field, v, "%s", reason))
+		}
+	}
+	check("Interval", c.Interval < 0, c.Interval, "must be ≥ 1 (0 selects the default)")
+	check("RetainRecentInvocations", c.RetainRecentInvocations < 0, c.RetainRecentInvocations, "must be ≥ 1 (0 selects the default)")
+	check("RetainRecentTokens", c.RetainRecentTokens < 0, c.RetainRecentTokens, "must be ≥ 0")
+	check("MaxSummaryTokens", c.MaxSummaryTokens < 0, c.MaxSummaryTokens, "must be ≥ 0")
+	check("Timeout", c.Timeout < 0, c.Timeout, "must be ≥ 0")
+	check("Backoff", c.Backoff < 0, c.Backoff, "must be ≥ 0")
+	if v, ok := c.Summarizer.(interface{ validate() error }); ok {
+		errs = append(errs, config.Nest("Summarizer", v.validate()))
+	}
+	if v, ok := c.Fallback.(interface{ validate() error }); ok {
+		errs = append(errs, config.Nest("Fallback", v.validate()))
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) withDefaults() Config {
+	if c.Interval == 0 {
+		c.Interval = DefaultInterval
+	}
+	switch {
+	case c.Overlap == 0:
+		c.Overlap = DefaultOverlap
+	case c.Overlap < 0:
+		c.Overlap = 0
+	}
+	if c.RetainRecentInvocations == 0 {
+		c.RetainRecentInvocations = DefaultRetainRecentInvocations
+	}
+	if c.Summarizer == nil {
+		c.Summarizer = &ExtractiveSummarizer{}
+	}
+	if _, extractive := c.Summarizer.(*ExtractiveSummarizer); c.Fallback == nil && !extractive {
+		c.Fallback = &ExtractiveSummarizer{}
+	}
+	if c.NoFallback {
+		c.Fallback = nil
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.Backoff == 0 {
+		c.Backoff = DefaultBackoff
+	}
+	return c
+}
+
+// maxSummaryTokens is the summary bound for a model with limits l.
+func (c Config) maxSummaryTokens(l budget.Limits) int {
+	if c.MaxSummaryTokens > 0 {
+		return c.MaxSummaryTokens
+	}
+	return min(max(l.Usable/10, 1024), 8192)
+}
+
+// retainTokens is the token tail for a soft limit of tokenLimit history tokens.
+func (c Config) retainTokens(tokenLimit int) int {
+	if c.RetainRecentTokens > 0 {
+		return c.RetainRecentTokens
+	}
+	return int(math.Round(float64(tokenLimit) * DefaultRetainFraction))
+}

@@ -1,0 +1,106 @@
+// Package adkctx is the configuration of adkctx, the context layer for agents built on adk-go:
+// session-history compaction, per-model token budgets, tool-output truncation, valid
+// call/response history and merged AGENTS.md instructions.
+//
+// Configure it with a Config and wire it into a runner with the glue of your adk-go major
+// version: package hooks for google.golang.org/adk (v1), package adk2/hooks of the module
+// github.com/adkctx/adkctx/adk2 for google.golang.org/adk/v2. Everything that decides —
+// budgets, estimation, truncation, normalization, compaction, AGENTS.md — lives in the
+// adk-go-independent packages budget, processors/..., compaction, agentsmd and instructions.
+package adkctx
+
+import (
+	"errors"
+	"os"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/zap"
+
+	"github.com/adkctx/adkctx/agentsmd"
+	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/instructions"
+	"github.com/adkctx/adkctx/internal/config"
+	"github.com/adkctx/adkctx/processors/truncate"
+)
+
+// Config configures adkctx. The zero value is valid: budgets, truncation and normalization on
+// with every default below; AGENTS.md instructions and compaction off.
+type Config struct {
+	// Logger receives every budget decision, truncation, compaction and instructions change
+	// (never conversation text). Default: zap.NewNop().
+	Logger *zap.Logger
+
+	// Models adds or overrides model limits, matched like the built-in table (by name prefix,
+	// ignoring "models/" and version suffixes). An entry without a ContextWindow keeps the
+	// built-in (or fallback) window and overrides what it sets. Default: none.
+	Models []budget.ModelInfo
+
+	// Limits sets the output reserve and the soft and hard limits. Default: reserve min(max
+	// output, 10% of the window), soft 70%, hard 95% of what remains.
+	Limits budget.LimitConfig
+
+	// Truncation bounds each tool result before it is stored, and every function response in
+	// history before it is sent. Default: 10 KiB and 256 lines, head and tail kept.
+	Truncation truncate.Config
+
+	// NoFullOutputArtifacts turns off saving the untruncated tool result as an artifact (named in
+	// the truncation marker). Default: saved when the runner has an artifact service.
+	NoFullOutputArtifacts bool
+
+	// Instructions, when set, merges AGENTS.md files into every model request's system
+	// instruction. Default: nil (off).
+	Instructions *InstructionsConfig
+
+	// Compaction, when set, turns on session-history compaction. Default: nil (off).
+	Compaction *compaction.Config
+
+	// MeterProvider receives adkctx's metrics and TracerProvider its spans. Default: the global
+	// providers (otel.GetMeterProvider, otel.GetTracerProvider), which cost nothing until an
+	// application installs an SDK.
+	MeterProvider  metric.MeterProvider
+	TracerProvider trace.TracerProvider
+}
+
+// InstructionsConfig configures AGENTS.md discovery and merging.
+type InstructionsConfig struct {
+	// WorkDir is the working directory whose AGENTS.md files apply (from the project root down
+	// to it). It must exist. Default: the process's working directory.
+	WorkDir string
+	// WorkDirStateKey, when set, names a session-state key holding the working directory, so one
+	// process serves sessions in different repositories. A session without it uses WorkDir.
+	WorkDirStateKey string
+	// Discovery configures where files are found and how they are read.
+	Discovery agentsmd.Config
+	// Merge configures the merged text (total byte budget, default 32 KiB).
+	Merge instructions.Config
+}
+
+// ConfigError reports one invalid configuration field; validation joins every problem found.
+// Match it with errors.As.
+type ConfigError = config.Error
+
+// Validate reports every invalid field of c as a *ConfigError (joined with errors.Join).
+func (c *Config) Validate() error {
+	var errs []error
+	errs = append(errs, config.Nest("Limits", c.Limits.Validate()), config.Nest("Truncation", c.Truncation.Validate()))
+	for _, m := range c.Models {
+		switch {
+		case m.Name == "":
+			errs = append(errs, config.Errorf("Models", m, "an entry needs a name"))
+		case m.ContextWindow < 0 || m.MaxOutputTokens < 0:
+			errs = append(errs, config.Errorf("Models", m, "windows must be ≥ 0"))
+		}
+	}
+	if ic := c.Instructions; ic != nil {
+		if ic.WorkDir != "" {
+			if st, err := os.Stat(ic.WorkDir); err != nil || !st.IsDir() {
+				errs = append(errs, config.Errorf("Instructions.WorkDir", ic.WorkDir, "is not a directory"))
+			}
+		}
+		errs = append(errs, config.Nest("Instructions.Discovery", ic.Discovery.Validate()), config.Nest("Instructions.Merge", ic.Merge.Validate()))
+	}
+	errs = append(errs, config.Nest("Compaction", c.Compaction.Validate()))
+	return errors.Join(errs...)
+}

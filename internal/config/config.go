@@ -1,0 +1,60 @@
+// Package config holds adkctx's one configuration error shape, used by every package's
+// validation (exported as adkctx.ConfigError).
+package config
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/adkctx/adkctx/internal/errkind"
+)
+
+// Error reports one invalid configuration field: its name (dotted from the top-level config, e.g.
+// "Compaction.Interval"), the value given (nil when not meaningful) and why it is refused.
+// Validation joins every problem found (errors.Join); match one with errors.As.
+type Error struct {
+	Field  string
+	Value  any
+	Reason string
+}
+
+func (e *Error) Error() string {
+	if e.Value == nil {
+		return fmt.Sprintf("adkctx: invalid %s: %s", e.Field, e.Reason)
+	}
+	return fmt.Sprintf("adkctx: invalid %s = %v: %s", e.Field, e.Value, e.Reason)
+}
+
+// ErrorKind classifies the error for logs and metrics.
+func (e *Error) ErrorKind() errkind.Kind { return errkind.Config }
+
+// Errorf returns an *Error for field.
+func Errorf(field string, value any, format string, args ...any) *Error {
+	return &Error{Field: field, Value: value, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Nest prefixes the field of every *Error in err (a single error or an errors.Join of them) with
+// prefix and a dot, so a nested config's problems name their full path. Other errors are kept.
+func Nest(prefix string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	out := make([]error, 0, len(errs))
+	for _, e := range errs {
+		var ce *Error
+		if errors.As(e, &ce) {
+			c := *ce
+			c.Field = prefix + "." + c.Field
+			out = append(out, &c)
+			continue
+		}
+		out = append(out, e)
+	}
+	return errors.Join(out...)
+}

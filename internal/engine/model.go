@@ -1,0 +1,268 @@
+package engine
+
+import (
+	"context"
+	"maps"
+	"math"
+	"weak"
+
+	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/zap"
+	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/errkind"
+	"github.com/adkctx/adkctx/processors/request"
+	"github.com/adkctx/adkctx/processors/response"
+)
+
+// CallRecordKey is the CustomMetadata key of the record adkctx puts on every model response
+// event: the call's sequence number, our estimate of its request and the model. With the
+// reported usage beside it, it lets any process rebuild a session's calibration and accounting
+// from its stored events.
+const CallRecordKey = "_adkctx_call"
+
+// BeforeModel runs the request processors on req, in this order: AGENTS.md instructions,
+// truncation of function responses in history, call/response normalization, budget. It writes
+// one "budget decision" log entry and returns a *request.BudgetExceededError when the request
+// cannot fit (the model is then not called).
+func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req *request.LLMRequest) error {
+	if req == nil {
+		return nil
+	}
+	s := keyOf(c)
+	k := callKey{c.InvocationID(), c.Branch(), c.AgentName()}
+	limits := e.Limits(req.Model)
+	st := e.state(s)
+	st.mu.Lock()
+	cl := st.call(k)
+	wreq := weak.Make(req)
+	if cl.lastRequest == wreq {
+		st.mu.Unlock()
+		return nil // the plugin and the agent callback are both registered: process once
+	}
+	cl.lastRequest = wreq
+	st.seq++
+	seq := st.seq
+	st.limits = limits
+	cal := *st.calibration(req.Model)
+	prevDrop, prevPrint := cl.turnsDrop, cl.prefix
+	plugin := st.sawRun(c.InvocationID())
+	st.mu.Unlock()
+	if e.CompactionOn() && !plugin {
+		e.wiringError("plugin_missing", "compaction is configured but the adkctx plugin does not run: nothing is ever compacted. "+
+			"Register Hooks.Plugin() with the runner, or use Hooks.Wire")
+	}
+
+	instructionBytes := 0
+	if e.loader != nil {
+		dir := e.workDirFor(state)
+		if merged, err := e.loader.Load(dir); err != nil {
+			kind, msg := errkind.Of(err)
+			e.log.Warn("agents.md instructions unavailable", zap.String("session_id", s.ID), zap.String("work_dir", dir),
+				zap.String("error_kind", string(kind)), zap.String("error", msg))
+		} else if merged.Text != "" {
+			request.InjectInstructions(req, merged.Text)
+			instructionBytes = len(merged.Text)
+			e.tel.instructions(ctx, len(merged.Text), len(merged.Skipped))
+		}
+	}
+	cut := request.TruncateFunctionResponses(req, e.cfg.Truncation)
+	norm := request.Normalize(req)
+	d, err := request.EnforceBudget(req, request.BudgetInput{
+		Limits:               limits,
+		Predict:              cal.Predict,
+		Pinned:               compaction.IsSummary,
+		PreviousTurnsDropped: prevDrop,
+	})
+	print := fingerprint(req, d)
+	reused := print.reused(prevPrint)
+
+	st.mu.Lock()
+	cl.model, cl.seq = req.Model, seq
+	if err == nil {
+		cl.estimate, cl.predicted, cl.prefix, cl.turnsDrop = d.FinalEstimatedTokens, d.FinalTokens, print, d.TurnsDropped
+		st.lastTokens, st.lastFactor = d.FinalTokens+d.Margin, d.CalibrationFactor()
+	}
+	// The soft limit in the compactor's unit: estimated tokens of the history alone.
+	st.tokenLimit = max(int(float64(limits.Soft)/d.CalibrationFactor())-d.FixedTokens, 1)
+	tokenLimit := st.tokenLimit
+	st.mu.Unlock()
+
+	if d.OverSoft {
+		if cp := e.getCompactor(); cp != nil {
+			cp.Schedule(compaction.Request{Session: s, Trigger: compaction.TriggerTokens, Invocation: c.InvocationID(),
+				Live: true, Limits: limits, TokenLimit: tokenLimit, Link: trace.SpanContextFromContext(ctx)})
+		}
+	}
+
+	fields := append([]zap.Field{
+		zap.String("session_id", s.ID),
+		zap.String("invocation_id", c.InvocationID()),
+		zap.String("agent", c.AgentName()),
+		zap.Int("call_seq", seq),
+	}, limits.LogFields()...)
+	fields = append(fields,
+		zap.Int("estimated_tokens", d.EstimatedTokens),
+		zap.Float64("calibration_factor", round3(d.CalibrationFactor())),
+		zap.Int("predicted_tokens", d.PredictedTokens),
+		zap.Int("safety_margin", d.Margin),
+		zap.Int("final_tokens", d.FinalTokens),
+		zap.Int("prefix_reused_tokens", reused),
+		zap.String("action", string(d.Action)),
+		zap.Int("turns_dropped", d.TurnsDropped),
+		zap.Int("contents_dropped", d.ContentsDropped),
+		zap.Int("tokens_dropped", d.TokensDropped),
+		zap.Int("exchanges_dropped", d.ExchangesDropped),
+		zap.Int("newest_responses_cut", d.ResponsesCut),
+		zap.Bool("summary_present", d.SummaryPresent),
+		zap.Int("summary_tokens", d.SummaryTokens),
+		zap.Bool("summary_cut", d.SummaryCut),
+		zap.Int("contents", len(req.Contents)),
+		zap.Int("responses_truncated", cut.Responses),
+		zap.Int("truncated_bytes", cut.OmittedBytes),
+		zap.Int("synthetic_responses", norm.SyntheticResponses),
+		zap.Int("orphans_removed", norm.OrphansRemoved),
+		zap.Int("responses_reordered", norm.Reordered),
+		zap.Int("instruction_bytes", instructionBytes),
+	)
+	e.tel.decision(ctx, limits, d, reused)
+	if err != nil {
+		kind, msg := errkind.Of(err)
+		e.log.Warn("budget decision", append(fields, zap.String("error_kind", string(kind)), zap.String("error", msg))...)
+		return err
+	}
+	e.log.Info("budget decision", fields...)
+	return nil
+}
+
+func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
+
+// AfterModel records a final response's usage: calibration, accounting, a "model usage" log
+// entry, and the call record on the response (stored with its event).
+func (e *Engine) AfterModel(ctx context.Context, c Call, resp *response.LLMResponse) {
+	usage, ok := response.UsageOf(resp)
+	if !ok {
+		return
+	}
+	s := keyOf(c)
+	st := e.state(s)
+	st.mu.Lock()
+	cl := st.call(callKey{c.InvocationID(), c.Branch(), c.AgentName()})
+	est, predicted, model, seq := cl.estimate, cl.predicted, cl.model, cl.seq
+	cl.estimate = 0 // one observation per request, even if two callbacks see the response
+	if est > 0 {
+		st.calibration(model).Observe(est, usage.Prompt)
+		st.tally.Add(c.InvocationID(), usage)
+	}
+	st.mu.Unlock()
+	if est == 0 {
+		return
+	}
+	md := maps.Clone(resp.CustomMetadata)
+	if md == nil {
+		md = map[string]any{}
+	}
+	md[CallRecordKey] = map[string]any{"call_seq": seq, "estimated_tokens": est, "model": model}
+	resp.CustomMetadata = md
+	e.log.Info("model usage",
+		zap.String("session_id", s.ID),
+		zap.String("invocation_id", c.InvocationID()),
+		zap.Int("call_seq", seq),
+		zap.String("model", model),
+		zap.Int("estimated_tokens", est),
+		zap.Int("predicted_tokens", predicted),
+		zap.Int("prompt_tokens", usage.Prompt),
+		zap.Int("prediction_error", usage.Prompt-predicted),
+		zap.Int("output_tokens", usage.Output),
+		zap.Int("cached_tokens", usage.Cached),
+		zap.Int("thought_tokens", usage.Thought),
+	)
+	e.tel.usage(ctx, model, usage)
+}
+
+func (e *Engine) workDirFor(state StateReader) string {
+	if key := e.cfg.Instructions.WorkDirStateKey; key != "" && state != nil {
+		if v, err := state.Get(key); err == nil {
+			if dir, ok := v.(string); ok && dir != "" {
+				return dir
+			}
+		}
+	}
+	return e.workDir
+}
+
+// Restore rebuilds a session's calibration and accounting from its stored events when this
+// process has no state for it (a new process, an evicted session, a replica behind a load
+// balancer that never saw the session): it replays the call records and reported usage in
+// stream order, so every process makes the same decisions. It also notes that the plugin runs.
+func (e *Engine) Restore(s compaction.Session, invocation string, events func() []compaction.Event) {
+	st := e.state(s)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.noteRun(invocation)
+	if st.restored {
+		return
+	}
+	st.restored = true
+	if st.seq > 0 {
+		return // this process already served the session
+	}
+	for _, ev := range events() {
+		rec, ok := ev.Metadata[CallRecordKey].(map[string]any)
+		if !ok || ev.Usage == nil || ev.Partial {
+			continue
+		}
+		model, _ := rec["model"].(string)
+		est, seq := number(rec["estimated_tokens"]), number(rec["call_seq"])
+		u := budget.UsageFrom(ev.Usage)
+		st.calibration(model).Observe(est, u.Prompt)
+		st.tally.Add(ev.InvocationID, u)
+		st.seq = max(st.seq, seq)
+		st.limits = e.Limits(model)
+	}
+}
+
+// number reads a JSON number stored in metadata (int in memory, float64 after a database).
+func number(v any) int {
+	switch n := v.(type) {
+	case int:
+		return n
+	case int64:
+		return int(n)
+	case float64:
+		return int(n)
+	}
+	return 0
+}
+
+// noteRun records that the plugin saw invocation start. Hold st.mu.
+func (st *sessionState) noteRun(inv string) {
+	if inv == "" || st.sawRun(inv) {
+		return
+	}
+	st.runs = append(st.runs, inv)
+	if len(st.runs) > maxRunsInSession {
+		st.runs = st.runs[1:]
+	}
+}
+
+// sawRun reports whether the plugin saw invocation start. Hold st.mu.
+func (st *sessionState) sawRun(inv string) bool {
+	for _, r := range st.runs {
+		if r == inv {
+			return true
+		}
+	}
+	return false
+}
+
+// projected predicts the next request's size when content is added to the last request.
+func (st *sessionState) projected(c *genai.Content) int {
+	f := st.lastFactor
+	if f <= 0 {
+		f = 1
+	}
+	return st.lastTokens + int(math.Ceil(float64(budget.EstimateContent(c))*f))
+}

@@ -1,0 +1,137 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/zap"
+	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/errkind"
+)
+
+// BeforeRun runs when an invocation starts (its user message is stored). It restores the
+// session's state from its events when this process has none, checks that the session is read
+// through adkctx's view, and, when the request it will build is projected over the hard limit
+// while a compaction of the session is pending, waits for that compaction (at most
+// Compaction.Timeout) so the request is built from the new summary.
+func (e *Engine) BeforeRun(ctx context.Context, s compaction.Session, invocation string, userMessage *genai.Content, viewed bool, events func() []compaction.Event) {
+	e.Restore(s, invocation, events)
+	if e.CompactionOn() && !viewed {
+		e.wiringError("view_missing", "compaction is configured but the runner's session service is not wrapped: markers are written "+
+			"and the model still sees the whole history. Wrap it with Hooks.SessionService, or use Hooks.Wire")
+	}
+	e.waitIfOverHard(ctx, s, invocation, userMessage)
+}
+
+// OnEvent runs before an event of a running invocation is stored: if it will be part of the next
+// request and that request is projected over the hard limit while a compaction is pending, it
+// waits for the compaction, so the next request is built from the new summary.
+func (e *Engine) OnEvent(ctx context.Context, s compaction.Session, invocation string, content *genai.Content, final bool) {
+	if !final {
+		e.waitIfOverHard(ctx, s, invocation, content)
+	}
+}
+
+func (e *Engine) waitIfOverHard(ctx context.Context, s compaction.Session, invocation string, added *genai.Content) {
+	c := e.getCompactor()
+	if c == nil || !c.Pending(s) {
+		return
+	}
+	st := e.state(s)
+	st.mu.Lock()
+	projected, hard := st.projected(added), st.limits.Hard
+	st.mu.Unlock()
+	if hard == 0 || projected <= hard {
+		return
+	}
+	start := time.Now()
+	wctx, cancel := context.WithTimeout(ctx, c.Config().Timeout)
+	defer cancel()
+	done := c.Wait(wctx, s)
+	e.log.Info("waited for compaction",
+		zap.String("session_id", s.ID), zap.String("invocation_id", invocation),
+		zap.Int("projected_tokens", projected), zap.Int("hard_limit", hard),
+		zap.Bool("done", done), zap.Int64("waited_ms", time.Since(start).Milliseconds()))
+}
+
+// AfterRun runs after an invocation's last event is stored: it forgets the invocation's calls
+// and schedules the sliding-window compaction.
+func (e *Engine) AfterRun(ctx context.Context, s compaction.Session, invocation string) {
+	st := e.state(s)
+	st.mu.Lock()
+	st.forgetInvocation(invocation)
+	limits, tokenLimit := st.limits, st.tokenLimit
+	st.mu.Unlock()
+	if c := e.getCompactor(); c != nil {
+		c.Schedule(compaction.Request{Session: s, Trigger: compaction.TriggerInvocations, Invocation: invocation,
+			Limits: limits, TokenLimit: tokenLimit, Link: trace.SpanContextFromContext(ctx)})
+	}
+}
+
+// reportCompaction logs and measures one compaction attempt.
+func (e *Engine) reportCompaction(a compaction.Attempt) {
+	ratio := 0.0
+	if a.CompactedTokens > 0 {
+		ratio = round3(float64(a.OriginalTokens) / float64(a.CompactedTokens))
+	}
+	fields := []zap.Field{
+		zap.String("session_id", a.Request.Session.ID),
+		zap.String("invocation_id", a.Request.Invocation),
+		zap.String("trigger", string(a.Trigger)),
+		zap.String("outcome", string(a.Outcome)),
+		zap.Int("events_covered", a.EventsCovered),
+		zap.Int("invocations_covered", a.InvocationsCovered),
+		zap.Int("original_tokens", a.OriginalTokens),
+		zap.Int("compacted_tokens", a.CompactedTokens),
+		zap.Float64("compression_ratio", ratio),
+		zap.Int64("duration_ms", a.Duration.Milliseconds()),
+		zap.String("summarizer", a.Summarizer),
+		zap.Bool("fallback_used", a.FallbackUsed),
+	}
+	if a.Reason != "" {
+		fields = append(fields, zap.String("reason", a.Reason))
+	}
+	if a.Marker != nil {
+		fields = append(fields, zap.Int("seq", a.Marker.Seq), zap.String("marker_event_id", a.MarkerID), zap.Int("keep_invocations", a.Marker.KeepInvocations))
+	}
+	if a.SummarizerUsage.Prompt > 0 {
+		fields = append(fields, zap.Int("summarizer_prompt_tokens", a.SummarizerUsage.Prompt), zap.Int("summarizer_output_tokens", a.SummarizerUsage.Output))
+	}
+	if a.PrimaryErr != nil {
+		kind, msg := errkind.Of(a.PrimaryErr)
+		fields = append(fields, zap.String("primary_error_kind", string(kind)), zap.String("primary_error", msg))
+	}
+	if a.Err != nil {
+		kind, msg := errkind.Of(a.Err)
+		fields = append(fields, zap.String("error_kind", string(kind)), zap.String("error", msg), zap.Int("consecutive_failures", a.Failures))
+	}
+	switch a.Outcome {
+	case compaction.OutcomeCompacted:
+		e.log.Info("compaction", fields...)
+	case compaction.OutcomeFailed:
+		e.log.Warn("compaction", fields...)
+	default:
+		e.log.Debug("compaction", fields...)
+	}
+	e.tel.compaction(a)
+}
+
+// NoteAppend checks, when an invocation's event is stored through adkctx's session wrapper,
+// that the plugin saw the invocation start: with compaction on, a runner without the plugin
+// never compacts.
+func (e *Engine) NoteAppend(s compaction.Session, invocation, author string) {
+	if !e.CompactionOn() || author == "user" || invocation == "" {
+		return
+	}
+	st := e.state(s)
+	st.mu.Lock()
+	ok := st.sawRun(invocation)
+	st.mu.Unlock()
+	if !ok {
+		e.wiringError("plugin_missing", "compaction is configured but the adkctx plugin does not run: nothing is ever compacted. "+
+			"Register Hooks.Plugin() with the runner, or use Hooks.Wire")
+	}
+}

@@ -1,0 +1,45 @@
+package truncate
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// Bytes returns the longest prefix of s of at most n bytes that does not split a UTF-8
+// sequence. It is the one rune-boundary cut of adkctx.
+func Bytes(s string, n int) string {
+	if n >= len(s) {
+		return s
+	}
+	if n <= 0 {
+		return ""
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// Runes returns s when it has at most n runes; otherwise its head (two thirds) and tail (one
+// third) of n runes in all around a "…[N chars omitted]…" note. It never splits a rune (invalid
+// UTF-8 bytes count as one rune each and are kept as they are).
+func Runes(s string, n int) string {
+	if n <= 0 || len(s) <= n || utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	head, tail := n*2/3, n-n*2/3
+	total := utf8.RuneCountInString(s)
+	// Byte offsets of the head's end and the tail's start.
+	h, t, i := 0, len(s), 0
+	for off := range s {
+		if i == head {
+			h = off
+		}
+		if i == total-tail {
+			t = off
+			break
+		}
+		i++
+	}
+	return s[:h] + " …[" + strconv.Itoa(total-head-tail) + " chars omitted]… " + s[t:]
+}
