@@ -218,6 +218,28 @@ func (c *Compactor) Wait(ctx context.Context, s Session) bool {
 	}
 }
 
+// Idle waits until no compaction is scheduled or running, or ctx is done; it reports whether
+// none is.
+func (c *Compactor) Idle(ctx context.Context) bool {
+	for {
+		c.mu.Lock()
+		var f *flight
+		for _, fl := range c.flights {
+			f = fl
+			break
+		}
+		c.mu.Unlock()
+		if f == nil {
+			return true
+		}
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
 // Close stops accepting new compactions and waits for the running ones until ctx is done.
 // Work that does not finish is simply redone by a later process (storage stays append-only).
 func (c *Compactor) Close(ctx context.Context) error {

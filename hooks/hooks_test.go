@@ -289,7 +289,7 @@ func TestSmallWindowNeverExceedsHardLimit(t *testing.T) {
 		t.Fatalf("budget decisions = %d, want 60", len(decisions))
 	}
 	last := decisions[len(decisions)-1].ContextMap()
-	if last["action"] != request.ActionTrimmed || last["model"] != "tiny-model" || last["hard_limit"].(int64) != int64(limits.Hard) {
+	if last["action"] != string(request.ActionTrimmed) || last["model"] != "tiny-model" || last["hard_limit"].(int64) != int64(limits.Hard) {
 		t.Errorf("last decision = %v", last)
 	}
 	for _, e := range decisions {
@@ -382,8 +382,8 @@ func TestPluginAndAgentCallbacksProcessOnce(t *testing.T) {
 	if got, want := len(s.budgetDecisions()), m.Calls(); got != want {
 		t.Errorf("budget decisions = %d, want %d (one per model call)", got, want)
 	}
-	if r := s.hooks.Usage(appName, "user", "s1"); r.Turns != m.Calls() {
-		t.Errorf("usage turns = %d, want %d", r.Turns, m.Calls())
+	if r := s.hooks.Usage(appName, "user", "s1"); r.ModelCalls != m.Calls() || r.Turns != 1 {
+		t.Errorf("usage: %d model calls in %d turns, want %d in 1", r.ModelCalls, r.Turns, m.Calls())
 	}
 }
 
@@ -424,8 +424,8 @@ func TestConcurrentSessionsAndParallelTools(t *testing.T) {
 		t.Errorf("truncations = %d, want %d", got, 8*3*3)
 	}
 	for i := range 8 {
-		if r := s.hooks.Usage(appName, "user", fmt.Sprintf("s%d", i)); r.Turns != 6 {
-			t.Errorf("session s%d: turns = %d, want 6", i, r.Turns)
+		if r := s.hooks.Usage(appName, "user", fmt.Sprintf("s%d", i)); r.Turns != 3 || r.ModelCalls != 6 {
+			t.Errorf("session s%d: %d turns, %d model calls; want 3 and 6", i, r.Turns, r.ModelCalls)
 		}
 	}
 }

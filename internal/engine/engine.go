@@ -212,6 +212,14 @@ func (e *Engine) Compact(ctx context.Context, s compaction.Session) (*compaction
 	return c.Compact(ctx, r)
 }
 
+// Idle waits until no compaction is scheduled or running (tests, batch jobs).
+func (e *Engine) Idle(ctx context.Context) bool {
+	if c := e.getCompactor(); c != nil {
+		return c.Idle(ctx)
+	}
+	return true
+}
+
 // Close waits for pending compactions until ctx is done; later triggers are not run.
 func (e *Engine) Close(ctx context.Context) error {
 	if c := e.getCompactor(); c != nil {

@@ -2,7 +2,7 @@ package truncate
 
 import (
 	"errors"
-	"fmt"
+	"github.com/adkctx/adkctx/internal/config"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -33,26 +33,15 @@ type Config struct {
 	MaxLines int
 }
 
-// ConfigError describes one invalid Config field; Validate returns one per bad field (joined
-// with errors.Join), usable with errors.As.
-type ConfigError struct {
-	Field string // "MaxBytes" or "MaxLines"
-	Value int
-	Min   int // smallest accepted non-zero value
-}
-
-func (e *ConfigError) Error() string {
-	return fmt.Sprintf("truncate: invalid config: %s is %d; want 0 (default) or at least %d", e.Field, e.Value, e.Min)
-}
-
-// Validate reports whether the configuration is usable. Zero fields are valid (defaults).
+// Validate reports every unusable field as an *adkctx.ConfigError (joined). Zero fields are
+// valid (defaults).
 func (c Config) Validate() error {
 	var errs []error
 	if c.MaxBytes < 0 || (c.MaxBytes > 0 && c.MaxBytes < MinMaxBytes) {
-		errs = append(errs, &ConfigError{Field: "MaxBytes", Value: c.MaxBytes, Min: MinMaxBytes})
+		errs = append(errs, config.Errorf("MaxBytes", c.MaxBytes, "want 0 (default) or at least %d", MinMaxBytes))
 	}
 	if c.MaxLines < 0 || (c.MaxLines > 0 && c.MaxLines < MinMaxLines) {
-		errs = append(errs, &ConfigError{Field: "MaxLines", Value: c.MaxLines, Min: MinMaxLines})
+		errs = append(errs, config.Errorf("MaxLines", c.MaxLines, "want 0 (default) or at least %d", MinMaxLines))
 	}
 	return errors.Join(errs...)
 }

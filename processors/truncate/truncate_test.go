@@ -3,6 +3,7 @@ package truncate
 import (
 	"errors"
 	"fmt"
+	"github.com/adkctx/adkctx/internal/config"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -36,7 +37,7 @@ func TestConfigValidate(t *testing.T) {
 		if (err != nil) != tc.wantErr {
 			t.Errorf("%+v.Validate() = %v, want error %v", tc.cfg, err, tc.wantErr)
 		}
-		var ce *ConfigError
+		var ce *config.Error
 		if err != nil && !errors.As(err, &ce) {
 			t.Errorf("%+v.Validate() = %v, not a *ConfigError", tc.cfg, err)
 		}

@@ -1,0 +1,529 @@
+package hooks_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+	"google.golang.org/adk/agent/llmagent"
+	"google.golang.org/adk/model"
+	"google.golang.org/adk/plugin"
+	"google.golang.org/adk/runner"
+	"google.golang.org/adk/session"
+	"google.golang.org/adk/session/database"
+	"google.golang.org/adk/tool"
+	"google.golang.org/genai"
+	"gorm.io/gorm"
+	gormlogger "gorm.io/gorm/logger"
+
+	"github.com/adkctx/adkctx/agentsmd"
+	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/hooks"
+	"github.com/adkctx/adkctx/internal/llmtest"
+)
+
+// wired is an agent + runner wired with Hooks.Wire, as the README shows.
+type wired struct {
+	*stack
+	base session.Service
+}
+
+func wireStack(t *testing.T, m model.LLM, cfg hooks.Config, base session.Service, tools ...tool.Tool) *wired {
+	t.Helper()
+	core, logs := observer.New(zapcore.DebugLevel)
+	cfg.Logger = zap.New(core)
+	h, err := hooks.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := h.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	a, err := llmagent.New(llmagent.Config{Name: "assistant", Model: m, Instruction: "You are a careful assistant.", Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := h.Wire(runner.Config{AppName: appName, Agent: a, SessionService: base, AutoCreateSession: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := runner.New(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lm, _ := m.(*llmtest.Model)
+	return &wired{stack: &stack{hooks: h, model: lm, runner: r, sessions: rc.SessionService, logs: logs}, base: base}
+}
+
+func sqliteService(t *testing.T, path string) session.Service {
+	t.Helper()
+	svc, err := database.NewSessionService(sqlite.Open(path), &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := database.AutoMigrate(svc); err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+func backends(t *testing.T) map[string]func() session.Service {
+	return map[string]func() session.Service{
+		"inmemory": session.InMemoryService,
+		"sqlite":   func() session.Service { return sqliteService(t, filepath.Join(t.TempDir(), "sessions.db")) },
+	}
+}
+
+// stored returns every stored event of a session, markers included, straight from svc.
+func stored(t *testing.T, svc session.Service, sessionID string) []*session.Event {
+	t.Helper()
+	resp, err := svc.Get(t.Context(), &session.GetRequest{AppName: appName, UserID: "user", SessionID: sessionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.Collect(resp.Session.Events().All())
+}
+
+func isMarker(e *session.Event) bool { return e.Content == nil && e.CustomMetadata[compaction.MetadataKey] != nil }
+
+func userTexts(req *model.LLMRequest) []string {
+	var out []string
+	for _, c := range req.Contents {
+		if c.Role == genai.RoleUser && len(c.Parts) > 0 && c.Parts[0].Text != "" {
+			out = append(out, c.Parts[0].Text)
+		}
+	}
+	return out
+}
+
+func hasSummary(req *model.LLMRequest) bool {
+	return slices.ContainsFunc(req.Contents, compaction.IsSummary)
+}
+
+// Every request after a compaction carries the summary, the previous user turn raw (not only
+// quoted in the summary) and the new message; storage keeps every original event — on the
+// in-memory and SQLite services, in the background (default) and synchronous modes.
+func TestCompactionKeepsTheRawTail(t *testing.T) {
+	for name, newBase := range backends(t) {
+		for _, sync := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/sync=%v", name, sync), func(t *testing.T) {
+				m := &llmtest.Model{UsageScale: 1, Default: func(req *model.LLMRequest) (*genai.Content, error) {
+					return genai.NewContentFromText("noted: "+strings.Repeat("detail ", 40), genai.RoleModel), nil
+				}}
+				cfg := hooks.Config{Compaction: &compaction.Config{Interval: 3, Synchronous: sync, Summarizer: &compaction.ExtractiveSummarizer{}}}
+				s := wireStack(t, m, cfg, newBase())
+				const turns = 16
+				for i := range turns {
+					if err := s.send(t, "s1", fmt.Sprintf("turn-%d: look at module %d and tell me what it does", i, i)); err != nil {
+						t.Fatalf("turn %d: %v", i, err)
+					}
+					if !sync {
+						waitIdle(t, s.hooks)
+					}
+				}
+				reqs := m.Requests()
+				summarized := false
+				for i, req := range reqs {
+					texts := userTexts(req)
+					if i > 0 && !slices.Contains(texts, fmt.Sprintf("turn-%d: look at module %d and tell me what it does", i-1, i-1)) {
+						t.Errorf("request %d lacks the previous user turn raw: %q", i, texts)
+					}
+					summarized = summarized || hasSummary(req)
+					if summarized && !hasSummary(req) {
+						t.Errorf("request %d after the first compaction has no summary", i)
+					}
+				}
+				if !summarized {
+					t.Fatal("no request carried a summary")
+				}
+				markers, originals := 0, 0
+				for _, e := range stored(t, s.base, "s1") {
+					if isMarker(e) {
+						markers++
+					} else {
+						originals++
+					}
+				}
+				if originals != 2*turns || markers == 0 {
+					t.Errorf("stored %d originals (want %d) and %d markers", originals, 2*turns, markers)
+				}
+				if n := len(s.logs.FilterMessage("compaction").FilterField(zap.String("outcome", "compacted")).All()); n != markers {
+					t.Errorf("%d compaction log entries say compacted, %d markers stored", n, markers)
+				}
+			})
+		}
+	}
+}
+
+// waitIdle waits until no background compaction is scheduled or running.
+func waitIdle(t *testing.T, h *hooks.Hooks) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if !hooks.WaitIdle(ctx, h) {
+		t.Fatal("background compaction did not finish")
+	}
+}
+
+// slowSummarizer takes its time and may ignore its context.
+type slowSummarizer struct {
+	delay     time.Duration
+	ignoreCtx bool
+	calls     sync.WaitGroup
+}
+
+func (s *slowSummarizer) Summarize(ctx context.Context, in compaction.SummaryInput) (*compaction.Summary, error) {
+	if s.ignoreCtx {
+		time.Sleep(s.delay)
+	} else {
+		select {
+		case <-time.After(s.delay):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return (&compaction.ExtractiveSummarizer{}).Summarize(ctx, in)
+}
+
+// Background compaction: a turn does not wait for the summarizer; the next turn uses the marker
+// once it is stored; Close waits for the work in flight.
+func TestBackgroundCompactionIsOffTheTurn(t *testing.T) {
+	m := &llmtest.Model{UsageScale: 1, Default: func(*model.LLMRequest) (*genai.Content, error) {
+		return genai.NewContentFromText("noted: "+strings.Repeat("detail ", 40), genai.RoleModel), nil
+	}}
+	slow := &slowSummarizer{delay: 1500 * time.Millisecond}
+	s := wireStack(t, m, hooks.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: slow}}, session.InMemoryService())
+	var longest time.Duration
+	for i := range 6 {
+		start := time.Now()
+		if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 30))); err != nil {
+			t.Fatal(err)
+		}
+		longest = max(longest, time.Since(start))
+	}
+	if longest >= slow.delay {
+		t.Errorf("a turn took %v: it waited for the %v summarizer", longest, slow.delay)
+	}
+	waitIdle(t, s.hooks)
+	if markers := slices.IndexFunc(stored(t, s.base, "s1"), isMarker); markers < 0 {
+		t.Fatal("no marker stored by the background compaction")
+	}
+	if err := s.send(t, "s1", "after the compaction"); err != nil {
+		t.Fatal(err)
+	}
+	if last := m.Requests()[len(m.Requests())-1]; !hasSummary(last) {
+		t.Error("the turn after the background compaction has no summary")
+	}
+}
+
+// A summarizer that ignores its context cannot hold a compaction past Timeout: the fallback is
+// used and the session's compaction slot is released.
+func TestSummarizerIgnoringItsContextIsBounded(t *testing.T) {
+	m := &llmtest.Model{UsageScale: 1}
+	slow := &slowSummarizer{delay: time.Hour, ignoreCtx: true}
+	s := wireStack(t, m, hooks.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: slow, Timeout: 300 * time.Millisecond,
+		Synchronous: true}}, session.InMemoryService())
+	for i := range 5 {
+		if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 40))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fallback := s.logs.FilterMessage("compaction").FilterField(zap.Bool("fallback_used", true)).All()
+	if len(fallback) == 0 {
+		t.Fatal("no compaction used the fallback")
+	}
+	if got := fallback[0].ContextMap()["primary_error_kind"]; got != "timeout" {
+		t.Errorf("primary_error_kind = %v, want timeout", got)
+	}
+}
+
+// A token-triggered compaction in the middle of one long invocation keeps every request under
+// the hard limit by the model's reported count, and the current user message raw.
+func TestLongInvocationStaysBounded(t *testing.T) {
+	const calls = 30
+	m := &llmtest.Model{ModelName: "small-model", UsageScale: 1}
+	for i := range calls {
+		m.Script = append(m.Script, llmtest.Call(&genai.FunctionCall{Name: "build", Args: map[string]any{"target": fmt.Sprint(i)}}))
+	}
+	m.Script = append(m.Script, llmtest.Text("all targets built"))
+	out := strings.Repeat("step output line with some detail\n", 90) // ~3 KB, under the truncation limit
+	cfg := hooks.Config{
+		Models:     []budget.ModelInfo{{Name: "small-model", ContextWindow: 8000, MaxOutputTokens: 500}},
+		Compaction: &compaction.Config{Summarizer: &compaction.ExtractiveSummarizer{}},
+	}
+	s := wireStack(t, m, cfg, session.InMemoryService(), buildTool(t, out))
+	if err := s.send(t, "s1", "build all thirty targets"); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	limits := s.hooks.Limits("small-model")
+	reqs := m.Requests()
+	if len(reqs) != calls+1 {
+		t.Fatalf("model calls = %d, want %d", len(reqs), calls+1)
+	}
+	for i, r := range reqs {
+		if n := budget.EstimateRequest(r); n > limits.Hard {
+			t.Errorf("call %d: %d tokens above the hard limit %d", i, n, limits.Hard)
+		}
+		if !slices.Contains(userTexts(r), "build all thirty targets") {
+			t.Errorf("call %d lost the current user message", i)
+		}
+	}
+	waitIdle(t, s.hooks)
+	if !slices.ContainsFunc(stored(t, s.base, "s1"), isMarker) {
+		t.Error("no mid-invocation compaction happened")
+	}
+}
+
+// Both wiring mistakes are caught: compaction configured without the plugin, and the plugin
+// without the session wrapper, each with one error-level log entry.
+func TestWiringMistakesAreLoud(t *testing.T) {
+	t.Run("no plugin", func(t *testing.T) {
+		core, logs := observer.New(zapcore.DebugLevel)
+		h, err := hooks.New(hooks.Config{Logger: zap.New(core), Compaction: &compaction.Config{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := llmagent.New(llmagent.Config{Name: "assistant", Model: &llmtest.Model{},
+			BeforeModelCallbacks: []llmagent.BeforeModelCallback{h.BeforeModel()}})
+		r, _ := runner.New(runner.Config{AppName: appName, Agent: a, SessionService: h.SessionService(session.InMemoryService()), AutoCreateSession: true})
+		s := &stack{runner: r}
+		for range 3 {
+			if err := s.send(t, "s1", "hello"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := logs.FilterLevelExact(zapcore.ErrorLevel).FilterField(zap.String("problem", "plugin_missing")).Len(); got != 1 {
+			t.Errorf("%d plugin_missing errors logged, want 1", got)
+		}
+	})
+	t.Run("no session wrapper", func(t *testing.T) {
+		core, logs := observer.New(zapcore.DebugLevel)
+		h, err := hooks.New(hooks.Config{Logger: zap.New(core), Compaction: &compaction.Config{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ := h.Plugin()
+		a, _ := llmagent.New(llmagent.Config{Name: "assistant", Model: &llmtest.Model{}})
+		r, _ := runner.New(runner.Config{AppName: appName, Agent: a, SessionService: session.InMemoryService(), AutoCreateSession: true,
+			PluginConfig: runner.PluginConfig{Plugins: []*plugin.Plugin{p}}})
+		s := &stack{runner: r}
+		for range 3 {
+			if err := s.send(t, "s1", "hello"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := logs.FilterLevelExact(zapcore.ErrorLevel).FilterField(zap.String("problem", "view_missing")).Len(); got != 1 {
+			t.Errorf("%d view_missing errors logged, want 1", got)
+		}
+	})
+	t.Run("Wire refuses", func(t *testing.T) {
+		h, _ := hooks.New(hooks.Config{Compaction: &compaction.Config{}})
+		a, _ := llmagent.New(llmagent.Config{Name: "assistant", Model: &llmtest.Model{}})
+		if _, err := h.Wire(runner.Config{AppName: appName, Agent: a}); err == nil {
+			t.Error("Wire accepted a config without a session service")
+		}
+		rc, err := h.Wire(runner.Config{AppName: appName, Agent: a, SessionService: session.InMemoryService()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Wire(rc); err == nil {
+			t.Error("Wire accepted an already wired config")
+		}
+	})
+	t.Run("correct wiring logs no error", func(t *testing.T) {
+		s := wireStack(t, &llmtest.Model{}, hooks.Config{Compaction: &compaction.Config{}}, session.InMemoryService())
+		for range 3 {
+			if err := s.send(t, "s1", "hello"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := s.logs.FilterLevelExact(zapcore.ErrorLevel).Len(); n != 0 {
+			t.Errorf("%d error entries with correct wiring: %v", n, s.logs.FilterLevelExact(zapcore.ErrorLevel).All())
+		}
+	})
+}
+
+// With compaction on and no summarizer configured, Wire makes the agent's own model the
+// summarizer (the extractive one stays the fallback).
+func TestWireLearnsTheAgentsModel(t *testing.T) {
+	var summaryPrompts int
+	var mu sync.Mutex
+	m := &llmtest.Model{UsageScale: 1, Default: func(req *model.LLMRequest) (*genai.Content, error) {
+		if strings.Contains(llmtest.AllText(req), "You are maintaining the working memory") {
+			mu.Lock()
+			summaryPrompts++
+			mu.Unlock()
+			return genai.NewContentFromText("Goal: keep going. Decisions: none.", genai.RoleModel), nil
+		}
+		return genai.NewContentFromText("noted: "+strings.Repeat("detail ", 40), genai.RoleModel), nil
+	}}
+	s := wireStack(t, m, hooks.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true}}, session.InMemoryService())
+	for i := range 6 {
+		if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 40))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if summaryPrompts == 0 {
+		t.Fatal("the agent's model never wrote a summary")
+	}
+	entries := s.logs.FilterMessage("compaction").FilterField(zap.String("outcome", "compacted")).All()
+	if len(entries) == 0 || entries[0].ContextMap()["summarizer"] != "llm:"+m.Name() {
+		t.Errorf("compactions: %v", entries)
+	}
+}
+
+// A marker appended in the background while an invocation is running makes the runner's
+// database handle stale; the wrapper appends through a fresh handle, so the turn succeeds.
+func TestBackgroundMarkerNeverFailsARunningTurn(t *testing.T) {
+	base := sqliteService(t, filepath.Join(t.TempDir(), "sessions.db"))
+	release := make(chan struct{})
+	var once sync.Once
+	calls := 0
+	m := &llmtest.Model{ModelName: "small-model", UsageScale: 1, Default: func(req *model.LLMRequest) (*genai.Content, error) {
+		calls++
+		if calls == 20 {
+			// The 20th call: let the background compaction finish while this invocation runs.
+			once.Do(func() { close(release) })
+			time.Sleep(300 * time.Millisecond)
+		}
+		return genai.NewContentFromText("noted: "+strings.Repeat("detail ", 60), genai.RoleModel), nil
+	}}
+	gate := &gatedSummarizer{release: release}
+	s := wireStack(t, m, hooks.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: gate}}, base)
+	for i := range 25 {
+		if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 30))); err != nil {
+			t.Fatalf("turn %d failed: %v", i, err)
+		}
+	}
+	waitIdle(t, s.hooks)
+	if !slices.ContainsFunc(stored(t, base, "s1"), isMarker) {
+		t.Fatal("no marker stored")
+	}
+}
+
+type gatedSummarizer struct{ release chan struct{} }
+
+func (g *gatedSummarizer) Summarize(ctx context.Context, in compaction.SummaryInput) (*compaction.Summary, error) {
+	select {
+	case <-g.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return (&compaction.ExtractiveSummarizer{}).Summarize(ctx, in)
+}
+
+// Calibration and accounting live in the stored events: a second process (here: a second Hooks
+// over the same SQLite file) that never saw the session makes the same budget decision as the
+// one that served its previous turns.
+func TestAnotherProcessMakesTheSameDecision(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	newModel := func() *llmtest.Model { return &llmtest.Model{ModelName: "small-model", UsageScale: 1.3} }
+	cfg := hooks.Config{Models: []budget.ModelInfo{{Name: "small-model", ContextWindow: 32_000, MaxOutputTokens: 1_000}}}
+	first := wireStack(t, newModel(), cfg, sqliteService(t, path))
+	for i := range 5 {
+		if err := first.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("a fairly long question ", 60))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The same next turn, served by the first process and by a fresh one.
+	decision := func(s *wired) map[string]any {
+		entries := s.budgetDecisions()
+		return entries[len(entries)-1].ContextMap()
+	}
+	second := wireStack(t, newModel(), cfg, sqliteService(t, path))
+	if err := second.send(t, "s1", "the same next question"); err != nil {
+		t.Fatal(err)
+	}
+	got := decision(second)
+	// Replay the same turn in the first process on a copy of the database state: drop the event
+	// the second process added by asking the first for the decision it would make now.
+	firstState := first.hooks.Usage(appName, "user", "s1")
+	secondState := second.hooks.Usage(appName, "user", "s1")
+	if firstState.Turns+1 != secondState.Turns || firstState.ModelCalls+1 != secondState.ModelCalls {
+		t.Errorf("accounting not rebuilt: first process %+v, second %+v", firstState, secondState)
+	}
+	want := decision(first)
+	for _, k := range []string{"calibration_factor"} {
+		if got[k] != want[k] {
+			t.Errorf("%s: fresh process %v, serving process %v", k, got[k], want[k])
+		}
+	}
+	if got["call_seq"].(int64) != want["call_seq"].(int64)+1 {
+		t.Errorf("call_seq: fresh process %v, serving process %v", got["call_seq"], want["call_seq"])
+	}
+}
+
+// AGENTS.md text reaches every model call after the agent's own instruction; the working
+// directory can come from session state, so one process serves two repositories.
+func TestInstructionsPerSessionWorkDir(t *testing.T) {
+	repoA, repoB := t.TempDir(), t.TempDir()
+	for _, r := range []string{repoA, repoB} {
+		if err := os.Mkdir(filepath.Join(r, ".git"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(repoA, "AGENTS.md"), "Repo A: run `make test`; templates look like {name}.")
+	writeFile(t, filepath.Join(repoB, "svc", "AGENTS.md"), "Repo B service: never edit generated files.")
+	m := &llmtest.Model{}
+	cfg := hooks.Config{Instructions: &hooks.InstructionsConfig{
+		WorkDir:         repoA,
+		WorkDirStateKey: "work_dir",
+		Discovery:       agentsmd.Config{NoGlobal: true},
+	}}
+	s := newStack(t, m, stackOptions{cfg: cfg})
+	if _, err := s.sessions.Create(t.Context(), &session.CreateRequest{AppName: appName, UserID: "user", SessionID: "b",
+		State: map[string]any{"work_dir": filepath.Join(repoB, "svc")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.send(t, "a", "hello"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.send(t, "b", "hello"); err != nil {
+		t.Fatal(err)
+	}
+	sys := func(i int) string {
+		var b strings.Builder
+		for _, p := range m.Requests()[i].Config.SystemInstruction.Parts {
+			b.WriteString(p.Text)
+		}
+		return b.String()
+	}
+	a, b := sys(0), sys(1)
+	if !strings.Contains(a, "Repo A: run `make test`; templates look like {name}.") || strings.Contains(a, "Repo B") {
+		t.Errorf("session a system instruction:\n%s", a)
+	}
+	if !strings.Contains(b, "Repo B service") || strings.Contains(b, "Repo A") {
+		t.Errorf("session b system instruction:\n%s", b)
+	}
+	if strings.Index(a, "careful assistant") > strings.Index(a, "Repo A") {
+		t.Errorf("AGENTS.md text comes before the agent's own instruction")
+	}
+	if f := s.budgetDecisions()[0].ContextMap(); f["instruction_bytes"].(int64) == 0 {
+		t.Errorf("budget decision does not count the instructions: %v", f)
+	}
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
