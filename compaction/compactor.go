@@ -52,13 +52,13 @@ type Outcome string
 
 // The outcomes.
 const (
-	OutcomeCompacted  Outcome = "compacted"
-	OutcomeNothing    Outcome = "nothing_to_do"
-	OutcomeCoalesced  Outcome = "coalesced"  // another compaction of the session was running: it runs again after
-	OutcomeBackoff    Outcome = "backoff"    // skipped: the session's last attempts failed (see Config.Backoff)
-	OutcomeConflict   Outcome = "conflict"   // discarded: a newer marker was stored first
-	OutcomeFailed     Outcome = "failed"     // every summarizer failed, or the store did
-	OutcomeClosed     Outcome = "closed"     // not run: the compactor was closed
+	OutcomeCompacted Outcome = "compacted"
+	OutcomeNothing   Outcome = "nothing_to_do"
+	OutcomeCoalesced Outcome = "coalesced" // another compaction of the session was running: it runs again after
+	OutcomeBackoff   Outcome = "backoff"   // skipped: the session's last attempts failed (see Config.Backoff)
+	OutcomeConflict  Outcome = "conflict"  // discarded: a newer marker was stored first
+	OutcomeFailed    Outcome = "failed"    // every summarizer failed, or the store did
+	OutcomeClosed    Outcome = "closed"    // not run: the compactor was closed
 )
 
 // Attempt reports one compaction attempt (what the hooks log and measure).

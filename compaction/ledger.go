@@ -37,7 +37,7 @@ type Ledger struct {
 	Goal         string   `json:"goal,omitempty"`
 	Instructions []string `json:"instructions,omitempty"`
 	// InstructionsDropped counts instructions dropped by the bound (oldest first).
-	InstructionsDropped int `json:"instructionsDropped,omitempty"`
+	InstructionsDropped int      `json:"instructionsDropped,omitempty"`
 	Requests            []string `json:"requests,omitempty"`
 	RequestsDropped     int      `json:"requestsDropped,omitempty"`
 	// Paths maps a path a tool was called on to the calls per tool name.

@@ -97,7 +97,7 @@ func (e *SummarizerError) Unwrap() error { return e.Err }
 // panicError is a summarizer panic.
 type panicError struct{ value string }
 
-func (e *panicError) Error() string            { return "panic: " + e.value }
+func (e *panicError) Error() string           { return "panic: " + e.value }
 func (e *panicError) ErrorKind() errkind.Kind { return errkind.Panic }
 
 // summarizerName returns the name a summarizer reports, for logs and markers.

@@ -16,9 +16,9 @@ type windowParams struct {
 	// retainTokens is the raw tail a token-triggered or manual compaction keeps; tokenLimit
 	// (the soft limit, history tokens) caps how much the R whole invocations may weigh. 0: off.
 	retainTokens, tokenLimit int
-	running              string // invocation in progress or just finished
-	live                 bool   // running is still in progress
-	scope                string
+	running                  string // invocation in progress or just finished
+	live                     bool   // running is still in progress
+	scope                    string
 }
 
 // window is one selected compaction.

@@ -99,7 +99,9 @@ func stored(t *testing.T, svc session.Service, sessionID string) []*session.Even
 	return slices.Collect(resp.Session.Events().All())
 }
 
-func isMarker(e *session.Event) bool { return e.Content == nil && e.CustomMetadata[compaction.MetadataKey] != nil }
+func isMarker(e *session.Event) bool {
+	return e.Content == nil && e.CustomMetadata[compaction.MetadataKey] != nil
+}
 
 func userTexts(req *model.LLMRequest) []string {
 	var out []string

@@ -252,9 +252,9 @@ type sessionState struct {
 	// margin) of the last request and lastFactor its raw-to-predicted ratio.
 	tokenLimit, lastTokens int
 	lastFactor             float64
-	seq                    int              // model calls so far (call_seq)
+	seq                    int               // model calls so far (call_seq)
 	calls                  map[callKey]*call // calls in flight, at most maxCallsInSession
-	runs                   []string         // invocations the plugin saw start (newest last)
+	runs                   []string          // invocations the plugin saw start (newest last)
 	clock                  uint64
 }
 

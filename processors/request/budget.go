@@ -536,4 +536,3 @@ func trimNote(turns int) *genai.Content {
 func loopNote(turns, steps int) *genai.Content {
 	return genai.NewContentFromText(fmt.Sprintf(loopNoteFormat, turns, steps), genai.RoleUser)
 }
-
