@@ -147,7 +147,9 @@ func tokenTail(events []Event, groups []group, w windowParams, tail map[int]bool
 	for k := len(groups) - 1; k >= 0; k-- {
 		g := groups[k]
 		fits := tokens+g.tokens <= w.retainTokens
-		forced := kept < w.retainInvocations && (w.tokenLimit == 0 || tokens+g.tokens <= w.tokenLimit)
+		// R whole invocations stay raw while they leave room under the limit (a quarter of it), so
+		// the compaction still brings the history well below the limit.
+		forced := kept < w.retainInvocations && (w.tokenLimit == 0 || tokens+g.tokens <= w.tokenLimit*3/4)
 		if fits || forced || w.retainTokens == 0 && kept < w.retainInvocations {
 			for _, i := range g.idx {
 				tail[i] = true

@@ -134,6 +134,12 @@ func (e *Engine) UseStore(st compaction.Store) error {
 	}
 	cc := *e.cfg.Compaction
 	e.mu.Lock()
+	replaced := e.compactor != nil
+	defer func() {
+		if replaced {
+			e.wiringError("store_replaced", "the session service was wrapped twice: compaction now uses the latest one")
+		}
+	}()
 	defer e.mu.Unlock()
 	if cc.Summarizer == nil && e.agentModel != nil {
 		cc.Summarizer = &compaction.LLMSummarizer{Model: e.agentModel}
@@ -146,9 +152,6 @@ func (e *Engine) UseStore(st compaction.Store) error {
 	})
 	if err != nil {
 		return config.Nest("Compaction", err)
-	}
-	if e.compactor != nil {
-		e.wiringError("store_replaced", "the session service was wrapped twice: compaction now uses the latest one")
 	}
 	e.compactor = c
 	return nil
@@ -252,10 +255,14 @@ type sessionState struct {
 	// margin) of the last request and lastFactor its raw-to-predicted ratio.
 	tokenLimit, lastTokens int
 	lastFactor             float64
-	seq                    int               // model calls so far (call_seq)
-	calls                  map[callKey]*call // calls in flight, at most maxCallsInSession
-	runs                   []string          // invocations the plugin saw start (newest last)
-	clock                  uint64
+	// lastPredicted is the predicted size of the last request as it came in; growth the largest
+	// recent growth between two requests (decaying).
+	lastPredicted int
+	growth        float64
+	seq           int               // model calls so far (call_seq)
+	calls         map[callKey]*call // calls in flight, at most maxCallsInSession
+	runs          []string          // invocations the plugin saw start (newest last)
+	clock         uint64
 }
 
 // callKey names the model calls of one agent in one branch of one invocation: they are

@@ -23,6 +23,9 @@ import (
 // from its stored events.
 const CallRecordKey = "_adkctx_call"
 
+// growthDecay lets an old large growth between two requests count less at each request.
+const growthDecay = 0.9
+
 // BeforeModel runs the request processors on req, in this order: AGENTS.md instructions,
 // truncation of function responses in history, call/response normalization, budget. It writes
 // one "budget decision" log entry and returns a *request.BudgetExceededError when the request
@@ -88,9 +91,16 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 	// The soft limit in the compactor's unit: estimated tokens of the history alone.
 	st.tokenLimit = max(int(float64(limits.Soft)/d.CalibrationFactor())-d.FixedTokens, 1)
 	tokenLimit := st.tokenLimit
+	// Compact before the soft limit is crossed: when the next request, grown like the largest
+	// recent growth, would pass it, the summary can be ready before that request is built.
+	if st.lastPredicted > 0 && d.PredictedTokens > st.lastPredicted {
+		st.growth = max(float64(d.PredictedTokens-st.lastPredicted), st.growth*growthDecay)
+	}
+	st.lastPredicted = d.PredictedTokens
+	approaching := d.PredictedTokens+int(st.growth) > limits.Soft
 	st.mu.Unlock()
 
-	if d.OverSoft {
+	if d.OverSoft || approaching {
 		if cp := e.getCompactor(); cp != nil {
 			cp.Schedule(compaction.Request{Session: s, Trigger: compaction.TriggerTokens, Invocation: c.InvocationID(),
 				Live: true, Limits: limits, TokenLimit: tokenLimit, Link: trace.SpanContextFromContext(ctx)})

@@ -1,0 +1,212 @@
+package hooks_test
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"testing"
+
+	"google.golang.org/adk/agent"
+	"google.golang.org/adk/agent/llmagent"
+	"google.golang.org/adk/model"
+	"google.golang.org/adk/runner"
+	"google.golang.org/adk/session"
+	"google.golang.org/adk/tool"
+	"google.golang.org/adk/tool/functiontool"
+	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/hooks"
+	"github.com/adkctx/adkctx/internal/llmtest"
+	"github.com/adkctx/adkctx/internal/scenario"
+)
+
+type pathArgs struct {
+	Path string `json:"path"`
+}
+
+func scenarioTools(tb testing.TB) []tool.Tool {
+	var out []tool.Tool
+	for _, name := range []string{scenario.ReadFile, scenario.ListFiles, scenario.RunTests} {
+		t, err := functiontool.New(functiontool.Config{Name: name, Description: "scenario tool " + name},
+			func(_ tool.Context, a pathArgs) (map[string]any, error) {
+				return scenario.Run(name, map[string]any{"path": a.Path}), nil
+			})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+type scenarioRun struct {
+	figures scenario.Figures
+	soft    int
+	base    session.Service
+	hooks   *hooks.Hooks
+}
+
+// runScenario plays the scripted session on a model with the given window, with or without
+// adkctx (wired as the README shows, extractive summarizer, synchronous compaction so figures do
+// not depend on timing). The model reports PromptTokenCount = our estimate of the request.
+func runScenario(tb testing.TB, window, invocations int, withAdkctx bool) scenarioRun {
+	return runScenarioWith(tb, window, invocations, withAdkctx, compaction.Config{})
+}
+
+func runScenarioWith(tb testing.TB, window, invocations int, withAdkctx bool, cc compaction.Config) scenarioRun {
+	const modelName = "scenario-model"
+	info := budget.ModelInfo{Name: modelName, ContextWindow: window, MaxOutputTokens: 8_192}
+	limits := budget.NewLimits(info, true, budget.LimitConfig{})
+	rec := &scenario.Recorder{Soft: limits.Soft}
+	var mu sync.Mutex
+	m := &llmtest.Model{ModelName: modelName, UsageScale: 1, Default: func(req *model.LLMRequest) (*genai.Content, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		var system *genai.Content
+		var tools []*genai.Tool
+		if req.Config != nil {
+			system, tools = req.Config.SystemInstruction, req.Config.Tools
+		}
+		rec.Add(system, tools, req.Contents, budget.EstimateRequest(req))
+		return scenario.Reply(req.Contents), nil
+	}}
+	a, err := llmagent.New(llmagent.Config{Name: "coder", Model: m, Instruction: "You are a careful coding assistant.", Tools: scenarioTools(tb)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	run := scenarioRun{soft: limits.Soft, base: session.InMemoryService()}
+	rc := runner.Config{AppName: appName, Agent: a, SessionService: run.base, AutoCreateSession: true}
+	if withAdkctx {
+		cc.Summarizer, cc.Synchronous = &compaction.ExtractiveSummarizer{}, true
+		run.hooks, err = hooks.New(hooks.Config{
+			Models:     []budget.ModelInfo{info},
+			Compaction: &cc,
+		})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if rc, err = run.hooks.Wire(rc); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	r, err := runner.New(rc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i := range invocations {
+		for _, err := range r.Run(tb.Context(), "user", "s1", genai.NewContentFromText(scenario.UserMessage(i), genai.RoleUser), agent.RunConfig{}) {
+			if err != nil {
+				tb.Fatalf("turn %d: %v", i, err)
+			}
+		}
+	}
+	run.figures = rec.Figures()
+	return run
+}
+
+func pct(a, b float64) float64 { return 100 * a / b }
+
+func logFigures(tb testing.TB, name string, f scenario.Figures) {
+	tb.Logf("%s: %d requests, prompt tokens %d (largest %d, last 50: min %d mean %d max %d), prefix reused %.1f%%, effective %.0f; "+
+		"previous turn raw %d/%d, instructions kept %d/%d, summary present %d/%d, over soft %d",
+		name, f.Requests, f.Prompt, f.Largest, f.Last50Min, f.Last50Mean, f.Last50Max, pct(float64(f.PrefixReused), float64(f.Prompt)), f.Effective,
+		f.PreviousTurnRaw, f.PreviousTurnChecked, f.InstructionsKept, f.InstructionsChecked, f.SummaryPresent, f.SummaryChecked, f.OverSoft)
+}
+
+// The continuity figure (issue 8) and the cache figure (issue 12): 200 invocations with a 1M and
+// a 32K window. Every request keeps the previous turn raw, every planted instruction, and the
+// summary once there is one; the final summary's ledger counts every covered tool call exactly;
+// cumulative prompt tokens stay ≤ 15% of the same session without adkctx.
+func TestFigureContinuity(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("figure run skipped in -short and -race mode; run: go test -run TestFigure ./hooks/")
+	}
+	for _, window := range []int{1_048_576, 32_768} {
+		t.Run(fmt.Sprint(window), func(t *testing.T) {
+			with := runScenario(t, window, scenario.Invocations, true)
+			without := runScenario(t, window, scenario.Invocations, false)
+			f, b := with.figures, without.figures
+			logFigures(t, "with adkctx", f)
+			logFigures(t, "without", b)
+			t.Logf("cumulative prompt tokens: %.2f%% of without; effective (cache reads at %.0f%%): %.2f%% of without",
+				pct(float64(f.Prompt), float64(b.Prompt)), 100*scenario.CacheReadPrice, pct(f.Effective, b.Effective))
+			if f.PreviousTurnRaw != f.PreviousTurnChecked {
+				t.Errorf("previous user turn raw in %d of %d requests, want all", f.PreviousTurnRaw, f.PreviousTurnChecked)
+			}
+			if f.InstructionsKept != f.InstructionsChecked {
+				t.Errorf("planted instructions present %d of %d times, want all", f.InstructionsKept, f.InstructionsChecked)
+			}
+			if f.SummaryChecked == 0 || f.SummaryPresent != f.SummaryChecked {
+				t.Errorf("summary present in %d of %d requests after the first compaction, want all", f.SummaryPresent, f.SummaryChecked)
+			}
+			if got := pct(float64(f.Prompt), float64(b.Prompt)); got > 15 {
+				t.Errorf("cumulative prompt tokens %.1f%% of without, want ≤ 15%%", got)
+			}
+			if f.Largest > with.soft {
+				t.Errorf("largest request %d tokens, over the soft limit %d", f.Largest, with.soft)
+			}
+			checkLedger(t, with)
+			if window == 1_048_576 {
+				if got := pct(float64(f.PrefixReused), float64(f.Prompt)); got < 90 {
+					t.Errorf("prefix reused %.1f%% of prompt tokens, want ≥ 90%%", got)
+				}
+				if got := pct(f.Effective, b.Effective); got > 3 {
+					t.Errorf("effective prompt tokens %.2f%% of without, want ≤ 3.0%%", got)
+				}
+			}
+		})
+	}
+}
+
+// checkLedger compares the final summary's ledger with the tool calls its chain covers.
+func checkLedger(t *testing.T, run scenarioRun) {
+	t.Helper()
+	raw := stored(t, run.base, "s1")
+	viewer, err := hooks.New(hooks.Config{Compaction: &compaction.Config{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	view := stored(t, viewer.SessionService(run.base), "s1")
+	shown := map[string]bool{}
+	var markerID string
+	for _, e := range view {
+		shown[e.ID] = true
+		if id, ok := e.CustomMetadata[compaction.SummaryMetadataKey].(string); ok {
+			markerID = id
+		}
+	}
+	var ledger *compaction.Ledger
+	truth := map[string]map[string]int{}
+	for _, e := range raw {
+		if e.ID == markerID {
+			m, err := compaction.ReadMarker(&compaction.Event{ID: e.ID, Metadata: e.CustomMetadata})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ledger = m.Ledger
+		}
+		if shown[e.ID] || e.Content == nil {
+			continue
+		}
+		for _, p := range e.Content.Parts {
+			if fc := p.FunctionCall; fc != nil {
+				path := fc.Args["path"].(string)
+				if truth[path] == nil {
+					truth[path] = map[string]int{}
+				}
+				truth[path][fc.Name]++
+			}
+		}
+	}
+	if ledger == nil {
+		t.Fatal("no live summary at the end")
+	}
+	if len(truth) == 0 || !maps.EqualFunc(truth, ledger.Paths, maps.Equal) {
+		paths := slices.Sorted(maps.Keys(truth))
+		t.Errorf("ledger paths differ from the covered calls; truth for %d paths, ledger has %d (first: %v vs %v)",
+			len(truth), len(ledger.Paths), truth[paths[0]], ledger.Paths[paths[0]])
+	}
+}

@@ -1,0 +1,172 @@
+package scenario
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/budget"
+)
+
+// CacheReadPrice is the price of a prompt token served from a provider's cache, relative to a
+// fresh one (Gemini, Claude and OpenAI bill cache reads at 10–25%; the figures use 10%).
+const CacheReadPrice = 0.10
+
+// Figures is what a run of the session measured, request by request.
+type Figures struct {
+	Requests int
+	// Prompt is the sum of the prompt tokens the model reported; Largest the largest one.
+	Prompt, Largest int
+	// PrefixReused is the sum of the tokens each request shares, from its start, with the
+	// request before it (what a prompt cache can serve); Effective the prompt tokens billed with
+	// those at CacheReadPrice.
+	PrefixReused int
+	Effective    float64
+	// PreviousTurnRaw counts the requests (of turns after the first) that carry the previous
+	// user message itself, out of PreviousTurnChecked.
+	PreviousTurnRaw, PreviousTurnChecked int
+	// InstructionsKept counts (request, instruction given before it) pairs where the instruction
+	// is in the request (raw or in the summary), out of InstructionsChecked.
+	InstructionsKept, InstructionsChecked int
+	// SummaryPresent counts the requests after the first one with a summary that carry one, out
+	// of SummaryChecked.
+	SummaryPresent, SummaryChecked int
+	// OverSoft counts the requests whose reported size passed soft (when set).
+	OverSoft int
+	// Last50 are the minimum, mean and maximum reported size of the last 50 requests.
+	Last50Min, Last50Mean, Last50Max int
+
+	prompts     []int
+	prevFixed   string
+	prevContent []string
+	summarySeen bool
+}
+
+// Recorder measures requests as they reach the model.
+type Recorder struct {
+	// Soft, when > 0, is the soft limit OverSoft counts against.
+	Soft int
+	f    Figures
+}
+
+const summaryHeader = "[Summary of earlier conversation]"
+
+// Add records one request: its system instruction, tool declarations and contents, and the
+// prompt tokens the model counted.
+func (r *Recorder) Add(system *genai.Content, tools []*genai.Tool, contents []*genai.Content, reported int) {
+	f := &r.f
+	f.Requests++
+	f.Prompt += reported
+	f.Largest = max(f.Largest, reported)
+	f.prompts = append(f.prompts, reported)
+	if r.Soft > 0 && reported > r.Soft {
+		f.OverSoft++
+	}
+
+	// Prefix shared with the previous request, content by content.
+	fixedJSON := jsonOf(system) + jsonOf(tools)
+	fixed := budget.EstimateContent(system) + budget.EstimateTools(tools)
+	total, shared := fixed, 0
+	same := fixedJSON == f.prevFixed
+	if same {
+		shared = fixed
+	}
+	texts := make([]string, len(contents))
+	for i, c := range contents {
+		texts[i] = jsonOf(c)
+		n := budget.EstimateContent(c)
+		total += n
+		if same && i < len(f.prevContent) && f.prevContent[i] == texts[i] {
+			shared += n
+		} else {
+			same = false
+		}
+	}
+	f.prevFixed, f.prevContent = fixedJSON, texts
+	reused := int(math.Round(float64(reported) * float64(shared) / float64(max(total, 1))))
+	f.PrefixReused += reused
+	f.Effective += float64(reported-reused) + CacheReadPrice*float64(reused)
+
+	// What the model still sees.
+	step, all := -1, allText(contents)
+	hasSummary := false
+	for _, c := range contents {
+		t := firstText(c)
+		if c.Role == genai.RoleUser {
+			if m := stepRE.FindStringSubmatch(t); m != nil {
+				fmt.Sscan(m[1], &step)
+			}
+			hasSummary = hasSummary || strings.HasPrefix(t, summaryHeader)
+		}
+	}
+	if f.summarySeen {
+		f.SummaryChecked++
+		if hasSummary {
+			f.SummaryPresent++
+		}
+	}
+	f.summarySeen = f.summarySeen || hasSummary
+	if step > 0 {
+		f.PreviousTurnChecked++
+		if slices.ContainsFunc(contents, func(c *genai.Content) bool { return firstText(c) == UserMessage(step-1) }) {
+			f.PreviousTurnRaw++
+		}
+	}
+	for turn, rule := range Instructions {
+		if turn < step {
+			f.InstructionsChecked++
+			if strings.Contains(all, rule) {
+				f.InstructionsKept++
+			}
+		}
+	}
+}
+
+// Figures returns what was measured so far.
+func (r *Recorder) Figures() Figures {
+	f := r.f
+	last := f.prompts[max(len(f.prompts)-50, 0):]
+	if len(last) > 0 {
+		f.Last50Min, f.Last50Max = slices.Min(last), slices.Max(last)
+		sum := 0
+		for _, p := range last {
+			sum += p
+		}
+		f.Last50Mean = sum / len(last)
+	}
+	return f
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func firstText(c *genai.Content) string {
+	if c == nil {
+		return ""
+	}
+	for _, p := range c.Parts {
+		if p != nil && p.Text != "" {
+			return p.Text
+		}
+	}
+	return ""
+}
+
+func allText(contents []*genai.Content) string {
+	var b strings.Builder
+	for _, c := range contents {
+		for _, p := range c.Parts {
+			if p != nil {
+				b.WriteString(p.Text)
+				b.WriteByte('\n')
+			}
+		}
+	}
+	return b.String()
+}
