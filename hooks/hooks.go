@@ -232,7 +232,7 @@ func (h *Hooks) beforeModel(ctx agent.CallbackContext, req *model.LLMRequest) (*
 	// 1. AGENTS.md instructions.
 	instructionBytes := 0
 	if h.loader != nil {
-		merged, err := h.loader.Load(h.workDirFor(ctx))
+		merged, err := h.loader.LoadContext(ctx, h.workDirFor(ctx))
 		if err != nil {
 			h.log.Warn("agents.md instructions unavailable", zap.String("session_id", ctx.SessionID()), zap.Error(err))
 		} else if merged.Text != "" {
