@@ -15,6 +15,9 @@ const (
 	// MaxFileBytes+1 bytes are ever read from one file; longer files are
 	// truncated to the cap (on a rune boundary) with a visible note.
 	DefaultMaxFileBytes int64 = 64 << 10
+	// DefaultTextBudget is the default Config.TextBudget (32 KiB, the default
+	// budget of instructions.Config.MaxBytes).
+	DefaultTextBudget int64 = 32 << 10
 	// DefaultMaxImportDepth is the maximum nesting depth of @path imports.
 	DefaultMaxImportDepth = 5
 	// OverrideName is the per-directory file that wins over AGENTS.md.
@@ -26,6 +29,9 @@ const (
 	GlobalSubdir = "adkctx"
 	// binarySniffBytes is how much of a file is searched for a NUL byte.
 	binarySniffBytes = 8 << 10
+	// maxConfigBytes bounds MaxFileBytes and TextBudget, so that the read
+	// limit derived from them cannot overflow.
+	maxConfigBytes int64 = 1 << 30
 )
 
 // DefaultRootMarkers returns a fresh copy of the default root markers ([".git"]).
@@ -49,8 +55,17 @@ type Config struct {
 	// FallbackNames are extra per-directory file names tried, in order, after
 	// AGENTS.override.md and AGENTS.md (e.g. "CLAUDE.md"). Plain names only.
 	FallbackNames []string
-	// MaxFileBytes is the per-file read cap. Default DefaultMaxFileBytes.
+	// MaxFileBytes is the per-file read cap. Default DefaultMaxFileBytes;
+	// at most 1 GiB.
 	MaxFileBytes int64
+	// TextBudget is how much instruction text the caller can use at most
+	// (instructions.Loader passes its Config.MaxBytes). Files are read from
+	// the working directory up to the root, then the global file; once the
+	// files read so far hold TextBudget bytes of text, their remaining
+	// imports and the less specific files are not read (they are listed in
+	// Discovery.Skipped), because the caller could not use them. Default
+	// DefaultTextBudget; at most 1 GiB.
+	TextBudget int64
 	// MaxImportDepth is the maximum @path import nesting. Default 5.
 	MaxImportDepth int
 	// Logger receives one warning per skipped file or import. nil: no logs.
@@ -68,8 +83,11 @@ func (e *ConfigError) Error() string {
 
 // Validate reports the first invalid field as a *ConfigError.
 func (c Config) Validate() error {
-	if c.MaxFileBytes < 0 {
-		return &ConfigError{Field: "MaxFileBytes", Reason: "must be >= 0 (0 means default)"}
+	if c.MaxFileBytes < 0 || c.MaxFileBytes > maxConfigBytes {
+		return &ConfigError{Field: "MaxFileBytes", Reason: "must be between 0 (default) and 1 GiB"}
+	}
+	if c.TextBudget < 0 || c.TextBudget > maxConfigBytes {
+		return &ConfigError{Field: "TextBudget", Reason: "must be between 0 (default) and 1 GiB"}
 	}
 	if c.MaxImportDepth < 0 {
 		return &ConfigError{Field: "MaxImportDepth", Reason: "must be >= 0 (0 means default)"}
@@ -104,6 +122,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxFileBytes == 0 {
 		c.MaxFileBytes = DefaultMaxFileBytes
 	}
+	if c.TextBudget == 0 {
+		c.TextBudget = DefaultTextBudget
+	}
 	if c.MaxImportDepth == 0 {
 		c.MaxImportDepth = DefaultMaxImportDepth
 	}
@@ -115,6 +136,11 @@ func (c Config) withDefaults() Config {
 	}
 	return c
 }
+
+// readLimit bounds the bytes one discovery reads, used or refused: room for
+// the text budget, the overshoot of the file that fills it, and a few
+// refused (binary, empty) files. Only valid after withDefaults.
+func (c Config) readLimit() int64 { return 4 * (c.TextBudget + c.MaxFileBytes + 1) }
 
 // candidateNames returns the per-directory names in precedence order.
 func (c Config) candidateNames() []string {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,14 +53,17 @@ type Skip struct {
 
 // Stats counts the file system work one Discover call did.
 type Stats struct {
-	// StatCalls counts Lstat/Stat calls (EvalSymlinks internals excluded).
+	// StatCalls counts Lstat/Stat calls of the probes (see Discovery.Probes).
 	StatCalls int
-	// ResolveCalls counts filepath.EvalSymlinks calls (only for files that exist).
+	// ResolveCalls counts filepath.EvalSymlinks calls: only for a global
+	// file that is a symlink (project files are opened through os.Root).
 	ResolveCalls int
-	// FilesOpened counts files opened for reading; directories are never
-	// listed, so this is at most one per candidate that exists on the path.
+	// FilesOpened counts files opened; directories are never listed, so
+	// this is at most one per candidate that exists on the path, plus the
+	// imports.
 	FilesOpened int
-	// BytesRead counts bytes read from files (bounded by MaxFileBytes+1 per file).
+	// BytesRead counts bytes read from files: at most MaxFileBytes+1 per
+	// file and 4 × (TextBudget + MaxFileBytes + 1) in all.
 	BytesRead int64
 }
 
@@ -145,18 +149,40 @@ func Discover(workDir string, cfg Config) (*Discovery, error) {
 	if !fi.IsDir() {
 		return nil, &WorkDirError{WorkDir: workDir, Err: ErrNotDirectory}
 	}
-	return discover(resolved, cfg, osOpen), nil
+	return discover(resolved, cfg, openNoWait), nil
 }
 
 // discover runs the discovery below an existing, resolved working directory.
-func discover(workDir string, cfg Config, open func(string) (openedFile, error)) *Discovery {
-	s := &scanner{cfg: cfg, d: &Discovery{WorkDir: workDir}, seen: map[string]bool{}, open: open}
+//
+// Files are read from the working directory up to the root, then the
+// global file, so that the text budget goes to the most specific files
+// first (as instructions.Merge keeps them first); the result lists them
+// the other way round, global first, with their skips in that order too.
+func discover(workDir string, cfg Config, open openFunc) *Discovery {
+	s := &scanner{cfg: cfg, d: &Discovery{WorkDir: workDir}, seen: map[string]bool{}, open: open, readLimit: cfg.readLimit()}
 	s.findRoot()
-	if !cfg.NoGlobal {
-		s.global()
+	dirs := s.dirsRootToLeaf()
+	slots := make([]slot, 1+len(dirs)) // the global file, then root → leaf
+	if project, err := openTree(s.d.Root, "project root"); err != nil {
+		s.skip(s.d.Root, "cannot open the project root: "+errText(err))
+		slots[1].skips = s.takeSkips()
+	} else {
+		for i := len(dirs) - 1; i >= 0; i-- {
+			slots[1+i] = s.directory(project, dirs[i])
+		}
+		project.root.Close()
 	}
-	for _, dir := range s.dirsRootToLeaf() {
-		s.directory(dir)
+	if !cfg.NoGlobal {
+		slots[0] = s.global()
+	}
+	for _, sl := range slots {
+		for _, sk := range sl.skips {
+			s.d.Skipped = append(s.d.Skipped, sk)
+			s.cfg.Logger.Warn("agentsmd: skipped instruction file", zap.String("path", sk.Path), zap.String("reason", sk.Reason))
+		}
+		if sl.file != nil {
+			s.d.Files = append(s.d.Files, *sl.file)
+		}
 	}
 	return s.d
 }
@@ -175,7 +201,8 @@ func (d *Discovery) Stale() bool {
 
 // statProbe Lstats path, following a symlink with Stat so that edits of
 // the target are seen. The FileInfo is the Lstat result (nil if absent).
-// Size and ModTime are recorded for non-directories only.
+// Size and ModTime are recorded for non-directories only. Probes only
+// detect changes; whatever they see, files are opened through os.Root.
 func statProbe(path string) (Probe, fs.FileInfo) {
 	li, err := os.Lstat(path)
 	if err != nil {
@@ -197,12 +224,24 @@ func statProbe(path string) (Probe, fs.FileInfo) {
 }
 
 type scanner struct {
-	cfg  Config
-	d    *Discovery
-	seen map[string]bool // probed paths (dedupe only; never iterated)
-	open func(string) (openedFile, error)
+	cfg       Config
+	d         *Discovery
+	seen      map[string]bool // probed paths (dedupe only; never iterated)
+	open      openFunc
+	readLimit int64
 	// included are the identities of every file whose text was used.
 	included []includedFile
+	// textUsed is the text (trailing whitespace excluded) of the files
+	// already used; they are more specific than the one being read.
+	textUsed int64
+	// pending are the skips of the source being read, until it is done.
+	pending []Skip
+}
+
+// slot is the outcome for one source (the global file or one directory).
+type slot struct {
+	file  *File
+	skips []Skip
 }
 
 type includedFile struct {
@@ -223,9 +262,16 @@ func (s *scanner) probe(path string) fs.FileInfo {
 	return li
 }
 
+// skip records a refused file or import for the source being read; it is
+// logged when the Discovery is assembled, in output order.
 func (s *scanner) skip(path, reason string) {
-	s.d.Skipped = append(s.d.Skipped, Skip{Path: path, Reason: reason})
-	s.cfg.Logger.Warn("agentsmd: skipped instruction file", zap.String("path", path), zap.String("reason", reason))
+	s.pending = append(s.pending, Skip{Path: path, Reason: reason})
+}
+
+func (s *scanner) takeSkips() []Skip {
+	sk := s.pending
+	s.pending = nil
+	return sk
 }
 
 func (s *scanner) findRoot() {
@@ -253,100 +299,141 @@ func (s *scanner) dirsRootToLeaf() []string {
 			break
 		}
 	}
-	for i, j := 0, len(dirs)-1; i < j; i, j = i+1, j-1 {
-		dirs[i], dirs[j] = dirs[j], dirs[i]
-	}
+	slices.Reverse(dirs)
 	return dirs
 }
 
-func (s *scanner) global() {
+// budgetFull reports that the files already used fill the text budget, so
+// that a less specific file could not be used.
+func (s *scanner) budgetFull() bool { return s.textUsed >= s.cfg.TextBudget }
+
+func (s *scanner) budgetFullReason() string {
+	return fmt.Sprintf("not read: the more specific files already fill the text budget of %d bytes", s.cfg.TextBudget)
+}
+
+func (s *scanner) global() slot {
 	g := s.cfg.GlobalFile
 	if g == "" {
 		cd, err := os.UserConfigDir()
 		if err != nil {
 			s.cfg.Logger.Debug("agentsmd: no user config directory; global file disabled", zap.Error(err))
-			return
+			return slot{}
 		}
 		g = filepath.Join(cd, GlobalSubdir, DefaultName)
 	}
 	g, err := filepath.Abs(g)
 	if err != nil {
 		s.skip(s.cfg.GlobalFile, "invalid global file path: "+err.Error())
-		return
+		return slot{skips: s.takeSkips()}
 	}
 	s.d.GlobalFile = g
 	li := s.probe(g)
 	if li == nil {
-		return
+		return slot{}
+	}
+	if s.budgetFull() {
+		s.skip(g, s.budgetFullReason())
+		return slot{skips: s.takeSkips()}
 	}
 	// The global file is the user's own: it may itself be a symlink to
-	// anywhere (dotfiles); its imports must stay in its directory (the
-	// link's or the target's).
-	lexDir := filepath.Dir(g)
-	realDir := lexDir
-	if target, err := filepath.EvalSymlinks(g); err == nil {
-		realDir = filepath.Dir(target)
+	// anywhere (dotfiles), so it is opened on its own (never blocking, and
+	// only a regular file is read). Its imports are opened below its
+	// directory: the link's, or the target's.
+	rd, reason := s.readFile(nil, g, li, s.newFile)
+	if reason != "" {
+		s.skip(g, reason)
+		return slot{skips: s.takeSkips()}
 	}
-	f, ok := s.readTop(g, li, root{lex: lexDir, real: realDir, what: "global directory"})
+	dirs := []string{filepath.Dir(g)}
+	if li.Mode()&fs.ModeSymlink != 0 {
+		s.d.Stats.ResolveCalls++
+		if target, err := filepath.EvalSymlinks(g); err == nil && filepath.Dir(target) != dirs[0] {
+			dirs = append(dirs, filepath.Dir(target))
+		}
+	}
+	const what = "global directory"
+	var trees []*tree
+	for _, dir := range dirs {
+		t, err := openTree(dir, what)
+		if err != nil {
+			s.cfg.Logger.Debug("agentsmd: cannot open the global file's directory", zap.String("path", dir), zap.Error(err))
+			continue
+		}
+		defer t.root.Close()
+		trees = append(trees, t)
+	}
+	f, ok := s.use(rd, g, trees, what)
 	if !ok {
-		return
+		return slot{skips: s.takeSkips()}
 	}
 	f.Scope = ScopeGlobal
 	f.RelPath = displayGlobal(g)
-	s.d.Files = append(s.d.Files, f)
+	return slot{file: f, skips: s.takeSkips()}
 }
 
 func displayGlobal(g string) string {
 	if home, err := os.UserHomeDir(); err == nil && home != "" {
-		if rel, err := filepath.Rel(home, g); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		if rel, err := filepath.Rel(home, g); err == nil && filepath.IsLocal(rel) {
 			return "~/" + filepath.ToSlash(rel)
 		}
 	}
 	return filepath.ToSlash(g)
 }
 
-func (s *scanner) directory(dir string) {
-	r := root{lex: s.d.Root, real: s.d.Root, what: "project root"}
+func (s *scanner) directory(project *tree, dir string) slot {
 	for _, name := range s.cfg.candidateNames() {
 		p := filepath.Join(dir, name)
 		li := s.probe(p)
 		if li == nil {
 			continue
 		}
-		f, ok := s.readTop(p, li, r)
-		if !ok {
+		if s.budgetFull() {
+			s.skip(p, s.budgetFullReason())
+			break
+		}
+		rd, reason := s.readFile(project, p, li, s.newFile)
+		if reason != "" {
+			s.skip(p, reason)
 			continue // the next candidate name gets its chance
 		}
-		f.Scope = ScopeProject
-		rel, err := filepath.Rel(s.d.Root, p)
-		if err != nil {
-			rel = p
+		f, ok := s.use(rd, p, []*tree{project}, project.what)
+		if !ok {
+			continue
 		}
-		f.RelPath = filepath.ToSlash(rel)
-		s.d.Files = append(s.d.Files, f)
-		return
+		f.Scope = ScopeProject
+		f.RelPath = filepath.ToSlash(project.rel(p))
+		return slot{file: f, skips: s.takeSkips()}
 	}
+	return slot{skips: s.takeSkips()}
 }
 
-// readTop reads one top-level file and expands its imports.
-func (s *scanner) readTop(p string, li fs.FileInfo, r root) (File, bool) {
-	rd, reason := s.readSafe(p, li, r)
-	if reason != "" {
-		s.skip(p, reason)
-		return File{}, false
-	}
-	if prev := s.duplicateOf(rd.info); prev != "" {
-		s.skip(p, "same file as "+prev+", already included")
-		return File{}, false
-	}
+// use turns a read top-level file into a File, with its imports expanded
+// below trees (what names them in reasons).
+func (s *scanner) use(rd readResult, p string, trees []*tree, what string) (*File, bool) {
 	if strings.TrimSpace(rd.text) == "" {
 		s.skip(p, "empty or whitespace-only file")
-		return File{}, false
+		return nil, false
 	}
-	f := File{Path: p, Size: rd.info.Size(), ModTime: rd.info.ModTime(), Notes: rd.notes, Truncated: rd.truncated}
+	f := &File{Path: p, Size: rd.info.Size(), ModTime: rd.info.ModTime(), Notes: rd.notes, Truncated: rd.truncated}
 	s.included = append(s.included, includedFile{info: rd.info, path: p})
-	f.Content = s.expand(rd.text, p, 0, r, []fs.FileInfo{rd.info}, &f)
+	x := &expansion{file: f, trees: trees, what: what, room: s.cfg.TextBudget - s.textUsed}
+	f.Content = s.expandTop(x, rd.text, p, rd.info)
+	if x.unread > 0 {
+		reason := fmt.Sprintf("%d import(s) not read: the text already fills the text budget of %d bytes", x.unread, s.cfg.TextBudget)
+		f.Notes = append(f.Notes, reason)
+		s.skip(p, reason)
+	}
+	s.textUsed += int64(len(strings.TrimRight(f.Content, " \t\r\n")))
 	return f, true
+}
+
+// newFile refuses a file whose text is already used (identity by
+// os.SameFile), before it is read.
+func (s *scanner) newFile(info fs.FileInfo) string {
+	if prev := s.duplicateOf(info); prev != "" {
+		return "same file as " + prev + ", already included"
+	}
+	return ""
 }
 
 func (s *scanner) duplicateOf(info fs.FileInfo) string {
@@ -356,20 +443,4 @@ func (s *scanner) duplicateOf(info fs.FileInfo) string {
 		}
 	}
 	return ""
-}
-
-// root is an allowed tree: files must resolve inside it.
-type root struct {
-	lex, real string
-	what      string // "project root" or "global directory"
-}
-
-func within(path, dir string) bool {
-	if path == dir {
-		return true
-	}
-	if !strings.HasSuffix(dir, string(filepath.Separator)) {
-		dir += string(filepath.Separator)
-	}
-	return strings.HasPrefix(path, dir)
 }

@@ -387,6 +387,44 @@ func TestDiscover(t *testing.T) {
 	}
 }
 
+// TestDiscoverAbsoluteSymlinks: os.Root refuses absolute symlinks; a file
+// that is one and points inside the project root is still read, by its
+// target's name below the root.
+func TestDiscoverAbsoluteSymlinks(t *testing.T) {
+	tmp := realTempDir(t)
+	writeTree(t, tmp, map[string]string{
+		"repo/.git/":        "",
+		"repo/docs/real.md": "real @style.md\n",
+		"repo/style.md":     "style",
+		"repo/docs/more.md": "more",
+		"repo/link.md":      "->" + filepath.Join(tmp, "repo", "docs", "more.md"),
+		"repo/sub/inc.md":   "->" + filepath.Join(tmp, "outside.md"),
+		"repo/sub/x.md":     "x @../link.md @inc.md",
+		"outside.md":        "secret",
+	})
+	writeTree(t, tmp, map[string]string{
+		"repo/AGENTS.md":     "->" + filepath.Join(tmp, "repo", "docs", "real.md"),
+		"repo/sub/AGENTS.md": "->" + filepath.Join(tmp, "repo", "sub", "x.md"),
+	})
+	d, err := Discover(filepath.Join(tmp, "repo", "sub"), Config{NoGlobal: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []gotFile
+	for _, f := range d.Files {
+		got = append(got, gotFile{f.RelPath, f.Scope, f.Content})
+	}
+	// Imports are relative to the link's directory: @style.md in
+	// docs/real.md, reached as AGENTS.md, is repo/style.md.
+	want := []gotFile{
+		{"AGENTS.md", ScopeProject, "real style\n"},
+		{"sub/AGENTS.md", ScopeProject, "x more [import @inc.md skipped: symlink resolves outside the project root]"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("files (-want +got):\n%s", diff)
+	}
+}
+
 func TestDiscoverNotes(t *testing.T) {
 	tmp := realTempDir(t)
 	writeTree(t, tmp, map[string]string{
@@ -629,20 +667,18 @@ func (f failingFile) Read([]byte) (int, error) { return 0, f.err }
 func TestDiscoverReadFailures(t *testing.T) {
 	tmp := realTempDir(t)
 	writeTree(t, tmp, map[string]string{".git/": "", "AGENTS.md": "root @inc.md\n", "inc.md": "inc", "sub/AGENTS.md": "sub\n", "sub/CLAUDE.md": "claude\n"})
-	open := func(name string) (openedFile, error) {
-		switch filepath.Base(name) {
+	open := func(t *tree, name string) (openedFile, error) {
+		switch filepath.ToSlash(name) {
 		case "inc.md":
-			return nil, &os.PathError{Op: "open", Path: name, Err: os.ErrPermission}
-		case "AGENTS.md":
-			if filepath.Base(filepath.Dir(name)) == "sub" {
-				f, err := os.Open(name)
-				if err != nil {
-					return nil, err
-				}
-				return failingFile{f, &os.PathError{Op: "read", Path: name, Err: errors.New("input/output error")}}, nil
+			return nil, &os.PathError{Op: "openat", Path: name, Err: os.ErrPermission}
+		case "sub/AGENTS.md":
+			f, err := openNoWait(t, name)
+			if err != nil {
+				return nil, err
 			}
+			return failingFile{f.(*os.File), &os.PathError{Op: "read", Path: name, Err: errors.New("input/output error")}}, nil
 		}
-		return os.Open(name)
+		return openNoWait(t, name)
 	}
 	core, logs := observer.New(zapcore.WarnLevel)
 	cfg := Config{NoGlobal: true, FallbackNames: []string{"CLAUDE.md"}, Logger: zap.New(core)}

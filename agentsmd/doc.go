@@ -39,40 +39,76 @@
 // path must end in ".md" (any case) or start with "./" or "../" and must not
 // contain '`' or '@'. So "@docs/style.md", "@./notes.txt" and
 // "@../shared/RULES.md" are imports, while "me@example.com", "@alice", "(@x.md)"
-// and "\@x.md" are not. Tokens inside fenced code blocks (``` or ~~~) and
-// inline code spans (`...`, matched on one line) are left alone. Indented
-// (4-space) code blocks are not recognised.
+// and "\@x.md" are not. Tokens in code are left alone: fenced code blocks
+// (``` or ~~~), inline code spans (`...`, matched on one line) and indented
+// code blocks (4 columns, a tab counting to the next multiple of 4, beyond
+// the enclosing list item's content, after a blank line, a heading or the
+// start of the file; an indented line right after a paragraph line
+// continues the paragraph, as in CommonMark). Block quotes are not
+// recognised.
 //
 // Paths are relative to the directory where the importing file was found
 // (for a symlinked file: the link's directory); absolute paths are accepted.
-// An import must resolve inside the project root (for the global file and its
+// An import must lie inside the project root (for the global file and its
 // imports: inside the global file's directory or, when the global file is a
-// symlink, its target's directory), both lexically and after resolving
-// symlinks. The global file itself may be a symlink to anywhere (it is the
-// user's own file, e.g. managed with dotfiles); project files may not. Imports nest at most Config.MaxImportDepth (5) levels;
-// cycles are detected; every file is used at most once (identity by
-// os.SameFile, so hard links and symlinks to the same file are one file).
-// A failed import is replaced in the text by a visible note such as
-// "[import @x.md skipped: outside project root]" and reported in Skipped.
+// symlink, its target's directory) and is opened below it (see Safe
+// reading). The global file itself may be a symlink to anywhere (it is the
+// user's own file, e.g. managed with dotfiles); project files may not.
+// Imports nest at most Config.MaxImportDepth (5) levels; cycles are
+// detected; every file is used at most once (identity by os.SameFile, so
+// hard links and symlinks to the same file are one file; files are read from
+// the working directory up, so the more specific file keeps a file that two
+// files import). A failed import is replaced in the text by a visible note
+// such as "[import @x.md skipped: outside project root]" and reported in
+// Skipped.
 //
 // # Safe reading
 //
-//   - Only regular files are read (a directory, FIFO or device named
-//     AGENTS.md is skipped; FIFOs are never opened).
-//   - Symlinks are followed only when the resolved path stays inside the
-//     allowed root; otherwise the file is refused.
-//   - At most MaxFileBytes+1 bytes are read (io.LimitReader), never the whole
-//     file. A longer file is TRUNCATED to MaxFileBytes (default 64 KiB, cut on
-//     a rune boundary) with a visible "[agentsmd: file ... truncated ...]"
+//   - Project files and their imports are opened through an os.Root of the
+//     project root (the global file's imports through one of its
+//     directory), which resolves every path component and symlink itself
+//     and refuses any that leads outside. There is no window between a check
+//     and the open: a directory swapped for a symlink to elsewhere while
+//     Discover runs cannot make it read a file outside. Symlinks that stay
+//     inside are followed; absolute symlinks are refused (an os.Root rule).
+//     The global file is opened on its own.
+//   - Only regular files are read. A special file (FIFO, socket, device,
+//     directory) named AGENTS.md is refused without being opened. Every open
+//     is non-blocking (O_NONBLOCK, and O_NOCTTY, on Unix) and the OPENED
+//     file's type decides (fstat), not the path's: a FIFO or device swapped
+//     in between never makes Discover wait, and is refused.
+//   - At most MaxFileBytes+1 bytes are read from a file, never the whole
+//     file. A longer file is TRUNCATED to MaxFileBytes (default 64 KiB, cut
+//     on a rune boundary) with a visible "[agentsmd: file ... truncated ...]"
 //     note, a File.Notes entry and File.Truncated; it is not skipped.
 //   - A NUL byte in the first 8 KiB marks a binary file: skipped.
 //   - Invalid UTF-8 is replaced with U+FFFD and noted in File.Notes.
 //   - Empty or whitespace-only files are skipped.
 //   - Unreadable files (permissions, I/O errors) are skipped.
 //
+// # Budget
+//
+// Config.TextBudget (default 32 KiB; instructions.Loader passes its
+// MaxBytes) is how much text the caller can use. Files are read from the
+// working directory up to the root, then the global file, which is the
+// order instructions.Merge keeps them in. A file's imports are read only
+// while its text (imports expanded so far), plus the text of the more
+// specific files, is below the budget: the rest of the file keeps its
+// @tokens as they are, with one Notes entry and one Skip for the file. Once
+// the budget is full, the less specific files are not read at all (one Skip
+// each). The merged text is the same as with everything read, since it
+// could not hold more; only the sizes its cut markers quote are smaller. So
+// one AGENTS.md importing a thousand 64 KiB files reads two files. Refused
+// files use no text budget, so the bytes one Discover reads are bounded
+// apart: a file is opened only while 4 × (TextBudget + MaxFileBytes + 1)
+// bytes in all are not exceeded (Skip "not read: the read limit ...").
+//
+// # Errors, logs and work done
+//
 // Every skip is a Skip entry and one zap warning with the fields "path" and
-// "reason". A problem with a file never makes Discover fail; only an invalid
-// Config (*ConfigError) or an unusable working directory (*WorkDirError) does.
+// "reason", in output order. A problem with a file never makes Discover
+// fail; only an invalid Config (*ConfigError) or an unusable working
+// directory (*WorkDirError) does.
 //
 // Discover never lists a directory: it stats the known candidate names on the
 // path only (see Discovery.Stats), so wide trees cost nothing extra.

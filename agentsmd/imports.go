@@ -17,13 +17,13 @@ type importToken struct {
 //   - the remaining path must end in ".md" (any case) or start with "./" or
 //     "../", must not end in '/', and must not contain '`' or '@'.
 //
-// Tokens inside fenced code blocks (``` or ~~~, up to 3 spaces of indent)
-// and inline code spans (matching backtick runs on the same line) are
-// ignored. So "mail me@example.com", "@alice" and "`@x.md`" are not imports.
+// Tokens in code are ignored: fenced code blocks (``` or ~~~), indented
+// code blocks and inline code spans (matching backtick runs on the same
+// line). So "mail me@example.com", "@alice" and "`@x.md`" are not imports.
 func findImports(text string) []importToken {
 	var out []importToken
-	var fenceCh byte
-	fenceLen := 0
+	var b blocks
+	b.afterBreak = true
 	for off := 0; off < len(text); {
 		end := strings.IndexByte(text[off:], '\n')
 		if end < 0 {
@@ -31,14 +31,7 @@ func findImports(text string) []importToken {
 		} else {
 			end += off
 		}
-		line := text[off:end]
-		if fenceLen > 0 {
-			if isFenceClose(line, fenceCh, fenceLen) {
-				fenceLen = 0
-			}
-		} else if ch, n := fenceOpen(line); n > 0 {
-			fenceCh, fenceLen = ch, n
-		} else {
+		if line := text[off:end]; !b.code(line) {
 			out = scanLine(line, off, out)
 		}
 		off = end + 1
@@ -46,40 +39,165 @@ func findImports(text string) []importToken {
 	return out
 }
 
-// fenceOpen reports the fence character and run length if line opens a
-// fenced code block.
-func fenceOpen(line string) (byte, int) {
-	i := 0
-	for i < len(line) && i < 3 && line[i] == ' ' {
-		i++
+// blocks follows the Markdown block structure line by line, as far as
+// needed to tell code from text: fenced code blocks, indented code blocks
+// (4 columns beyond the enclosing list item's content, after a blank line,
+// a heading or the start of the text, since an indented line right after a
+// paragraph line continues the paragraph) and list items (only for their
+// content column). Block quotes and HTML blocks are not recognised.
+type blocks struct {
+	fenceCh     byte
+	fenceLen    int // > 0 inside a fenced code block
+	fenceIndent int // the most a closing fence may be indented
+	indented    bool
+	// afterBreak: the previous line ended any paragraph (a blank line, a
+	// heading, a closing fence, the start of the text).
+	afterBreak bool
+	lists      []int // content columns of the open list items, innermost last
+}
+
+// code reports whether line (without its '\n') is code, and moves on.
+func (b *blocks) code(line string) bool {
+	if b.fenceLen > 0 {
+		if isFenceClose(line, b.fenceCh, b.fenceLen, b.fenceIndent) {
+			b.fenceLen, b.afterBreak = 0, true
+		}
+		return true
 	}
-	if i >= len(line) || (line[i] != '`' && line[i] != '~') {
+	cols, rest := indentOf(line)
+	if strings.TrimRight(rest, "\r") == "" { // blank: an indented block goes on
+		b.afterBreak = true
+		return false
+	}
+	container := 0
+	if b.afterBreak { // a line left of a list item's content ends the item
+		for len(b.lists) > 0 && b.lists[len(b.lists)-1] > cols {
+			b.lists = b.lists[:len(b.lists)-1]
+		}
+	}
+	if len(b.lists) > 0 {
+		container = b.lists[len(b.lists)-1]
+	}
+	if cols >= container+4 && (b.indented || b.afterBreak) {
+		// Code is no paragraph: nothing continues it lazily.
+		b.indented, b.afterBreak = true, true
+		return true
+	}
+	b.indented, b.afterBreak = false, false
+	if cols > container+3 {
+		return false // a paragraph's continuation line
+	}
+	if ch, n := fenceOpen(rest); n > 0 {
+		b.fenceCh, b.fenceLen, b.fenceIndent = ch, n, container+3
+		return true
+	}
+	switch {
+	case isThematicBreak(rest):
+		b.afterBreak = true
+	case isATXHeading(rest):
+		b.afterBreak = true
+	default:
+		if w := listMarker(rest); w > 0 {
+			for len(b.lists) > 0 && b.lists[len(b.lists)-1] > cols {
+				b.lists = b.lists[:len(b.lists)-1]
+			}
+			b.lists = append(b.lists, cols+w)
+		}
+	}
+	return false
+}
+
+// indentOf returns the indentation of line in columns (a tab advances to
+// the next multiple of 4) and the rest of the line.
+func indentOf(line string) (int, string) {
+	cols, i := 0, 0
+	for ; i < len(line); i++ {
+		switch line[i] {
+		case ' ':
+			cols++
+		case '\t':
+			cols += 4 - cols%4
+		default:
+			return cols, line[i:]
+		}
+	}
+	return cols, ""
+}
+
+// fenceOpen reports the fence character and run length if rest (a line
+// after its indentation) opens a fenced code block.
+func fenceOpen(rest string) (byte, int) {
+	if rest == "" || (rest[0] != '`' && rest[0] != '~') {
 		return 0, 0
 	}
-	ch := line[i]
-	n := 0
-	for i+n < len(line) && line[i+n] == ch {
-		n++
-	}
+	ch := rest[0]
+	n := runLen(rest, 0, ch)
 	if n < 3 {
 		return 0, 0
 	}
-	if ch == '`' && strings.IndexByte(line[i+n:], '`') >= 0 {
+	if ch == '`' && strings.IndexByte(rest[n:], '`') >= 0 {
 		return 0, 0 // CommonMark: a backtick fence's info string has no backticks
 	}
 	return ch, n
 }
 
-func isFenceClose(line string, ch byte, n int) bool {
+func isFenceClose(line string, ch byte, n, maxIndent int) bool {
+	cols, rest := indentOf(line)
+	m := runLen(rest, 0, ch)
+	return cols <= maxIndent && m >= n && strings.TrimSpace(rest[m:]) == ""
+}
+
+// isThematicBreak: three or more of one of - * _ and nothing but spaces.
+func isThematicBreak(rest string) bool {
+	if rest == "" || (rest[0] != '-' && rest[0] != '*' && rest[0] != '_') {
+		return false
+	}
+	n := 0
+	for i := 0; i < len(rest); i++ {
+		switch rest[i] {
+		case rest[0]:
+			n++
+		case ' ', '\t', '\r':
+		default:
+			return false
+		}
+	}
+	return n >= 3
+}
+
+// isATXHeading: one to six '#' followed by a space, a tab or the end.
+func isATXHeading(rest string) bool {
+	n := runLen(rest, 0, '#')
+	return n >= 1 && n <= 6 && (n == len(rest) || isSpace(rest[n]))
+}
+
+// listMarker returns the width of the list item marker at the start of rest
+// with the spaces after it ("- ", "1. ", "10) "), 0 if there is none.
+func listMarker(rest string) int {
 	i := 0
-	for i < len(line) && i < 3 && line[i] == ' ' {
+	switch c := rest[0]; {
+	case c == '-' || c == '*' || c == '+':
+		i = 1
+	default:
+		for i < len(rest) && i < 9 && rest[i] >= '0' && rest[i] <= '9' {
+			i++
+		}
+		if i == 0 || i == len(rest) || (rest[i] != '.' && rest[i] != ')') {
+			return 0
+		}
 		i++
 	}
-	m := 0
-	for i+m < len(line) && line[i+m] == ch {
-		m++
+	if i == len(rest) || rest[i] == '\r' {
+		return i + 1 // an empty item
 	}
-	return m >= n && strings.TrimSpace(line[i+m:]) == ""
+	if rest[i] != ' ' && rest[i] != '\t' {
+		return 0
+	}
+	n := runLen(rest, i, ' ')
+	if n == 0 || n > 4 || i+n == len(rest) {
+		n = 1 // CommonMark: after 5+ spaces the content is indented code
+	}
+	return i + n
 }
 
 // scanLine appends the import tokens of one non-fenced line; base is the

@@ -31,6 +31,17 @@ func TestFindImports(t *testing.T) {
 		{"backtick info string with backtick is not a fence", "```a`b\n@a.md", []string{"a.md"}},
 		{"unclosed fence hides the rest", "```\n@a.md\n@b.md", nil},
 		{"CRLF", "@a.md\r\n@b.md\r\n", []string{"a.md", "b.md"}},
+		{"indented code at the start", "    @a.md\n@b.md", []string{"b.md"}},
+		{"indented code after a blank line, over blank lines, tab indent", "text\n\n    @a.md\n\n\t@b.md\n   \n        @c.md\n@d.md", []string{"d.md"}},
+		{"indented code after a blank line with CRLF", "text\r\n\r\n    @a.md\r\n@b.md\r\n", []string{"b.md"}},
+		{"indented code after a heading", "# Examples\n    @a.md\n## Rules @b.md", []string{"b.md"}},
+		{"indented code after a closing fence", "```\n```\n    @a.md", nil},
+		{"an indented line continues a paragraph", "Style guide:\n    @a.md", []string{"a.md"}},
+		{"paragraph of a list item", "- item\n\n    @a.md\n1. item\n\n   @b.md", []string{"a.md", "b.md"}},
+		{"indented code in a list item", "- item\n\n      @a.md\n  - nested\n\n        @b.md\n\n    a paragraph of the nested item @c.md", []string{"c.md"}},
+		{"leaving the list", "- item\n\ntext\n\n    @a.md", nil},
+		{"fence in a nested list item", "- a\n  - b\n\n    ```\n    @a.md\n    ```\n    @b.md", []string{"b.md"}},
+		{"thematic break is not a list item", "- - -\n\n    @a.md", nil},
 		{"too short", "@.md @md", nil},
 	}
 	for _, tc := range tests {
@@ -47,7 +58,8 @@ func TestFindImports(t *testing.T) {
 }
 
 func FuzzFindImports(f *testing.F) {
-	for _, s := range []string{"@a.md", "x @./b\n```\n@c.md\n```", "`@a.md` @b.md.", "me@x.md", "~~~\n@a.md", "@../x/y.MD)"} {
+	for _, s := range []string{"@a.md", "x @./b\n```\n@c.md\n```", "`@a.md` @b.md.", "me@x.md", "~~~\n@a.md", "@../x/y.MD)",
+		"x\n\n    @a.md\n@b.md", "- a\n\n      @a.md\n  1. b\n\n\t@c.md", "# h\n\t@a.md\n* * *\n    @b.md"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
@@ -69,6 +81,11 @@ func FuzzFindImports(f *testing.F) {
 			if utf8.ValidString(text) && !utf8.ValidString(tok.Path) {
 				t.Fatalf("token %+v splits a rune", tok)
 			}
+		}
+		// The same text as one indented code block has no imports at all.
+		code := "    " + strings.ReplaceAll(text, "\n", "\n    ")
+		if toks := findImports(code); len(toks) > 0 {
+			t.Fatalf("import %+v found in indented code %q", toks[0], code)
 		}
 	})
 }

@@ -55,4 +55,12 @@
 // skipped_paths is logged when the merged result of a working directory
 // changes (including the first load), never on cache hits. No instruction
 // text is ever logged.
+//
+// The Loader holds no lock while it uses the file system. A discovery runs
+// in a goroutine of its own and is shared by the Loads of the same working
+// directory that arrive meanwhile; Loads of other directories never wait
+// for it, and LoadContext gives up when its context is done (the discovery
+// goes on and fills the cache). The Loader passes Config.MaxBytes to
+// agentsmd as the text budget (agentsmd.Config.TextBudget, unless set): no
+// file or import is read beyond what the merged text can hold.
 package instructions

@@ -1,6 +1,8 @@
 package instructions
 
 import (
+	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -22,6 +24,17 @@ import (
 // rewritten with the same size within the file system's mtime granularity is
 // not noticed until its next change.
 //
+// No lock is held while the file system is used. The re-stat runs in the
+// calling goroutine (a file system that hangs even on stat holds the caller
+// too). A discovery (the opens and reads) runs in a goroutine
+// of its own: Loads of the same directory that arrive meanwhile wait for
+// that discovery rather than start another, and Loads of other directories
+// never wait for it. LoadContext gives up when its context is done; the
+// discovery goes on and fills the cache for later Loads. A discovery that
+// never returns (a hung network file system) keeps its goroutine, and every
+// later Load of that directory waits for it until its context is done.
+// Special files never make a discovery wait (see package agentsmd).
+//
 // One zap info entry ("instructions: AGENTS.md instructions changed") is
 // logged when the merged result of a working directory changes, including
 // its first load; nothing is logged on cache hits.
@@ -31,24 +44,36 @@ type Loader struct {
 	log         *zap.Logger
 	maxDirs     int
 	discoveries atomic.Int64
+	// discover is agentsmd.Discover; tests substitute a slow one.
+	discover func(string, agentsmd.Config) (*agentsmd.Discovery, error)
 
 	mu      sync.Mutex
 	entries map[string]*entry // looked up by key only, never iterated for output
 	tick    uint64
 }
 
+// entry is the cached state of one working directory, guarded by Loader.mu.
+// A Discovery is never changed once made, so d may be used without the lock.
 type entry struct {
-	used uint64 // guarded by Loader.mu
+	used   uint64
+	d      *agentsmd.Discovery // nil: nothing cached yet, or the last discovery failed
+	m      Merged
+	have   bool    // m holds a previous result (for change detection)
+	flight *flight // the discovery in progress, nil if none
+}
 
-	mu   sync.Mutex
-	d    *agentsmd.Discovery
+// flight is one discovery of a working directory, shared by the Loads that
+// arrive while it runs.
+type flight struct {
+	done chan struct{} // closed once m and err are set
 	m    Merged
-	have bool // m holds a previous result (for change detection)
+	err  error
 }
 
 // NewLoader validates both configs and returns a Loader. A nil logger
 // disables logging; when ac.Logger is nil the discovery warnings go to
-// logger too.
+// logger too. When ac.TextBudget is zero it is set to ic.MaxBytes: no file
+// or import is read beyond what the merged text can hold.
 func NewLoader(ac agentsmd.Config, ic Config, logger *zap.Logger) (*Loader, error) {
 	if err := ac.Validate(); err != nil {
 		return nil, err
@@ -62,38 +87,114 @@ func NewLoader(ac agentsmd.Config, ic Config, logger *zap.Logger) (*Loader, erro
 	if ac.Logger == nil {
 		ac.Logger = logger
 	}
+	if ac.TextBudget == 0 {
+		ac.TextBudget = int64(ic.maxBytes())
+	}
 	ac.RootMarkers = slices.Clone(ac.RootMarkers)
 	ac.FallbackNames = slices.Clone(ac.FallbackNames)
 	maxDirs := ic.MaxCachedDirs
 	if maxDirs == 0 {
 		maxDirs = DefaultMaxCachedDirs
 	}
-	return &Loader{ac: ac, ic: ic, log: logger, maxDirs: maxDirs, entries: map[string]*entry{}}, nil
+	return &Loader{ac: ac, ic: ic, log: logger, maxDirs: maxDirs, discover: agentsmd.Discover, entries: map[string]*entry{}}, nil
 }
 
-// Load returns the merged instructions for workDir, from the cache when
-// nothing changed on disk. Errors come from agentsmd.Discover (an unusable
-// working directory); problems with single files are never errors. The
-// returned Merged is a copy the caller may modify.
+// Load is LoadContext without a way to give up: it waits as long as the
+// file system takes.
 func (l *Loader) Load(workDir string) (Merged, error) {
-	key := workDir
-	if abs, err := filepath.Abs(workDir); err == nil {
-		key = abs
+	return l.LoadContext(context.Background(), workDir)
+}
+
+// LoadContext returns the merged instructions for workDir, from the cache
+// when nothing changed on disk. Errors come from agentsmd.Discover (an
+// unusable working directory) or from ctx: when ctx is done before the
+// discovery of workDir is, LoadContext returns an error wrapping ctx's
+// error. Problems with single files are never errors. The returned Merged
+// is a copy the caller may modify.
+func (l *Loader) LoadContext(ctx context.Context, workDir string) (Merged, error) {
+	key := cacheKey(workDir)
+	if err := ctx.Err(); err != nil {
+		return Merged{}, fmt.Errorf("instructions: loading %s: %w", key, err)
 	}
-	e := l.entry(key)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.d != nil && !e.d.Stale() {
-		return e.m.clone(), nil
+	for {
+		l.mu.Lock()
+		e := l.entry(key)
+		c, d, m := e.flight, e.d, e.m
+		l.mu.Unlock()
+		// The re-stat of a cached result is cheap and runs here, without a
+		// lock and without a goroutine; only a discovery (opens and reads)
+		// runs apart and is shared.
+		if c == nil && d != nil && !d.Stale() {
+			return m.clone(), nil
+		}
+		if c == nil {
+			l.mu.Lock()
+			if e.flight == nil && e.d == d && l.entries[key] == e {
+				c = &flight{done: make(chan struct{})}
+				e.flight = c
+				go l.run(key, e, c, e.m, e.have)
+			}
+			l.mu.Unlock()
+			if c == nil {
+				continue // another Load changed the entry meanwhile: look again
+			}
+		}
+		return l.wait(ctx, key, c)
 	}
+}
+
+// wait returns the result of c, or an error once ctx is done.
+func (l *Loader) wait(ctx context.Context, key string, c *flight) (Merged, error) {
+	select {
+	case <-c.done:
+		if c.err != nil {
+			return Merged{}, c.err
+		}
+		return c.m.clone(), nil
+	case <-ctx.Done():
+		return Merged{}, fmt.Errorf("instructions: gave up waiting for the AGENTS.md files of %s: %w", key, ctx.Err())
+	}
+}
+
+// run discovers key, stores the result in e unless e was evicted or
+// forgotten meanwhile, and lands c. prev and have are e's previous
+// result, for change detection.
+func (l *Loader) run(key string, e *entry, c *flight, prev Merged, have bool) {
+	d, m, err := l.rediscover(key, prev, have)
+	l.mu.Lock()
+	if e.flight == c {
+		e.flight = nil
+	}
+	if l.entries[key] == e {
+		if err != nil {
+			e.d = nil // retry on the next call
+		} else {
+			e.d, e.m, e.have = d, m, true
+		}
+	}
+	l.mu.Unlock()
+	c.m, c.err = m, err
+	close(c.done)
+}
+
+// rediscover returns a new discovery of key and its merged text, logged
+// when it differs from prev.
+func (l *Loader) rediscover(key string, prev Merged, have bool) (d *agentsmd.Discovery, m Merged, err error) {
+	// A panic here would kill the process from a goroutine nobody can
+	// recover in; it becomes this discovery's error instead.
+	defer func() {
+		if p := recover(); p != nil {
+			l.log.Error("instructions: AGENTS.md discovery panicked", zap.String("work_dir", key), zap.Any("panic", p), zap.StackSkip("stack", 1))
+			err = fmt.Errorf("instructions: AGENTS.md discovery of %s panicked: %v", key, p)
+		}
+	}()
 	l.discoveries.Add(1)
-	d, err := agentsmd.Discover(key, l.ac)
+	d, err = l.discover(key, l.ac)
 	if err != nil {
-		e.d = nil // retry on the next call
-		return Merged{}, err
+		return nil, Merged{}, err
 	}
-	m := Merge(d, l.ic)
-	if !e.have || !m.equal(e.m) {
+	m = Merge(d, l.ic)
+	if !have || !m.equal(prev) {
 		files := make([]string, len(m.Sources))
 		for i, s := range m.Sources {
 			files[i] = s.AbsPath
@@ -112,8 +213,14 @@ func (l *Loader) Load(workDir string) (Merged, error) {
 			zap.Strings("skipped_paths", skipped),
 		)
 	}
-	e.d, e.m, e.have = d, m, true
-	return m.clone(), nil
+	return d, m, nil
+}
+
+func cacheKey(workDir string) string {
+	if abs, err := filepath.Abs(workDir); err == nil {
+		return abs
+	}
+	return workDir
 }
 
 // Len reports how many working directories are cached.
@@ -127,20 +234,18 @@ func (l *Loader) Len() int {
 // (cache misses and re-reads after a change), for tests and metrics.
 func (l *Loader) Discoveries() int64 { return l.discoveries.Load() }
 
-// Forget drops the cached result of workDir.
+// Forget drops the cached result of workDir. A discovery of workDir in
+// progress still answers the Loads waiting for it, but is not cached.
 func (l *Loader) Forget(workDir string) {
-	key := workDir
-	if abs, err := filepath.Abs(workDir); err == nil {
-		key = abs
-	}
+	key := cacheKey(workDir)
 	l.mu.Lock()
 	delete(l.entries, key)
 	l.mu.Unlock()
 }
 
+// entry returns the entry of key, made (evicting the least recently used
+// one) when missing. l.mu must be held.
 func (l *Loader) entry(key string) *entry {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.tick++
 	if e, ok := l.entries[key]; ok {
 		e.used = l.tick

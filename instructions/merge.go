@@ -84,8 +84,9 @@ type Source struct {
 	AbsPath string
 	// Scope is agentsmd.ScopeGlobal or agentsmd.ScopeProject.
 	Scope string
-	// Bytes is the size of the file's text (imports expanded, trailing
-	// whitespace removed); KeptBytes how much of it is in Merged.Text.
+	// Bytes is the size of the file's text (imports expanded as far as
+	// agentsmd's text budget let them be, trailing whitespace removed);
+	// KeptBytes how much of it is in Merged.Text.
 	Bytes, KeptBytes int
 	// Truncated: the file was cut (or omitted) to fit the budget.
 	Truncated bool

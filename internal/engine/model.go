@@ -61,7 +61,7 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 	instructionBytes := 0
 	if e.loader != nil {
 		dir := e.workDirFor(state)
-		if merged, err := e.loader.Load(dir); err != nil {
+		if merged, err := e.loader.LoadContext(ctx, dir); err != nil {
 			kind, msg := errkind.Of(err)
 			e.log.Warn("agents.md instructions unavailable", zap.String("session_id", s.ID), zap.String("work_dir", dir),
 				zap.String("error_kind", string(kind)), zap.String("error", msg))
