@@ -11,7 +11,7 @@ import (
 // The figure: a scripted 200-invocation tool-heavy session (each
 // invocation: a user message, 2–3 tool calls with 1–3 KB outputs, an
 // answer). The scripted model reports PromptTokenCount =
-// budget.EstimateRequest(req); we record it per model call with and without
+// budget.EstimateRequest(req.Contents, req.Config); we record it per model call with and without
 // compaction (Interval 5 + token trigger at the test model's soft limit).
 
 const figureInvocations = 200

@@ -33,7 +33,7 @@ const (
 
 // scriptedModel is a model.LLM whose replies come from a script. It records
 // every request (text dump and estimated prompt tokens) and reports
-// UsageMetadata.PromptTokenCount = budget.EstimateRequest(req).
+// UsageMetadata.PromptTokenCount = budget.EstimateRequest(req.Contents, req.Config).
 type scriptedModel struct {
 	name string
 	// toolsPerTurn: how many tool rounds (one call each, or `parallel`
@@ -77,7 +77,7 @@ func contentText(c *genai.Content) string {
 
 func (m *scriptedModel) GenerateContent(ctx context.Context, req *model.LLMRequest, stream bool) iter.Seq2[*model.LLMResponse, error] {
 	return func(yield func(*model.LLMResponse, error) bool) {
-		prompt := budget.EstimateRequest(req)
+		prompt := budget.EstimateRequest(req.Contents, req.Config)
 		var lines []string
 		for _, c := range req.Contents {
 			lines = append(lines, c.Role+"|"+contentText(c))

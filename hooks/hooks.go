@@ -2,11 +2,11 @@ package hooks
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
 	"sync"
+	"unicode/utf8"
 	"weak"
 
 	"go.uber.org/zap"
@@ -23,6 +23,7 @@ import (
 	"github.com/adkctx/adkctx/instructions"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/response"
+	"github.com/adkctx/adkctx/processors/truncate"
 )
 
 // PluginName is the name of the plugin returned by Plugin.
@@ -38,7 +39,6 @@ type Hooks struct {
 
 	calibrator *budget.Calibrator
 	accountant *budget.Accountant
-	estimator  *budget.Estimator     // long-lived: large history strings are counted once
 	loader     *instructions.Loader  // nil: AGENTS.md off
 	compactor  *compaction.Compactor // nil: compaction off
 	workDir    string                // default working directory for AGENTS.md
@@ -65,7 +65,6 @@ func New(cfg Config) (*Hooks, error) {
 		registry:      budget.NewRegistry(cfg.Models...),
 		calibrator:    budget.NewCalibrator(),
 		accountant:    budget.NewAccountant(),
-		estimator:     budget.NewEstimator(0),
 		sessions:      newSessionTable(defaultMaxSessions),
 		unknownLogged: map[string]bool{},
 	}
@@ -250,7 +249,6 @@ func (h *Hooks) beforeModel(ctx agent.CallbackContext, req *model.LLMRequest) (*
 		Calibrate: func(estimate int) int {
 			return h.calibrator.Calibrate(key, req.Model, estimate)
 		},
-		Estimator: h.estimator,
 	})
 
 	h.sessions.with(key, func(st *sessionState) {
@@ -343,25 +341,34 @@ func (h *Hooks) afterTool(ctx agent.ToolContext, t tool.Tool, _, result map[stri
 	if t != nil {
 		toolName = t.Name()
 	}
-	artifactName := ""
-	note := ""
+	// Each cut leaf is saved whole, byte-exact, as its own artifact named in its marker.
+	var saved []fullOutput
+	var note func(truncate.Cut) string
 	arts := ctx.Artifacts()
 	if h.cfg.keepFullOutputs() && arts != nil {
-		artifactName = fullOutputArtifactName(toolName, ctx.FunctionCallID())
-		note = fmt.Sprintf("full output saved as artifact %q", artifactName)
+		note = func(c truncate.Cut) string {
+			out := fullOutput{cut: c, text: leafIsText(c)}
+			out.name = fullOutputArtifactName(toolName, ctx.FunctionCallID(), c.Index, c.Count, out.text)
+			saved = append(saved, out)
+			return fmt.Sprintf("full output saved as artifact %q", out.name)
+		}
 	}
 	cut, stats := response.TruncateToolResult(result, h.cfg.Truncation, note)
 	if !stats.Truncated {
 		return nil, nil
 	}
-	if artifactName != "" {
-		if err := saveFullOutput(ctx, arts, artifactName, result); err != nil {
+	var artifacts []string
+	for _, out := range saved {
+		if err := out.save(ctx, arts); err != nil {
 			h.log.Warn("full tool output not saved",
 				zap.String("session_id", ctx.SessionID()), zap.String("tool", toolName),
-				zap.String("artifact", artifactName), zap.Error(err))
-			artifactName = ""
-			cut, stats = response.TruncateToolResult(result, h.cfg.Truncation, "")
+				zap.String("artifact", out.name), zap.Error(err))
+			// No marker may name an artifact that is not there.
+			artifacts = nil
+			cut, stats = response.TruncateToolResult(result, h.cfg.Truncation, nil)
+			break
 		}
+		artifacts = append(artifacts, out.name)
 	}
 	h.log.Info("tool output truncated",
 		zap.String("session_id", ctx.SessionID()),
@@ -373,22 +380,45 @@ func (h *Hooks) afterTool(ctx agent.ToolContext, t tool.Tool, _, result map[stri
 		zap.Int("original_lines", stats.OriginalLines),
 		zap.Int("omitted_lines", stats.OmittedLines),
 		zap.Int("strings_cut", stats.StringsCut),
-		zap.String("artifact", artifactName),
+		zap.Int("items_omitted", stats.ItemsOmitted),
+		zap.Strings("artifacts", artifacts),
 	)
 	return cut, nil
 }
 
-func saveFullOutput(ctx context.Context, arts agent.Artifacts, name string, result map[string]any) error {
-	data, err := json.Marshal(result)
-	if err != nil {
-		return fmt.Errorf("encode tool result: %w", err)
+// fullOutput is one cut leaf of a tool result and the artifact that holds it whole.
+type fullOutput struct {
+	cut  truncate.Cut
+	text bool // valid UTF-8
+	name string
+}
+
+// save stores the leaf's original bytes as they were (one copy for a string, none for a
+// []byte): text/plain when they are valid UTF-8, application/octet-stream otherwise.
+func (o fullOutput) save(ctx context.Context, arts agent.Artifacts) error {
+	data := o.cut.Bytes
+	if data == nil {
+		data = []byte(o.cut.Text)
 	}
-	_, err = arts.Save(ctx, name, &genai.Part{InlineData: &genai.Blob{MIMEType: "application/json", Data: data}})
+	mime := "application/octet-stream"
+	if o.text {
+		mime = "text/plain; charset=utf-8"
+	}
+	_, err := arts.Save(ctx, o.name, &genai.Part{InlineData: &genai.Blob{MIMEType: mime, Data: data}})
 	return err
 }
 
-// fullOutputArtifactName names the artifact holding a tool's untruncated result.
-func fullOutputArtifactName(toolName, callID string) string {
+func leafIsText(c truncate.Cut) bool {
+	if c.Bytes != nil {
+		return utf8.Valid(c.Bytes)
+	}
+	return utf8.ValidString(c.Text)
+}
+
+// fullOutputArtifactName names the artifact holding cut leaf index of count of a tool's result:
+// adkctx-tool-output-<tool>-<call>.txt when it is the only one, -<call>-<n>.txt (n from 1) when
+// there are several; .bin instead of .txt when the leaf is not valid UTF-8 text.
+func fullOutputArtifactName(toolName, callID string, index, count int, text bool) string {
 	clean := func(s string) string {
 		return strings.Map(func(r rune) rune {
 			switch {
@@ -401,7 +431,14 @@ func fullOutputArtifactName(toolName, callID string) string {
 	if callID == "" {
 		callID = "call"
 	}
-	return fmt.Sprintf("adkctx-tool-output-%s-%s.json", clean(toolName), clean(callID))
+	ext := ".bin"
+	if text {
+		ext = ".txt"
+	}
+	if count > 1 {
+		return fmt.Sprintf("adkctx-tool-output-%s-%s-%d%s", clean(toolName), clean(callID), index+1, ext)
+	}
+	return fmt.Sprintf("adkctx-tool-output-%s-%s%s", clean(toolName), clean(callID), ext)
 }
 
 // onEvent runs a token-triggered compaction when the last request passed the soft limit, before

@@ -205,8 +205,8 @@ func TestLargeToolOutputIsStoredAndSentTruncated(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Part.InlineData == nil || !strings.Contains(string(got.Part.InlineData.Data), "compiling package 20000") {
-				t.Errorf("artifact does not hold the full output")
+			if got.Part.InlineData == nil || string(got.Part.InlineData.Data) != log || got.Part.InlineData.MIMEType != "text/plain; charset=utf-8" {
+				t.Errorf("artifact does not hold the full output as text")
 			}
 			if !strings.Contains(stored, list.FileNames[0]) {
 				t.Errorf("marker does not name the artifact %q", list.FileNames[0])
@@ -217,7 +217,7 @@ func TestLargeToolOutputIsStoredAndSentTruncated(t *testing.T) {
 				t.Fatalf("truncation log entries = %d, want 1", len(entries))
 			}
 			f := entries[0].ContextMap()
-			if f["original_bytes"].(int64) < 2<<20 || f["tool"] != "build" || f["artifact"] != list.FileNames[0] {
+			if f["original_bytes"].(int64) < 2<<20 || f["tool"] != "build" || fmt.Sprint(f["artifacts"]) != fmt.Sprint([]string{list.FileNames[0]}) {
 				t.Errorf("truncation log fields = %v", f)
 			}
 			if n := len(s.budgetDecisions()); n != m.Calls() {
@@ -266,7 +266,7 @@ func TestSmallWindowNeverExceedsHardLimit(t *testing.T) {
 	}
 	trimmed := 0
 	for i, r := range reqs {
-		counted := int(1.3 * float64(budget.EstimateRequest(r)))
+		counted := int(1.3 * float64(budget.EstimateRequest(r.Contents, r.Config)))
 		if i > 0 && counted > limits.Hard { // the first call has no calibration yet
 			t.Errorf("call %d: model counted %d tokens, hard limit %d", i, counted, limits.Hard)
 		}

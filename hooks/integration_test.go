@@ -166,7 +166,7 @@ func TestLongInvocationStaysBounded(t *testing.T) {
 		t.Fatalf("model calls = %d, want %d", len(reqs), calls+1)
 	}
 	for i, r := range reqs {
-		n := budget.EstimateRequest(r)
+		n := budget.EstimateRequest(r.Contents, r.Config)
 		if n > limits.Hard {
 			t.Errorf("call %d: %d tokens above the hard limit %d", i, n, limits.Hard)
 		}

@@ -29,9 +29,6 @@ type BudgetInput struct {
 	// Calibrate turns a raw estimate of the whole request into the current-usage figure (see
 	// budget.Calibrator.Calibrate). Nil means the raw estimate is used as is.
 	Calibrate func(estimate int) int
-	// Estimator counts tokens; a long-lived one remembers the cost of large strings that adk-go
-	// shares between the requests it rebuilds on every call. Nil counts without a cache.
-	Estimator *budget.Estimator
 }
 
 // BudgetDecision says what EnforceBudget found and did. All token figures are calibrated unless
@@ -117,13 +114,12 @@ func EnforceBudget(req *model.LLMRequest, in BudgetInput) (BudgetDecision, error
 		d.Action = ActionNone
 		return d, nil
 	}
-	est := in.Estimator
 	// Each content is counted once; the request total is the fixed part plus their sum.
 	if req.Config != nil {
-		d.FixedTokens = est.EstimateContent(req.Config.SystemInstruction) + budget.EstimateTools(req.Config.Tools)
+		d.FixedTokens = budget.EstimateContent(req.Config.SystemInstruction) + budget.EstimateTools(req.Config.Tools)
 	}
 	sizes := make([]int, len(req.Contents))
-	contentTokens := est.EstimateEach(req.Contents, sizes)
+	contentTokens := budget.EstimateEach(req.Contents, sizes)
 	d.EstimatedTokens = d.FixedTokens + contentTokens
 	d.CalibratedTokens = calibrate(d.EstimatedTokens)
 	d.FinalEstimatedTokens, d.FinalTokens = d.EstimatedTokens, d.CalibratedTokens
@@ -148,7 +144,7 @@ func EnforceBudget(req *model.LLMRequest, in BudgetInput) (BudgetDecision, error
 	for _, s := range sizes[newest:] {
 		newestTokens += s
 	}
-	markerTokens := est.EstimateContent(trimMarker(len(starts), contentTokens))
+	markerTokens := budget.EstimateContent(trimMarker(len(starts), contentTokens))
 
 	// Walk the turn boundaries from the oldest: the first boundary where the rest fits wins.
 	remaining := contentTokens
@@ -170,7 +166,7 @@ func EnforceBudget(req *model.LLMRequest, in BudgetInput) (BudgetDecision, error
 		d.TurnsDropped = k
 		d.ContentsDropped = starts[k]
 		d.TokensDropped = scaled(dropped)
-		d.FinalEstimatedTokens = d.FixedTokens + est.EstimateContent(marker) + remaining
+		d.FinalEstimatedTokens = d.FixedTokens + budget.EstimateContent(marker) + remaining
 		d.FinalTokens = scaled(d.FinalEstimatedTokens)
 		return d, nil
 	}
@@ -179,7 +175,7 @@ func EnforceBudget(req *model.LLMRequest, in BudgetInput) (BudgetDecision, error
 	// loop, keeping its user message.
 	if first := newest; isUserMessage(req.Contents[first]) {
 		olderTokens := contentTokens - newestTokens
-		loopMarkerTokens := est.EstimateContent(loopMarker(len(starts), len(req.Contents), contentTokens))
+		loopMarkerTokens := budget.EstimateContent(loopMarker(len(starts), len(req.Contents), contentTokens))
 		rest := newestTokens - sizes[first] // tokens of Contents[first+1:]
 		calls, responses, steps := 0, 0, 0
 		for j := first + 2; j < len(req.Contents); j++ {
@@ -210,7 +206,7 @@ func EnforceBudget(req *model.LLMRequest, in BudgetInput) (BudgetDecision, error
 			d.ExchangesDropped = steps
 			d.ContentsDropped = first + (j - first - 1)
 			d.TokensDropped = scaled(dropped)
-			d.FinalEstimatedTokens = d.FixedTokens + sizes[first] + est.EstimateContent(marker) + rest
+			d.FinalEstimatedTokens = d.FixedTokens + sizes[first] + budget.EstimateContent(marker) + rest
 			d.FinalTokens = scaled(d.FinalEstimatedTokens)
 			return d, nil
 		}

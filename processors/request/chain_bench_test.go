@@ -20,7 +20,6 @@ func BenchmarkChain(b *testing.B) {
 	limits := budget.LimitsFor(budget.NewRegistry(), "gemini-2.5-flash", budget.LimitConfig{})
 	instructions := strings.Repeat("Follow the repository's conventions. ", 200)
 	cfg := truncate.Config{}
-	estimator := budget.NewEstimator(0) // long-lived, as in hooks
 
 	var chain, marshal time.Duration
 	b.ReportAllocs()
@@ -30,7 +29,7 @@ func BenchmarkChain(b *testing.B) {
 		request.InjectInstructions(&req, instructions)
 		request.TruncateFunctionResponses(&req, cfg)
 		request.Normalize(&req)
-		if _, err := request.EnforceBudget(&req, request.BudgetInput{Limits: limits, Estimator: estimator}); err != nil {
+		if _, err := request.EnforceBudget(&req, request.BudgetInput{Limits: limits}); err != nil {
 			b.Fatal(err)
 		}
 		chain += time.Since(start)

@@ -31,7 +31,7 @@ func TruncateFunctionResponses(req *model.LLMRequest, cfg truncate.Config) trunc
 			if p == nil || p.FunctionResponse == nil || p.FunctionResponse.Response == nil {
 				continue
 			}
-			v, st := truncate.Value(p.FunctionResponse.Response, cfg, "")
+			v, st := truncate.Value(p.FunctionResponse.Response, cfg, nil)
 			total.Add(st)
 			if !st.Truncated {
 				continue
