@@ -183,7 +183,9 @@ type fileInfo struct {
 // jsonMarshaler is a tool result type with its own encoding.
 type jsonMarshaler struct{ text string }
 
-func (m jsonMarshaler) MarshalJSON() ([]byte, error) { return json.Marshal(map[string]string{"text": m.text}) }
+func (m jsonMarshaler) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]string{"text": m.text})
+}
 
 // The red-team findings: every shape of tool result is bounded. Each case failed before Value
 // bounded any value (passed through or stored far over the budget).
