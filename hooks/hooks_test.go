@@ -48,7 +48,7 @@ type stackOptions struct {
 	noArtifact bool
 }
 
-func newStack(t *testing.T, m *llmtest.Model, opts stackOptions) *stack {
+func newStack(t testing.TB, m *llmtest.Model, opts stackOptions) *stack {
 	t.Helper()
 	core, logs := observer.New(zapcore.DebugLevel)
 	opts.cfg.Logger = zap.New(core)
@@ -92,7 +92,7 @@ func newStack(t *testing.T, m *llmtest.Model, opts stackOptions) *stack {
 }
 
 // send runs one user message and returns the error the run ended with, if any.
-func (s *stack) send(t *testing.T, sessionID, text string) error {
+func (s *stack) send(t testing.TB, sessionID, text string) error {
 	t.Helper()
 	for _, err := range s.runner.Run(t.Context(), "user", sessionID, genai.NewContentFromText(text, genai.RoleUser), agent.RunConfig{}) {
 		if err != nil {
