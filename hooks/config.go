@@ -32,8 +32,11 @@ type Config struct {
 	// history before it is sent. Default: 10 KiB and 256 lines, head and tail kept.
 	Truncation truncate.Config
 
-	// KeepFullOutputs saves the untruncated tool result as an artifact and names it in the
-	// truncation marker, when the runner has an artifact service. Default (nil): true.
+	// KeepFullOutputs saves every string (or []byte) cut from a tool result whole, byte for byte,
+	// as its own artifact named in that string's marker, when the runner has an artifact service:
+	// adkctx-tool-output-<tool>-<call>.txt, or -<call>-<n>.txt for the n-th of several cut
+	// strings; .bin (application/octet-stream) instead of .txt (text/plain; charset=utf-8) when
+	// the bytes are not valid UTF-8. Default (nil): true.
 	KeepFullOutputs *bool
 
 	// Instructions, when set, merges AGENTS.md files into every model request's system

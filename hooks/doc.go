@@ -6,8 +6,9 @@
 //
 //	BeforeModel: instructions → truncate history → normalize calls → budget → one log entry
 //	AfterModel:  usage accounting and estimator calibration (non-partial responses only)
-//	AfterTool:   head+tail truncation of the result before it is stored (full output kept as an
-//	             artifact when the runner has an artifact service)
+//	AfterTool:   the result is bounded before it is stored (head+tail of long strings, first and
+//	             last elements of long lists); each cut string is kept whole, byte-exact, as its
+//	             own artifact named in its marker when the runner has an artifact service
 //	Plugin:      the same three, plus compaction after each invocation (AfterRun) and, when a
 //	             request passed the soft limit, before the next event is stored (OnEvent)
 //

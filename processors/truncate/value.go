@@ -62,10 +62,13 @@ type Cut struct {
 // Within the limits, v itself is returned. Otherwise the budget is shared out max-min fairly
 // between the elements of each map and list, level by level: an element below its share keeps
 // everything and gives the rest to the others, a string above it is cut by Text (head and tail,
-// one marker each), a container above it is cut the same way inside. When a list or map holds more
-// elements than the budget can give MinShareBytes each (or their size if smaller), the first and
-// last elements are kept and a marker says how many were left out: a list gets a marker string
-// between its head and tail, a map (whose entries are taken in key order) a "..." entry.
+// one marker each), a container above it is cut the same way inside. Each element is due a floor
+// share: MinShareBytes and MinShareLines (or its size if smaller), less when the first and the last
+// element would not both get one, but never less than a cut string needs beside its marker (about
+// 330 bytes and 3 lines). When a list or map holds more elements than the budget can give their
+// floor share, its last and first elements are kept, alternately, while their floors fit, and a
+// marker says how many were left out: a list gets a marker string between its head and tail, a
+// map (whose entries are taken in key order) a "..." entry.
 //
 // Shapes:
 //   - map[string]any, []any, []string, map[string]string are walked; strings are cut.
@@ -73,10 +76,10 @@ type Cut struct {
 //     or does not fit as base64, it becomes a string of its head and tail read as text (a tool
 //     returning bytes almost always returns command output): the model reads text, not base64,
 //     and the whole bytes are available through Cut.Bytes.
-//   - Values of other Go types (structs, typed slices and maps, pointers, json.Marshaler) count by
-//     their JSON text. When they must be cut, they are replaced by their JSON form: decoded into
-//     maps and slices (numbers as json.Number) when the text is at most 1 MiB, else a head+tail
-//     cut of the text.
+//   - Values of other Go types (structs, typed slices and maps, pointers, json.Marshaler) are
+//     measured in their JSON form: their JSON text decoded into maps and slices (numbers as
+//     json.Number) when it is at most 1 MiB, else the text itself. Within the budget they are kept
+//     as they are; otherwise that JSON form replaces them and is cut.
 //   - Containers nested more than 64 levels deep are replaced by a head+tail cut of their JSON
 //     text; a value that cannot be encoded (a cycle, a channel, more than 1<<20 values) by a
 //     marker naming its type.
@@ -84,14 +87,13 @@ type Cut struct {
 // note, when not nil, is called once per cut leaf, in Index order, after every cut is decided;
 // its result (at most 200 bytes are used) goes in that leaf's marker.
 //
-// Bound: the result's JSON size is at most MaxBytes and its strings hold at most MaxLines lines,
-// except when the shares fall below the size of a marker (MaxBytes below about 512, or nesting
-// that splits the budget into tiny parts): each cut leaf then still keeps at most
-// max(its share, MinMaxBytes) plus its marker. Value applied to its own result changes nothing
-// (fuzz-tested with MaxBytes >= 512).
+// Bound: the result's size, counted as above, is at most MaxBytes and its strings hold at most
+// MaxLines lines whenever MaxBytes is at least 512; below that, a cut string keeps at most
+// max(its share, MinMaxBytes) plus its marker. Value applied to its own result changes nothing.
+// Both are fuzz-tested with MaxBytes >= 512.
 //
 // Cost: values within the budget are measured until the budget is passed, and returned as they
-// are without allocating. A cut string costs one newline count plus work and memory proportional
+// are (maps, lists, strings and numbers without allocating). A cut string costs one newline count plus work and memory proportional
 // to what is kept; elements left out are walked once for Stats. Containers on the path to a change
 // are copied (copy-on-write); everything else is shared with v.
 func Value(v any, cfg Config, note func(Cut) string) (any, Stats) {
@@ -605,14 +607,6 @@ func (f *fitter) container(v any, capB, capL, depth int) any {
 		f.stats.ItemsOmitted++
 	}
 	return out
-}
-
-// shift maps a kept element's index to its index in a list where the marker sits at head.
-func shift(j, head int) int {
-	if j >= head {
-		return j + 1
-	}
-	return j
 }
 
 func segment(el elements, i int) string {
