@@ -39,6 +39,9 @@ const (
 	// maxValueNodes bounds the values walked per part, so that a cycle or
 	// a shared subtree repeated exponentially stops the walk.
 	maxValueNodes = 1 << 20
+	// base64CharMilli is the cost of one base64 character of a []byte
+	// value (encoding/json's form), before the safety factor.
+	base64CharMilli = 700
 	// saturatedMilli is what a part costs when it holds a value the walk
 	// cannot finish (deeper than maxValueDepth, more than maxValueNodes
 	// values): no window holds it, so it counts as the largest estimate
@@ -388,6 +391,15 @@ func (t *textCounter) enter(depth int) bool {
 	return true
 }
 
+// jsonText feeds the content of a JSON string value. JSON escapes its
+// double quotes (one more token each) and backslashes (two more: `\n` in
+// the JSON text carried in a string, as processors/truncate sends values
+// nested too deep, is about three tokens where the raw text counts one).
+func (t *textCounter) jsonText(s string) {
+	t.add(s)
+	t.cost += int64(2*strings.Count(s, `\`)+strings.Count(s, `"`)) * milli
+}
+
 // digitsOf returns the number of decimal digits of |v|.
 func digitsOf(v uint64) int {
 	n := 1
@@ -445,7 +457,7 @@ func (t *textCounter) value(v any, depth int) {
 		t.add(`null`)
 	case string:
 		t.add(`"`)
-		t.add(x)
+		t.jsonText(x)
 		t.add(`"`)
 	case bool:
 		if x {
@@ -493,16 +505,16 @@ func (t *textCounter) value(v any, depth int) {
 			t.add(`"`)
 			t.add(k)
 			t.add(`":"`)
-			t.add(s)
+			t.jsonText(s)
 			t.add(`",`)
 			t.closeRun(stNone)
 		}
 		t.add(`}`)
 	case []byte:
-		// JSON encodes bytes as base64: 4/3 of the size, about 2.5
-		// bytes per token for random data.
+		// JSON encodes bytes as base64, which o200k splits into about
+		// 0.68 tokens per character (random data; 0.64 for text).
 		t.closeRun(stNone)
-		t.cost += int64(len(x)) * 4 / 3 * milli * 2 / 5
+		t.cost += int64((len(x)+2)/3*4) * base64CharMilli
 	case *genai.Schema:
 		t.schema(x, depth+1)
 	default:
@@ -540,7 +552,7 @@ func (t *textCounter) reflectValue(rv reflect.Value, depth int) {
 		}
 	case reflect.String:
 		t.add(`"`)
-		t.add(rv.String())
+		t.jsonText(rv.String())
 		t.add(`"`)
 	case reflect.Bool:
 		t.value(rv.Bool(), depth)

@@ -81,6 +81,27 @@ func TestEstimateValueTracksJSON(t *testing.T) {
 	}
 }
 
+// A []byte is sent as base64: counted at or above what o200k makes of it.
+func TestEstimateValueBytes(t *testing.T) {
+	random := make([]byte, 40_960)
+	for i := range random {
+		random[i] = byte(i*131 + i/256 + i*i)
+	}
+	for name, b := range map[string][]byte{"random": random, "text": []byte(readSample(t, "go_test.txt"))} {
+		js, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		real, err := realTokenizer(t).Count(string(js))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := EstimateValue(b); got < real || got > real*13/10 {
+			t.Errorf("%s: EstimateValue = %d, o200k of its base64 JSON = %d, want within [1, 1.3]×", name, got, real)
+		}
+	}
+}
+
 // nested returns {"a": {"a": ... leaf}} depth levels deep.
 func nested(depth int, leaf any) any {
 	v := leaf

@@ -43,7 +43,8 @@
 // `go test -run TestEstimatorAgainstTokenizer -v ./budget/`.
 //
 // [EstimateContent] adds function calls and responses as compact JSON
-// (walked directly, never json.Marshal), executable code and results, and
+// (walked directly, never json.Marshal; the escapes of quotes and
+// backslashes in their strings included), executable code and results, and
 // placeholder costs for media: [ImageTokens] per image, inline audio/video/PDF
 // at len/[MediaBytesPerToken] (at least [MediaMinTokens]), [FileDataTokens]
 // per non-image file reference; plus [ContentOverheadTokens] per content and
@@ -53,7 +54,9 @@
 // not depend on Go's map order. Nothing panics on nil. The package depends on
 // genai only, not on adk-go's request types.
 //
-// Values of any shape are walked (typed ones through reflection) up to
+// A []byte value counts as the base64 text encoding/json makes of it (0.77
+// tokens per character with the safety factor; o200k: about 0.68). Values of
+// any shape are walked (typed ones through reflection) up to
 // 10,000 levels deep and 1<<20 values per part; a part holding something
 // the walk cannot finish (a cycle, deeper nesting, more values, a shared
 // subtree repeated exponentially) is counted as math.MaxInt32 tokens, never

@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tiktoken-go/tokenizer"
+
+	"github.com/adkctx/adkctx/budget"
 )
 
 // sizeOf is the JSON size and line count Value bounds.
@@ -191,6 +194,10 @@ func (m jsonMarshaler) MarshalJSON() ([]byte, error) {
 // bounded any value (passed through or stored far over the budget).
 func TestValueBoundsAnyShape(t *testing.T) {
 	const maxBytes = DefaultMaxBytes
+	o200k, err := tokenizer.Get(tokenizer.O200kBase)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cyclic := map[string]any{"name": "loop"}
 	cyclic["self"] = cyclic
 	numbers := make([]any, 1_000_000)
@@ -241,6 +248,16 @@ func TestValueBoundsAnyShape(t *testing.T) {
 			}
 			if !bytes.Contains(js, []byte(MarkerPrefix)) {
 				t.Errorf("result has no marker")
+			}
+			// The estimator walks whatever Value lets through: its count tracks the JSON text.
+			// The estimator walks whatever Value lets through, and counts it at least as the real
+			// tokenizer counts its JSON.
+			real, err := o200k.Count(string(js))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if est := budget.EstimateValue(out); est < real || est > 2*real {
+				t.Errorf("EstimateValue(result) = %d, o200k of its JSON = %d, want within [1, 2]×", est, real)
 			}
 			if again, st2 := Value(out, Config{}, nil); st2.Truncated || !cmp.Equal(out, again) {
 				t.Errorf("not idempotent: %+v", st2)
