@@ -14,8 +14,8 @@ import (
 // It is copy-on-write: a Content, Part or FunctionResponse that changes is replaced in a new
 // req.Contents slice by a copy; the originals (which may be shared with session events) are
 // never modified. Responses within the limits are left alone, so it is idempotent. The returned
-// Stats sum over all responses: OriginalBytes and OriginalLines count every response's strings,
-// StringsCut and the omitted figures only the cut ones.
+// Stats sum over all responses: OriginalBytes and OriginalLines measure every response,
+// StringsCut, ItemsOmitted and the omitted figures only the cut ones.
 func TruncateFunctionResponses(req *model.LLMRequest, cfg truncate.Config) truncate.Stats {
 	var total truncate.Stats
 	if req == nil {

@@ -403,10 +403,11 @@ func (f *fitter) leaf(c Cut, capB, capL int, set func(string)) any {
 
 // pointer returns the JSON Pointer of the element being fitted.
 func (f *fitter) pointer() string {
+	escape := strings.NewReplacer("~", "~0", "/", "~1")
 	var b strings.Builder
 	for _, seg := range f.path {
 		b.WriteByte('/')
-		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(seg))
+		b.WriteString(escape.Replace(seg))
 	}
 	return b.String()
 }
@@ -469,14 +470,14 @@ func (f *fitter) container(v any, capB, capL, depth int) any {
 	fits := func(i, roomB, roomL int) bool {
 		z := sizer{capB: floorB}
 		z.walk(el.at(i), depth+1)
-		bytes, lines := min(z.bytes, floorB), min(z.lines, floorL)
+		b, l := min(z.bytes, floorB), min(z.lines, floorL)
 		if z.over() {
 			// To be cut (or replaced by its JSON text, cut): a marker line between a head and a
 			// tail line at least.
-			bytes, lines = floorB, floorL
+			b, l = floorB, floorL
 		}
-		needB += bytes + el.overhead(i)
-		needL += lines
+		needB += b + el.overhead(i)
+		needL += l
 		return needB <= roomB && needL <= roomL
 	}
 	keepAll := true

@@ -231,7 +231,14 @@ func TestValueBoundsAnyShape(t *testing.T) {
 		{"channel", map[string]any{"ch": make(chan int), "ok": "kept"}, "kept"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			before := ""
+			if tc.name != "cycle" {
+				before = fmt.Sprintf("%#v", tc.in)
+			}
 			out, st := Value(tc.in, Config{}, nil)
+			if before != "" && fmt.Sprintf("%#v", tc.in) != before {
+				t.Fatal("Value mutated its input")
+			}
 			if !st.Truncated {
 				t.Fatalf("not truncated: %+v", st)
 			}
