@@ -33,10 +33,10 @@ type Config struct {
 	Truncation truncate.Config
 
 	// KeepFullOutputs saves every string (or []byte) cut from a tool result whole, byte for byte,
-	// as its own artifact named in that string's marker, when the runner has an artifact service:
-	// adkctx-tool-output-<tool>-<call>.txt, or -<call>-<n>.txt for the n-th of several cut
-	// strings; .bin (application/octet-stream) instead of .txt (text/plain; charset=utf-8) when
-	// the bytes are not valid UTF-8. Default (nil): true.
+	// and the elements a long list or map left out (as JSON), each as its own artifact named in
+	// its marker, when the runner has an artifact service: adkctx-tool-output-<tool>-<call>.txt,
+	// or -<call>-<n>.txt for the n-th of several; .bin (application/octet-stream) instead of .txt
+	// (text/plain; charset=utf-8) when the bytes are not valid UTF-8. Default (nil): true.
 	KeepFullOutputs *bool
 
 	// Instructions, when set, merges AGENTS.md files into every model request's system

@@ -341,7 +341,8 @@ func (h *Hooks) afterTool(ctx agent.ToolContext, t tool.Tool, _, result map[stri
 	if t != nil {
 		toolName = t.Name()
 	}
-	// Each cut leaf is saved whole, byte-exact, as its own artifact named in its marker.
+	// Each cut (a string, byte-exact, or the elements a list left out) is saved whole as its own
+	// artifact named in its marker.
 	var saved []fullOutput
 	var note func(truncate.Cut) string
 	arts := ctx.Artifacts()
@@ -386,7 +387,7 @@ func (h *Hooks) afterTool(ctx agent.ToolContext, t tool.Tool, _, result map[stri
 	return cut, nil
 }
 
-// fullOutput is one cut leaf of a tool result and the artifact that holds it whole.
+// fullOutput is one cut of a tool result and the artifact that holds it whole.
 type fullOutput struct {
 	cut  truncate.Cut
 	text bool // valid UTF-8

@@ -2,6 +2,7 @@ package hooks_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -356,4 +357,53 @@ type wantArtifact struct {
 	key  string // result key whose marker names the artifact
 	data []byte
 	mime string
+}
+
+// Elements left out of a long list are saved too, as JSON, and named in their marker: kept and
+// saved elements together rebuild the list.
+func TestOmittedElementsAreSaved(t *testing.T) {
+	files := make([]any, 500)
+	for i := range files {
+		files[i] = fmt.Sprintf("pkg/%03d/file.go: %s", i, strings.Repeat("x", 80))
+	}
+	m := &llmtest.Model{Script: []llmtest.Step{
+		llmtest.Call(&genai.FunctionCall{Name: "list", Args: map[string]any{}}),
+		llmtest.Text("done"),
+	}}
+	s := newStack(t, m, stackOptions{tools: []tool.Tool{&rawTool{name: "list", result: map[string]any{"files": files}}}})
+	if err := s.send(t, "s1", "list the files"); err != nil {
+		t.Fatal(err)
+	}
+	var kept []any
+	var callID string
+	for _, e := range s.events(t, "s1") {
+		for _, p := range e.Content.Parts {
+			if p.FunctionResponse != nil {
+				kept, _ = p.FunctionResponse.Response["files"].([]any)
+				callID = p.FunctionResponse.ID
+			}
+		}
+	}
+	name := "adkctx-tool-output-list-" + callID + ".txt"
+	at := -1
+	for i, e := range kept {
+		if str, _ := e.(string); strings.Contains(str, fmt.Sprintf("full output saved as artifact %q", name)) {
+			at = i
+		}
+	}
+	if at < 0 {
+		t.Fatalf("no marker naming %s in the stored list of %d elements", name, len(kept))
+	}
+	got, err := s.artifacts.Load(t.Context(), &artifact.LoadRequest{AppName: appName, UserID: "user", SessionID: "s1", FileName: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var omitted []any
+	if err := json.Unmarshal(got.Part.InlineData.Data, &omitted); err != nil {
+		t.Fatal(err)
+	}
+	rebuilt := append(append(append([]any{}, kept[:at]...), omitted...), kept[at+1:]...)
+	if diff := cmp.Diff(files, rebuilt); diff != "" {
+		t.Errorf("kept and saved elements do not rebuild the list (-want +got):\n%.2000s", diff)
+	}
 }

@@ -10,6 +10,7 @@
 // between the elements of each map and list; long lists and maps keep their first and last
 // elements with a marker counting the rest; []byte, values of other Go types and containers
 // nested more than 64 levels deep are cut as text or JSON text; cycles become a marker. It never
-// mutates its input, and reports each cut leaf (Cut: its path and its original, byte-exact) so
-// the caller can store it whole and name it in that leaf's marker.
+// mutates its input, and reports each cut (Cut: its path and its original, byte-exact for strings
+// and []byte, JSON for elements left out) so the caller can store it whole and name it in that
+// cut's marker.
 package truncate

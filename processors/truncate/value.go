@@ -35,9 +35,9 @@ const (
 	omittedKey = "..."
 )
 
-// Cut describes one leaf that Value cut: a string, a []byte, or the JSON text of a value that Value
-// could not keep as it was. It carries the original, so the caller can store it whole (for example
-// as an artifact) and name it in that leaf's marker.
+// Cut describes one thing Value cut: a string, a []byte, the JSON text of a value that Value could
+// not keep as it was, or the elements a list or map left out. It carries the original, so the
+// caller can store it whole (for example as an artifact) and name it in that cut's marker.
 type Cut struct {
 	// Path locates the leaf in the original value as a JSON Pointer (RFC 6901): "" is the value
 	// itself, "/stdout" a map entry, "/runs/0/log" a deeper one.
@@ -50,6 +50,10 @@ type Cut struct {
 	// too large to decode; Bytes is nil otherwise.
 	Text  string
 	Bytes []byte
+	// Omitted, when not zero, says that this cut is the elements a list or map at Path left out:
+	// that many, in Bytes as a JSON array or object (strings that are not valid UTF-8 get
+	// U+FFFD there, as encoding/json writes them). Their marker carries the note.
+	Omitted int
 }
 
 // Value bounds a tool result of any shape so that its JSON text stays within cfg, and never
@@ -84,8 +88,9 @@ type Cut struct {
 //     text; a value that cannot be encoded (a cycle, a channel, more than 1<<20 values) by a
 //     marker naming its type.
 //
-// note, when not nil, is called once per cut leaf, in Index order, after every cut is decided;
-// its result (at most 200 bytes are used) goes in that leaf's marker.
+// note, when not nil, is called once per Cut, in Index order, after every cut is decided: once per
+// cut leaf, and once per list or map that left elements out (Cut.Omitted; their JSON is made only
+// for a note). Its result (at most 200 bytes are used) goes in that cut's marker.
 //
 // Bound: the result's size, counted as above, is at most MaxBytes and its strings hold at most
 // MaxLines lines whenever MaxBytes is at least 512; below that, a cut string keeps at most
@@ -106,12 +111,33 @@ func Value(v any, cfg Config, note func(Cut) string) (any, Stats) {
 	var f fitter
 	var out any
 	out = f.fit(v, cfg.MaxBytes, cfg.MaxLines, 0, func(s string) { out = s })
-	for i := range f.jobs {
-		j := &f.jobs[i]
-		j.cut.Index, j.cut.Count = i, len(f.jobs)
+	jobs := f.jobs[:0]
+	for _, j := range f.jobs {
+		if j.omitted == nil {
+			jobs = append(jobs, j)
+			continue
+		}
+		// Elements left out are reported, as JSON, only to a caller that stores them.
+		if note == nil {
+			continue
+		}
+		js, err := j.omitted()
+		if err != nil {
+			continue // their marker names no artifact
+		}
+		j.cut.Bytes = js
+		jobs = append(jobs, j)
+	}
+	for i := range jobs {
+		j := &jobs[i]
+		j.cut.Index, j.cut.Count = i, len(jobs)
 		n := ""
 		if note != nil {
 			n = note(j.cut)
+		}
+		if j.omitted != nil {
+			j.set(markerWithNote(j.marker, n))
+			continue
 		}
 		var s string
 		var st Stats
@@ -282,7 +308,10 @@ type job struct {
 	cut      Cut
 	cfg      Config // effective limits of the leaf
 	newlines int
-	set      func(string) // stores the cut text in the copied container
+	set      func(string) // stores the cut text (or the omitted-marker) in the copied container
+	// omitted, for elements left out: their JSON and the marker to write with its note.
+	omitted func() ([]byte, error)
+	marker  string
 }
 
 // fit returns v cut to capB bytes and capL lines. A leaf to cut is returned as it is (a
@@ -488,7 +517,7 @@ func (f *fitter) container(v any, capB, capL, depth int) any {
 	marker := ""
 	if !keepAll {
 		marker = omittedMarker(el.n, el.n, el.keys != nil)
-		roomB, roomL := budget-len(marker)-len(omittedKey)-5, capL-1
+		roomB, roomL := budget-markerRoom(marker), capL-1
 		head, needB, needL = 0, 0, 0
 		for head+tail < el.n {
 			i := el.n - 1 - tail
@@ -522,7 +551,7 @@ func (f *fitter) container(v any, capB, capL, depth int) any {
 	bad := make([]bool, len(kept))
 	room, lineRoom := budget, capL
 	if marker != "" {
-		room -= len(marker) + len(omittedKey) + 5
+		room -= markerRoom(marker)
 		lineRoom--
 	}
 	for j, i := range kept {
@@ -549,39 +578,43 @@ func (f *fitter) container(v any, capB, capL, depth int) any {
 		}
 		return j
 	}
+	var setMarker func(string)
+	var omitted func() ([]byte, error) // the elements left out, as JSON
 	switch x := v.(type) {
 	case map[string]any:
 		m := make(map[string]any, len(kept)+1)
 		put = func(j int, v any) { m[el.keys[kept[j]]] = v }
 		setter = func(j int) func(string) { k := el.keys[kept[j]]; return func(s string) { m[k] = s } }
-		if marker != "" {
-			m[freeKey(x)] = marker
-		}
+		key := freeKey(x)
+		setMarker = func(s string) { m[key] = s }
+		omitted = func() ([]byte, error) { return json.Marshal(subMap(x, el.keys[head:el.n-tail])) }
 		out = m
 	case map[string]string:
 		m := make(map[string]string, len(kept)+1)
 		put = func(j int, v any) { m[el.keys[kept[j]]] = v.(string) }
 		setter = func(j int) func(string) { k := el.keys[kept[j]]; return func(s string) { m[k] = s } }
-		if marker != "" {
-			m[freeKey(x)] = marker
-		}
+		key := freeKey(x)
+		setMarker = func(s string) { m[key] = s }
+		omitted = func() ([]byte, error) { return json.Marshal(subMap(x, el.keys[head:el.n-tail])) }
 		out = m
 	case []any:
 		l := make([]any, pos(len(kept)))
 		put = func(j int, v any) { l[pos(j)] = v }
 		setter = func(j int) func(string) { return func(s string) { l[pos(j)] = s } }
-		if marker != "" {
-			l[head] = marker
-		}
+		setMarker = func(s string) { l[head] = s }
+		omitted = func() ([]byte, error) { return json.Marshal(x[head : el.n-tail]) }
 		out = l
 	case []string:
 		l := make([]string, pos(len(kept)))
 		put = func(j int, v any) { l[pos(j)] = v.(string) }
 		setter = func(j int) func(string) { return func(s string) { l[pos(j)] = s } }
-		if marker != "" {
-			l[head] = marker
-		}
+		setMarker = func(s string) { l[head] = s }
+		omitted = func() ([]byte, error) { return json.Marshal(x[head : el.n-tail]) }
 		out = l
+	}
+	if marker != "" {
+		setMarker(marker)
+		f.jobs = append(f.jobs, job{cut: Cut{Path: f.pointer(), Omitted: el.n - head - tail}, set: setMarker, omitted: omitted, marker: marker})
 	}
 	for j, i := range kept {
 		e := el.at(i)
@@ -627,6 +660,28 @@ func freeKey[V any](m map[string]V) string {
 		}
 		k += "."
 	}
+}
+
+// markerRoom is what the omitted-marker takes in a container: the marker with the longest note,
+// and the key and separators of a map entry.
+func markerRoom(marker string) int {
+	return len(marker) + len("; ") + maxNoteBytes + len(omittedKey) + 5
+}
+
+// markerWithNote adds a note to an omitted-marker.
+func markerWithNote(marker, note string) string {
+	if note = cleanNote(note); note == "" {
+		return marker
+	}
+	return strings.TrimSuffix(marker, " ...]") + "; " + note + " ...]"
+}
+
+func subMap[V any](m map[string]V, keys []string) map[string]V {
+	out := make(map[string]V, len(keys))
+	for _, k := range keys {
+		out[k] = m[k]
+	}
+	return out
 }
 
 func omittedMarker(omitted, total int, entries bool) string {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,7 +72,7 @@ func TestValue(t *testing.T) {
 		{
 			name:        "many small strings: first and last kept",
 			in:          map[string]any{"lines": manyStrings(500, 100)},
-			wantOmitted: 500 - 39, // 39 × 101 bytes fit 4 KiB beside the marker
+			wantOmitted: 500 - 37, // 37 × 101 bytes fit 4 KiB beside the marker and its note
 			keepStrings: []string{"item 0000 ", "item 0499 "},
 		},
 		{
@@ -88,7 +89,9 @@ func TestValue(t *testing.T) {
 			if diff := cmp.Diff(before, tc.in); diff != "" {
 				t.Fatalf("Value mutated its input (-before +after):\n%s", diff)
 			}
-			if st.StringsCut != tc.wantCut || len(cuts) != tc.wantCut || st.ItemsOmitted != tc.wantOmitted {
+			// One note per cut string, and one per list or map that left elements out.
+			wantNotes := tc.wantCut + min(tc.wantOmitted, 1)
+			if st.StringsCut != tc.wantCut || len(cuts) != wantNotes || st.ItemsOmitted != tc.wantOmitted {
 				t.Errorf("StringsCut = %d, notes = %d, ItemsOmitted = %d; want %d cut, %d omitted", st.StringsCut, len(cuts), st.ItemsOmitted, tc.wantCut, tc.wantOmitted)
 			}
 			if st.Truncated != (tc.wantCut+tc.wantOmitted > 0) {
@@ -115,8 +118,8 @@ func TestValue(t *testing.T) {
 					t.Errorf("string %q was not kept", k)
 				}
 			}
-			if got := strings.Count(all, MarkerPrefix); got != tc.wantCut+min(tc.wantOmitted, 1) || strings.Count(all, "; note ...]") != tc.wantCut {
-				t.Errorf("want %d markers, %d with the note, in:\n%.2000s", tc.wantCut+min(tc.wantOmitted, 1), tc.wantCut, all)
+			if got := strings.Count(all, MarkerPrefix); got != wantNotes || strings.Count(all, "; note ...]") != wantNotes {
+				t.Errorf("want %d markers with the note, in:\n%.2000s", wantNotes, all)
 			}
 			for i, c := range cuts {
 				if c.Index != i || c.Count != len(cuts) {
@@ -281,11 +284,13 @@ func TestValueReportsCutLeaves(t *testing.T) {
 		binary[i] = byte(i*7 + i/251)
 	}
 	text := strings.Repeat("ok\n", 10_000) + "FAIL"
+	lines := manyStrings(100, 300)
 	in := map[string]any{
 		"stdout": string(binary),
 		"files":  []any{"small", map[string]any{"a/b~c": text}},
 		"raw":    binary,
 		"small":  "kept",
+		"lines":  lines,
 	}
 	var cuts []Cut
 	out, st := Value(in, Config{}, func(c Cut) string {
@@ -295,23 +300,38 @@ func TestValueReportsCutLeaves(t *testing.T) {
 	if st.StringsCut != 3 {
 		t.Fatalf("StringsCut = %d, want 3", st.StringsCut)
 	}
+	m := out.(map[string]any)
+	keptLines := m["lines"].([]any)
 	got := make([]string, len(cuts))
 	for i, c := range cuts {
-		got[i] = fmt.Sprintf("%s %d/%d text=%d bytes=%d", c.Path, c.Index, c.Count, len(c.Text), len(c.Bytes))
+		got[i] = fmt.Sprintf("%s %d/%d text=%d omitted=%d", c.Path, c.Index, c.Count, len(c.Text), c.Omitted)
 	}
 	want := []string{
-		"/files/1/a~1b~0c 0/3 text=30004 bytes=0",
-		"/raw 1/3 text=0 bytes=40960",
-		"/stdout 2/3 text=40960 bytes=0",
+		"/files/1/a~1b~0c 0/4 text=30004 omitted=0",
+		fmt.Sprintf("/lines 1/4 text=0 omitted=%d", 100-(len(keptLines)-1)),
+		"/raw 2/4 text=0 omitted=0",
+		"/stdout 3/4 text=40960 omitted=0",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("cuts (-want +got):\n%s", diff)
 	}
-	if cuts[0].Text != text || !bytes.Equal(cuts[1].Bytes, binary) || cuts[2].Text != string(binary) {
+	if cuts[0].Text != text || !bytes.Equal(cuts[2].Bytes, binary) || cuts[3].Text != string(binary) {
 		t.Errorf("originals are not byte-exact")
 	}
-	m := out.(map[string]any)
-	for key, note := range map[string]string{"stdout": "leaf 3 of 3", "raw": "leaf 2 of 3"} {
+	// The elements left out, as JSON, fill the place of their marker.
+	var omitted []any
+	if err := json.Unmarshal(cuts[1].Bytes, &omitted); err != nil {
+		t.Fatal(err)
+	}
+	head := slices.IndexFunc(keptLines, func(e any) bool { return strings.HasPrefix(e.(string), MarkerPrefix) })
+	if head < 0 || !strings.Contains(keptLines[head].(string), "leaf 2 of 4") {
+		t.Fatalf("no omitted-marker with its note in %v", keptLines)
+	}
+	rebuilt := slices.Concat(keptLines[:head], omitted, keptLines[head+1:])
+	if diff := cmp.Diff(lines, rebuilt); diff != "" {
+		t.Errorf("kept and omitted elements do not rebuild the list (-want +got):\n%.2000s", diff)
+	}
+	for key, note := range map[string]string{"stdout": "leaf 4 of 4", "raw": "leaf 3 of 4"} {
 		s, ok := m[key].(string)
 		if !ok || !strings.Contains(s, note) {
 			t.Errorf("%s: %T %.200q lacks its note %q", key, m[key], m[key], note)
@@ -475,8 +495,14 @@ func FuzzValue(f *testing.F) {
 		if eff.MaxBytes >= 512 && (b > eff.MaxBytes || l > eff.MaxLines) {
 			t.Fatalf("output %d bytes / %d lines, budget %+v, stats %+v", b, l, eff, st)
 		}
-		if st.KeptBytes+st.OmittedBytes != st.OriginalBytes || st.StringsCut != len(cuts) {
-			t.Fatalf("stats do not add up: %+v, %d cuts", st, len(cuts))
+		leaves := 0
+		for _, c := range cuts {
+			if c.Omitted == 0 {
+				leaves++
+			}
+		}
+		if st.KeptBytes+st.OmittedBytes != st.OriginalBytes || st.StringsCut != leaves {
+			t.Fatalf("stats do not add up: %+v, %d cut leaves", st, leaves)
 		}
 		if !st.Truncated && !cmp.Equal(in, out) {
 			t.Fatalf("value changed without a cut")
@@ -491,4 +517,29 @@ func FuzzValue(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Go randomizes map order; what Value keeps, cuts and reports must not depend on it.
+func TestValueDeterministic(t *testing.T) {
+	in := map[string]any{"files": manyEntries(300), "logs": map[string]any{}, "n": manyStrings(50, 300)}
+	for i := range 40 {
+		in["logs"].(map[string]any)[fmt.Sprintf("step-%02d", i)] = numberedLines(100 + 37*i)
+	}
+	cfg := Config{MaxBytes: 8192, MaxLines: 200}
+	var firstCuts []Cut
+	first, firstStats := Value(in, cfg, noteCollector(&firstCuts))
+	if len(firstCuts) == 0 || firstStats.ItemsOmitted == 0 {
+		t.Fatalf("want strings cut and elements left out: %+v", firstStats)
+	}
+	for range 20 {
+		var cuts []Cut
+		out, st := Value(in, cfg, noteCollector(&cuts))
+		if diff := cmp.Diff(first, out); diff != "" {
+			t.Fatalf("result differs between runs:\n%.2000s", diff)
+		}
+		asText := cmp.Transformer("text", func(b []byte) string { return string(b) })
+		if diff := cmp.Diff(firstCuts, cuts, asText); diff != "" || st != firstStats {
+			t.Fatalf("cuts or stats differ between runs: %+v vs %+v\n%.2000s", st, firstStats, diff)
+		}
+	}
 }
