@@ -10,13 +10,13 @@ import (
 	"strings"
 )
 
-// Minimum share of the budget that Value gives a string it cuts, or an element of a list or map it
-// keeps. A string at or below these sizes is never cut while the budget can hold it whole: when
-// there are too many such elements, Value leaves elements out instead, so a cut string always
-// keeps a useful head and tail and its marker fits easily.
+// Floor share of the budget that Value gives an element of a list or map it keeps. A string at or
+// below these sizes is never cut while the budget can hold it whole: when there are too many such
+// elements, Value leaves elements out instead, so a cut string always keeps a useful head and
+// tail and its marker fits easily.
 const (
-	MinShareBytes = 1024
-	MinShareLines = 8
+	minShareBytes = 1024
+	minShareLines = 8
 )
 
 // Limits of the walk. The token estimator (package budget) walks values 10,000 levels deep and
@@ -67,7 +67,7 @@ type Cut struct {
 // between the elements of each map and list, level by level: an element below its share keeps
 // everything and gives the rest to the others, a string above it is cut by Text (head and tail,
 // one marker each), a container above it is cut the same way inside. Each element is due a floor
-// share: MinShareBytes and MinShareLines (or its size if smaller), less when the first and the last
+// share: 1 KiB and 8 lines (or its size if smaller), less when the first and the last
 // element would not both get one, but never less than a cut string needs beside its marker (about
 // 330 bytes and 3 lines). When a list or map holds more elements than the budget can give their
 // floor share, its last and first elements are kept, alternately, while their floors fit, and a
@@ -485,12 +485,12 @@ func (e elements) overhead(i int) int {
 func (f *fitter) container(v any, capB, capL, depth int) any {
 	el := elementsOf(v)
 	budget := capB - 2 // brackets
-	// The floor share of an element: MinShareBytes / MinShareLines, less when the first and the
+	// The floor share of an element: minShareBytes / minShareLines, less when the first and the
 	// last element would not both get one, but never less than a cut leaf needs to keep its
 	// marker (minCutBytes, MinMaxLines): below that, elements are left out.
-	floorB, floorL := minCutBytes(), max(min(MinShareLines, capL/2), MinMaxLines)
+	floorB, floorL := minCutBytes(), max(min(minShareLines, capL/2), MinMaxLines)
 	if el.n > 0 {
-		floorB = max(min(MinShareBytes, (budget-el.overhead(0)-el.overhead(el.n-1))/2), floorB)
+		floorB = max(min(minShareBytes, (budget-el.overhead(0)-el.overhead(el.n-1))/2), floorB)
 	}
 
 	// Keep every element if each can get its size or its floor share; otherwise keep the last and
