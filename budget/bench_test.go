@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/adk/model"
 	"google.golang.org/genai"
 )
 
@@ -40,16 +39,22 @@ func BenchmarkEstimate(b *testing.B) {
 	}
 }
 
+// request is what EstimateRequest counts.
+type request struct {
+	Contents []*genai.Content
+	Config   *genai.GenerateContentConfig
+}
+
 // bigRequest builds a request of n contents: user text, model function
 // calls, tool responses with shell output and JSON, model answers.
-func bigRequest(tb testing.TB, n int) *model.LLMRequest {
+func bigRequest(tb testing.TB, n int) *request {
 	tb.Helper()
 	ls, js, prose := readSample(tb, "ls_la.txt"), readSample(tb, "api.json"), readSample(tb, "prose_en.txt")
 	var doc map[string]any
 	if err := json.Unmarshal([]byte(js), &doc); err != nil {
 		tb.Fatal(err)
 	}
-	req := &model.LLMRequest{Model: "gemini-2.5-flash", Config: &genai.GenerateContentConfig{
+	req := &request{Config: &genai.GenerateContentConfig{
 		SystemInstruction: genai.NewContentFromText(prose, genai.RoleUser),
 		Tools:             sampleTools(),
 	}}
@@ -88,7 +93,7 @@ func BenchmarkEstimateRequest(b *testing.B) {
 	var estNs, marshalNs time.Duration
 	for b.Loop() {
 		t0 := time.Now()
-		tokens = EstimateRequest(req)
+		tokens = EstimateRequest(req.Contents, req.Config)
 		t1 := time.Now()
 		if _, err := json.Marshal(req); err != nil {
 			b.Fatal(err)
@@ -108,6 +113,6 @@ func BenchmarkEstimateRequestAllocs(b *testing.B) {
 	req := bigRequest(b, 1000)
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = EstimateRequest(req)
+		_ = EstimateRequest(req.Contents, req.Config)
 	}
 }

@@ -5,9 +5,7 @@ import (
 	"math"
 	"reflect"
 	"strings"
-	"unsafe"
 
-	"google.golang.org/adk/model"
 	"google.golang.org/genai"
 )
 
@@ -34,13 +32,21 @@ const (
 	// ToolOverheadTokens is added per tool (function declaration or built-in
 	// tool such as Google Search).
 	ToolOverheadTokens = 8
-	// maxValueDepth bounds the walk of nested values (cycles, hostile input).
-	maxValueDepth = 64
-	// maxValueNodes bounds the number of values walked per part, so a
-	// self-referencing map cannot make the walk exponential. Values beyond
-	// it cost one token each without being walked (1M JSON values are
-	// megabytes of JSON: more than any current window holds).
+	// maxValueDepth bounds the nesting the walk follows: encoding/json
+	// decodes nothing deeper, and processors/truncate sends nothing deeper
+	// than 64 levels.
+	maxValueDepth = 10_000
+	// maxValueNodes bounds the values walked per part, so that a cycle or
+	// a shared subtree repeated exponentially stops the walk.
 	maxValueNodes = 1 << 20
+	// base64CharMilli is the cost of one base64 character of a []byte
+	// value (encoding/json's form), before the safety factor.
+	base64CharMilli = 700
+	// saturatedMilli is what a part costs when it holds a value the walk
+	// cannot finish (deeper than maxValueDepth, more than maxValueNodes
+	// values): no window holds it, so it counts as the largest estimate
+	// (math.MaxInt32 tokens) rather than as what was walked.
+	saturatedMilli = math.MaxInt32 * milli
 )
 
 // EstimateContent estimates the tokens of one content: text (thoughts
@@ -51,21 +57,33 @@ const (
 // per part. A nil content costs 0. It never calls json.Marshal and never
 // mutates its input.
 func EstimateContent(c *genai.Content) int {
-	return milliToTokens(contentMilli(c, nil, false))
+	return milliToTokens(contentMilli(c))
 }
 
 // EstimateContents is the sum of EstimateContent over cs, rounded once.
 func EstimateContents(cs []*genai.Content) int {
 	var m int64
 	for _, c := range cs {
-		m += contentMilli(c, nil, false)
+		m += contentMilli(c)
 	}
 	return milliToTokens(m)
 }
 
+// EstimateEach stores EstimateContent(cs[i]) in sizes[i] (sizes must be at
+// least as long as cs) and returns the sum of those figures (each rounded
+// up on its own, unlike EstimateContents).
+func EstimateEach(cs []*genai.Content, sizes []int) int {
+	total := 0
+	for i, c := range cs {
+		sizes[i] = EstimateContent(c)
+		total += sizes[i]
+	}
+	return total
+}
+
 // EstimatePart estimates one part without the per-content overhead.
 func EstimatePart(p *genai.Part) int {
-	return milliToTokens(partMilli(p, nil, false))
+	return milliToTokens(partMilli(p))
 }
 
 // EstimateValue estimates a JSON-like value (map[string]any, []any, strings,
@@ -73,28 +91,21 @@ func EstimatePart(p *genai.Part) int {
 func EstimateValue(v any) int {
 	var t textCounter
 	t.value(v, 0)
-	return milliToTokens(scaled(t.finish()))
+	return milliToTokens(t.scaledTotal())
 }
 
-// EstimateRequest estimates the whole request: system instruction, tool
-// declarations (req.Config.Tools) and contents. A nil request costs 0.
-func EstimateRequest(req *model.LLMRequest) int {
-	return milliToTokens(requestMilli(req))
-}
-
-func requestMilli(req *model.LLMRequest) int64 {
-	if req == nil {
-		return 0
-	}
+// EstimateRequest estimates a whole request as genai sends it: the system
+// instruction and tool declarations of config (nil: none) and contents.
+func EstimateRequest(contents []*genai.Content, config *genai.GenerateContentConfig) int {
 	var m int64
-	if req.Config != nil {
-		m += contentMilli(req.Config.SystemInstruction, nil, false)
-		m += toolsMilli(req.Config.Tools)
+	if config != nil {
+		m += contentMilli(config.SystemInstruction)
+		m += toolsMilli(config.Tools)
 	}
-	for _, c := range req.Contents {
-		m += contentMilli(c, nil, false)
+	for _, c := range contents {
+		m += contentMilli(c)
 	}
-	return m
+	return milliToTokens(m)
 }
 
 // EstimateTools estimates the tool declarations of a request config.
@@ -102,28 +113,25 @@ func EstimateTools(tools []*genai.Tool) int {
 	return milliToTokens(toolsMilli(tools))
 }
 
-// contentMilli counts c, looking long strings up in e (nil: no cache);
-// nested tells e that the lookups happen inside a content counted for its
-// memo (see EstimatorStats).
-func contentMilli(c *genai.Content, e *Estimator, nested bool) int64 {
+func contentMilli(c *genai.Content) int64 {
 	if c == nil {
 		return 0
 	}
 	m := int64(ContentOverheadTokens * milli)
 	for _, p := range c.Parts {
-		m += partMilli(p, e, nested)
+		m += partMilli(p)
 	}
 	return m
 }
 
-func partMilli(p *genai.Part, e *Estimator, nested bool) int64 {
+func partMilli(p *genai.Part) int64 {
 	if p == nil {
 		return 0
 	}
 	m := int64(PartOverheadTokens * milli)
-	t := textCounter{cache: e, nested: nested}
+	var t textCounter
 	if p.Text != "" {
-		t.text(p.Text)
+		t.add(p.Text)
 		t.closeRun(stNone)
 	}
 	if fc := p.FunctionCall; fc != nil {
@@ -162,13 +170,13 @@ func partMilli(p *genai.Part, e *Estimator, nested bool) int64 {
 	if ec := p.ExecutableCode; ec != nil {
 		t.add(string(ec.Language))
 		t.closeRun(stNone)
-		t.text(ec.Code)
+		t.add(ec.Code)
 		t.closeRun(stNone)
 	}
 	if cr := p.CodeExecutionResult; cr != nil {
 		t.add(string(cr.Outcome))
 		t.closeRun(stNone)
-		t.text(cr.Output)
+		t.add(cr.Output)
 		t.closeRun(stNone)
 	}
 	if tc := p.ToolCall; tc != nil {
@@ -183,7 +191,7 @@ func partMilli(p *genai.Part, e *Estimator, nested bool) int64 {
 		t.mapValue(tr.Response, 0)
 		t.closeRun(stNone)
 	}
-	return m + scaled(t.finish())
+	return m + t.scaledTotal()
 }
 
 func isTextMIME(mime string) bool {
@@ -198,7 +206,7 @@ func blobMilli(mime string, data []byte) int64 {
 		return ImageTokens * milli
 	case isTextMIME(mime) && len(data) > 0:
 		var t textCounter
-		t.add(unsafe.String(&data[0], len(data)))
+		t.add(string(data))
 		return scaled(t.finish())
 	}
 	n := int64(len(data) / MediaBytesPerToken)
@@ -253,7 +261,7 @@ func toolsMilli(tools []*genai.Tool) int64 {
 				t.value(fd.ResponseJsonSchema, 0)
 			}
 			t.add(`}`)
-			m += ToolOverheadTokens*milli + scaled(t.finish())
+			m += ToolOverheadTokens*milli + t.scaledTotal()
 		}
 	}
 	return m
@@ -261,9 +269,11 @@ func toolsMilli(tools []*genai.Tool) int64 {
 
 // schema feeds a genai.Schema as compact JSON (the fields that carry text).
 func (t *textCounter) schema(s *genai.Schema, depth int) {
-	t.nodes++
-	if s == nil || depth > maxValueDepth || t.nodes > maxValueNodes {
+	if s == nil {
 		t.add(`null`)
+		return
+	}
+	if !t.enter(depth) {
 		return
 	}
 	t.add(`{"type":"`)
@@ -367,6 +377,29 @@ func (t *textCounter) mapValue(m map[string]any, depth int) {
 	t.add(`}`)
 }
 
+// enter counts one more value at depth and reports whether to walk it: a
+// walk past the limits saturates the counter (see saturatedMilli).
+func (t *textCounter) enter(depth int) bool {
+	if t.saturated {
+		return false
+	}
+	t.nodes++
+	if depth > maxValueDepth || t.nodes > maxValueNodes {
+		t.saturated = true
+		return false
+	}
+	return true
+}
+
+// jsonText feeds the content of a JSON string value. JSON escapes its
+// double quotes (one more token each) and backslashes (two more: `\n` in
+// the JSON text carried in a string, as processors/truncate sends values
+// nested too deep, is about three tokens where the raw text counts one).
+func (t *textCounter) jsonText(s string) {
+	t.add(s)
+	t.cost += int64(2*strings.Count(s, `\`)+strings.Count(s, `"`)) * milli
+}
+
 // digitsOf returns the number of decimal digits of |v|.
 func digitsOf(v uint64) int {
 	n := 1
@@ -416,9 +449,7 @@ func (t *textCounter) addFloat(f float64) {
 // value feeds v as compact JSON. Common JSON types are handled directly;
 // anything else goes through reflection. depth bounds recursion.
 func (t *textCounter) value(v any, depth int) {
-	t.nodes++
-	if depth > maxValueDepth || t.nodes > maxValueNodes {
-		t.add(`null`)
+	if !t.enter(depth) {
 		return
 	}
 	switch x := v.(type) {
@@ -426,7 +457,7 @@ func (t *textCounter) value(v any, depth int) {
 		t.add(`null`)
 	case string:
 		t.add(`"`)
-		t.text(x)
+		t.jsonText(x)
 		t.add(`"`)
 	case bool:
 		if x {
@@ -474,16 +505,16 @@ func (t *textCounter) value(v any, depth int) {
 			t.add(`"`)
 			t.add(k)
 			t.add(`":"`)
-			t.text(s)
+			t.jsonText(s)
 			t.add(`",`)
 			t.closeRun(stNone)
 		}
 		t.add(`}`)
 	case []byte:
-		// JSON encodes bytes as base64: 4/3 of the size, about 2.5
-		// bytes per token for random data.
+		// JSON encodes bytes as base64, which o200k splits into about
+		// 0.68 tokens per character (random data; 0.64 for text).
 		t.closeRun(stNone)
-		t.cost += int64(len(x)) * 4 / 3 * milli * 2 / 5
+		t.cost += int64((len(x)+2)/3*4) * base64CharMilli
 	case *genai.Schema:
 		t.schema(x, depth+1)
 	default:
@@ -501,8 +532,10 @@ func absInt(v int64) uint64 {
 // reflectValue walks arbitrary values (typed tool results, *jsonschema.Schema)
 // approximately like encoding/json would print them.
 func (t *textCounter) reflectValue(rv reflect.Value, depth int) {
-	t.nodes++
-	if depth > maxValueDepth || t.nodes > maxValueNodes || !rv.IsValid() {
+	if !t.enter(depth) {
+		return
+	}
+	if !rv.IsValid() {
 		t.add(`null`)
 		return
 	}
@@ -519,7 +552,7 @@ func (t *textCounter) reflectValue(rv reflect.Value, depth int) {
 		}
 	case reflect.String:
 		t.add(`"`)
-		t.text(rv.String())
+		t.jsonText(rv.String())
 		t.add(`"`)
 	case reflect.Bool:
 		t.value(rv.Bool(), depth)

@@ -3,16 +3,15 @@ package budget
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/adk/model"
 	"google.golang.org/genai"
 )
 
 func TestEstimateNilSafety(t *testing.T) {
-	var nilReq *model.LLMRequest
 	tests := []struct {
 		name string
 		got  int
@@ -20,9 +19,9 @@ func TestEstimateNilSafety(t *testing.T) {
 		{"nil content", EstimateContent(nil)},
 		{"nil contents", EstimateContents(nil)},
 		{"nil entries", EstimateContents([]*genai.Content{nil, nil})},
-		{"nil request", EstimateRequest(nilReq)},
-		{"empty request", EstimateRequest(&model.LLMRequest{})},
-		{"nil config parts", EstimateRequest(&model.LLMRequest{Config: &genai.GenerateContentConfig{Tools: []*genai.Tool{nil, {FunctionDeclarations: []*genai.FunctionDeclaration{nil}}}}})},
+		{"nil request", EstimateRequest(nil, nil)},
+		{"empty config", EstimateRequest(nil, &genai.GenerateContentConfig{})},
+		{"nil config parts", EstimateRequest(nil, &genai.GenerateContentConfig{Tools: []*genai.Tool{nil, {FunctionDeclarations: []*genai.FunctionDeclaration{nil}}}})},
 		{"nil part", EstimatePart(nil)},
 		{"nil value", EstimateValue(nil)},
 	}
@@ -82,15 +81,69 @@ func TestEstimateValueTracksJSON(t *testing.T) {
 	}
 }
 
-func TestEstimateValueCycleBounded(t *testing.T) {
-	m := map[string]any{"name": "loop"}
-	m["a"] = m
-	m["b"] = m
+// A []byte is sent as base64: counted at or above what o200k makes of it.
+func TestEstimateValueBytes(t *testing.T) {
+	random := make([]byte, 40_960)
+	for i := range random {
+		random[i] = byte(i*131 + i/256 + i*i)
+	}
+	for name, b := range map[string][]byte{"random": random, "text": []byte(readSample(t, "go_test.txt"))} {
+		js, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		real, err := realTokenizer(t).Count(string(js))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := EstimateValue(b); got < real || got > real*13/10 {
+			t.Errorf("%s: EstimateValue = %d, o200k of its base64 JSON = %d, want within [1, 1.3]×", name, got, real)
+		}
+	}
+}
+
+// nested returns {"a": {"a": ... leaf}} depth levels deep.
+func nested(depth int, leaf any) any {
+	v := leaf
+	for range depth {
+		v = map[string]any{"a": v}
+	}
+	return v
+}
+
+// A value the walk cannot finish is never counted below its real size: deep
+// values are walked to the end, cycles and exponentially shared values
+// saturate the estimate.
+func TestEstimateValueUnwalkable(t *testing.T) {
+	cyclic := map[string]any{"name": "loop"}
+	cyclic["a"] = cyclic
+	cyclic["b"] = cyclic
 	l := []any{nil}
 	l[0] = l
-	m["l"] = l
-	if got := EstimateValue(m); got <= 0 {
-		t.Errorf("EstimateValue(cyclic) = %d, want > 0", got)
+	// 2^40 paths through 40 levels of two references to the same list.
+	shared := []any{"leaf"}
+	for range 40 {
+		shared = []any{shared, shared}
+	}
+	deepOutput := nested(150, strings.Repeat("deep line of output\n", 210_000))
+	for _, tc := range []struct {
+		name string
+		v    any
+		min  int
+	}{
+		{"150 levels deep, 4.2 MB", deepOutput, jsonEstimate(t, deepOutput)},
+		{"20,000 levels deep", nested(20_000, "x"), math.MaxInt32},
+		{"cyclic map", cyclic, math.MaxInt32},
+		{"cyclic list", map[string]any{"l": l}, math.MaxInt32},
+		{"exponentially shared", shared, math.MaxInt32},
+	} {
+		if got := EstimateValue(tc.v); got < tc.min {
+			t.Errorf("%s: EstimateValue = %d, want at least %d", tc.name, got, tc.min)
+		}
+		part := genai.NewPartFromFunctionResponse("tool", map[string]any{"result": tc.v})
+		if got := EstimatePart(part); got < tc.min {
+			t.Errorf("%s: EstimatePart = %d, want at least %d", tc.name, got, tc.min)
+		}
 	}
 }
 
@@ -169,8 +222,7 @@ func TestEstimateRequestComponents(t *testing.T) {
 		genai.NewContentFromParts([]*genai.Part{genai.NewPartFromFunctionResponse("run_shell", map[string]any{"output": readSample(t, "ls_la.txt")})}, "user"),
 	}
 	tools := sampleTools()
-	req := &model.LLMRequest{Model: "gemini-2.5-flash", Contents: contents, Config: &genai.GenerateContentConfig{SystemInstruction: sys, Tools: tools}}
-	got := EstimateRequest(req)
+	got := EstimateRequest(contents, &genai.GenerateContentConfig{SystemInstruction: sys, Tools: tools})
 	parts := EstimateContent(sys) + EstimateTools(tools) + EstimateContents(contents)
 	if d := got - parts; d < -3 || d > 3 {
 		t.Errorf("EstimateRequest = %d, sum of components = %d", got, parts)
@@ -204,10 +256,10 @@ func TestEstimateDeterministic(t *testing.T) {
 	doc["strings"] = map[string]string{"a": "x y", "b": "1,2", "c": "{}", "d": "Zz"}
 	doc["typed"] = map[string]int{"one": 1, "two": 2, "three": 3}
 	c := genai.NewContentFromFunctionResponse("get_orders", doc, genai.RoleUser)
-	req := &model.LLMRequest{Contents: []*genai.Content{c}, Config: &genai.GenerateContentConfig{Tools: sampleTools()}}
-	first := EstimateRequest(req)
+	contents, config := []*genai.Content{c}, &genai.GenerateContentConfig{Tools: sampleTools()}
+	first := EstimateRequest(contents, config)
 	for i := range 50 {
-		if got := EstimateRequest(req); got != first {
+		if got := EstimateRequest(contents, config); got != first {
 			t.Fatalf("run %d: %d, first run %d", i, got, first)
 		}
 	}

@@ -89,21 +89,10 @@ type textCounter struct {
 	lastInc   int64
 	lastPunct byte
 	nodes     int // values walked by value/reflectValue
-	cache     *Estimator
-	nested    bool // string lookups inside a content counted for the memo
-}
-
-// text feeds a content string. Strings of at least cacheMinBytes are
-// counted in isolation (runs closed before and after), through the
-// Estimator's cache when there is one, so cached and uncached results are
-// identical.
-func (t *textCounter) text(s string) {
-	if len(s) < cacheMinBytes {
-		t.add(s)
-		return
-	}
-	t.closeRun(stNone)
-	t.cost += t.cache.rawMilli(s, t.nested)
+	// saturated: the counter met a value it cannot walk (nested deeper than
+	// maxValueDepth, more than maxValueNodes values: a cycle or an
+	// exponentially shared structure) and counts as saturatedMilli.
+	saturated bool
 }
 
 // closeRun adds the cost of the current run. next is the state that follows.
@@ -351,6 +340,15 @@ func (t *textCounter) add(s string) {
 func (t *textCounter) finish() int64 {
 	t.closeRun(stNone)
 	return t.cost
+}
+
+// scaledTotal returns the cost with the safety factor, or saturatedMilli
+// when something could not be walked.
+func (t *textCounter) scaledTotal() int64 {
+	if t.saturated {
+		return saturatedMilli
+	}
+	return scaled(t.finish())
 }
 
 // scaled applies the safety factor to a raw text cost.

@@ -3,7 +3,6 @@ package budget_test
 import (
 	"fmt"
 
-	"google.golang.org/adk/model"
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/budget"
@@ -25,21 +24,19 @@ func ExampleRegistry_Lookup() {
 	// mystery-model known=false window=128000 reserved=8192 soft=83865 hard=113817
 }
 
-// Estimate a request: system instruction, tool declarations and contents.
+// Estimate a request: system instruction, tool declarations and contents
+// (with adk-go: budget.EstimateRequest(req.Contents, req.Config)).
 func ExampleEstimateRequest() {
-	req := &model.LLMRequest{
-		Model: "gemini-2.5-flash",
-		Config: &genai.GenerateContentConfig{
-			SystemInstruction: genai.NewContentFromText("You are a helpful assistant.", genai.RoleUser),
-		},
-		Contents: []*genai.Content{
-			genai.NewContentFromText("List the files in the repository.", genai.RoleUser),
-			genai.NewContentFromFunctionCall("run_shell", map[string]any{"cmd": "ls"}, genai.RoleModel),
-			genai.NewContentFromFunctionResponse("run_shell", map[string]any{"output": "README.md\ngo.mod\nmain.go\n"}, genai.RoleUser),
-		},
+	config := &genai.GenerateContentConfig{
+		SystemInstruction: genai.NewContentFromText("You are a helpful assistant.", genai.RoleUser),
+	}
+	contents := []*genai.Content{
+		genai.NewContentFromText("List the files in the repository.", genai.RoleUser),
+		genai.NewContentFromFunctionCall("run_shell", map[string]any{"cmd": "ls"}, genai.RoleModel),
+		genai.NewContentFromFunctionResponse("run_shell", map[string]any{"output": "README.md\ngo.mod\nmain.go\n"}, genai.RoleUser),
 	}
 	fmt.Println("text:", budget.EstimateText("List the files in the repository."))
-	fmt.Println("request:", budget.EstimateRequest(req))
+	fmt.Println("request:", budget.EstimateRequest(contents, config))
 	// Output:
 	// text: 9
 	// request: 66
@@ -76,24 +73,17 @@ func ExampleTally() {
 	// turns=3 calls=3 last_prompt=18000 avg_growth=4000 turns_remaining=16
 }
 
-// An Estimator shared by all model calls remembers what it counted: the
-// history adk-go rebuilds on every call is not scanned again.
-func ExampleEstimator_EstimateEach() {
-	e := budget.NewEstimator(0)
+// Estimate each content of a history at once, as a budget check that may
+// drop the oldest ones needs.
+func ExampleEstimateEach() {
 	history := []*genai.Content{
 		genai.NewContentFromText("List the files of the repository.", genai.RoleUser),
 		genai.NewContentFromFunctionCall("list_files", map[string]any{"dir": "."}, genai.RoleModel),
 		genai.NewContentFromFunctionResponse("list_files", map[string]any{"output": "go.mod\nmain.go\nREADME.md\n"}, genai.RoleUser),
 	}
 	sizes := make([]int, len(history))
-	for call := range 2 {
-		total := e.EstimateEach(history, sizes)
-		st := e.Stats()
-		fmt.Printf("call %d: sizes %v, total %d, memo hits %d, misses %d\n", call, sizes, total, st.ContentHits, st.ContentMisses)
-	}
-	fmt.Println("same as EstimateContent:", sizes[2] == budget.EstimateContent(history[2]))
+	total := budget.EstimateEach(history, sizes)
+	fmt.Println(sizes, total, sizes[2] == budget.EstimateContent(history[2]))
 	// Output:
-	// call 0: sizes [14 14 26], total 54, memo hits 0, misses 3
-	// call 1: sizes [14 14 26], total 54, memo hits 3, misses 3
-	// same as EstimateContent: true
+	// [14 14 26] 54 true
 }

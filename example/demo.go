@@ -333,11 +333,11 @@ func countLog(path string, offset int64, rep *DemoReport) error {
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for sc.Scan() {
 		var e struct {
-			Msg           string `json:"msg"`
-			Action        string `json:"action"`
-			OriginalBytes int    `json:"original_bytes"`
-			KeptBytes     int    `json:"kept_bytes"`
-			Artifact      string `json:"artifact"`
+			Msg           string   `json:"msg"`
+			Action        string   `json:"action"`
+			OriginalBytes int      `json:"original_bytes"`
+			KeptBytes     int      `json:"kept_bytes"`
+			Artifacts     []string `json:"artifacts"`
 		}
 		if json.Unmarshal(sc.Bytes(), &e) != nil {
 			continue
@@ -351,7 +351,7 @@ func countLog(path string, offset int64, rep *DemoReport) error {
 		case "tool output truncated":
 			rep.OutputsTruncated++
 			rep.TruncatedBytes += max(e.OriginalBytes-e.KeptBytes, 0)
-			if e.Artifact != "" {
+			if len(e.Artifacts) > 0 {
 				rep.FullOutputsSaved++
 			}
 		}

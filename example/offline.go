@@ -48,7 +48,7 @@ func (m offlineModel) GenerateContent(ctx context.Context, req *model.LLMRequest
 			return
 		}
 		content := respond(req)
-		prompt := int32(math.Round(offlineTokenScale * float64(budget.EstimateRequest(req))))
+		prompt := int32(math.Round(offlineTokenScale * float64(budget.EstimateRequest(req.Contents, req.Config))))
 		out := int32(budget.EstimateContent(content))
 		yield(&model.LLMResponse{
 			Content:      content,

@@ -278,7 +278,7 @@ func TestLongInvocationStaysBounded(t *testing.T) {
 		t.Fatalf("model calls = %d, want %d", len(reqs), calls+1)
 	}
 	for i, r := range reqs {
-		if n := budget.EstimateRequest(r); n > limits.Hard {
+		if n := budget.EstimateRequest(r.Contents, r.Config); n > limits.Hard {
 			t.Errorf("call %d: %d tokens above the hard limit %d", i, n, limits.Hard)
 		}
 		if !slices.Contains(userTexts(r), "build all thirty targets") {

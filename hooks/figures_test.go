@@ -1,7 +1,9 @@
 package hooks_test
 
 import (
+	"context"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"sync"
@@ -19,7 +21,6 @@ import (
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
-	"github.com/adkctx/adkctx/internal/llmtest"
 	"github.com/adkctx/adkctx/internal/scenario"
 )
 
@@ -60,19 +61,7 @@ func runScenarioWith(tb testing.TB, window, invocations int, withAdkctx bool, cc
 	const modelName = "scenario-model"
 	info := budget.ModelInfo{Name: modelName, ContextWindow: window, MaxOutputTokens: 8_192}
 	limits := budget.NewLimits(info, true, budget.LimitConfig{})
-	rec := &scenario.Recorder{Soft: limits.Soft}
-	var mu sync.Mutex
-	m := &llmtest.Model{ModelName: modelName, UsageScale: 1, Default: func(req *model.LLMRequest) (*genai.Content, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		var system *genai.Content
-		var tools []*genai.Tool
-		if req.Config != nil {
-			system, tools = req.Config.SystemInstruction, req.Config.Tools
-		}
-		rec.Add(system, tools, req.Contents, budget.EstimateRequest(req))
-		return scenario.Reply(req.Contents), nil
-	}}
+	m := &scenarioModel{name: modelName, rec: &scenario.Recorder{Soft: limits.Soft}}
 	a, err := llmagent.New(llmagent.Config{Name: "coder", Model: m, Instruction: "You are a careful coding assistant.", Tools: scenarioTools(tb)})
 	if err != nil {
 		tb.Fatal(err)
@@ -82,6 +71,7 @@ func runScenarioWith(tb testing.TB, window, invocations int, withAdkctx bool, cc
 	if withAdkctx {
 		cc.Summarizer, cc.Synchronous = &compaction.ExtractiveSummarizer{}, true
 		run.hooks, err = hooks.New(hooks.Config{
+			Logger:     scenarioLogger(tb),
 			Models:     []budget.ModelInfo{info},
 			Compaction: &cc,
 		})
@@ -103,8 +93,36 @@ func runScenarioWith(tb testing.TB, window, invocations int, withAdkctx bool, cc
 			}
 		}
 	}
-	run.figures = rec.Figures()
+	run.figures = m.rec.Figures()
 	return run
+}
+
+// scenarioModel plays the scripted model of the session. It reports PromptTokenCount = our
+// estimate of the request and records every request; unlike llmtest.Model it keeps no copies,
+// so a session without adkctx (requests of millions of tokens) stays cheap.
+type scenarioModel struct {
+	name string
+	mu   sync.Mutex
+	rec  *scenario.Recorder
+}
+
+func (m *scenarioModel) Name() string { return m.name }
+
+func (m *scenarioModel) GenerateContent(_ context.Context, req *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
+	return func(yield func(*model.LLMResponse, error) bool) {
+		m.mu.Lock()
+		var system *genai.Content
+		var tools []*genai.Tool
+		if req.Config != nil {
+			system, tools = req.Config.SystemInstruction, req.Config.Tools
+		}
+		prompt := budget.EstimateRequest(req.Contents, req.Config)
+		m.rec.Add(system, tools, req.Contents, prompt)
+		m.mu.Unlock()
+		content := scenario.Reply(req.Contents)
+		yield(&model.LLMResponse{Content: content, FinishReason: genai.FinishReasonStop, TurnComplete: true,
+			UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: int32(prompt), CandidatesTokenCount: int32(budget.EstimateContent(content))}}, nil)
+	}
 }
 
 func pct(a, b float64) float64 { return 100 * a / b }
@@ -124,10 +142,11 @@ func TestFigureContinuity(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("figure run skipped in -short and -race mode; run: go test -run TestFigure ./hooks/")
 	}
+	// Without adkctx the model sees the same requests whatever its window: one run serves both.
+	without := runScenario(t, 1_048_576, scenario.Invocations, false)
 	for _, window := range []int{1_048_576, 32_768} {
 		t.Run(fmt.Sprint(window), func(t *testing.T) {
 			with := runScenario(t, window, scenario.Invocations, true)
-			without := runScenario(t, window, scenario.Invocations, false)
 			f, b := with.figures, without.figures
 			logFigures(t, "with adkctx", f)
 			logFigures(t, "without", b)

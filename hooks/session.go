@@ -84,10 +84,12 @@ func (s *service) Delete(ctx context.Context, req *session.DeleteRequest) error 
 	return s.base.Delete(ctx, req)
 }
 
-// AppendEvent appends through the stored session. When the base service refuses the append
-// because adkctx's own marker (appended in the background) made the runner's handle stale, it
-// appends through a fresh handle and the view keeps using that one: a compaction never fails a
-// turn. Any other error, and a handle made stale by other writers, is returned as is.
+// AppendEvent appends through the stored session. adkctx's own background writes must never fail
+// a turn, so when the base service refuses the append because a marker appended in the
+// background made the runner's handle stale, or because the store was busy with that write
+// (SQLite has one writer), it appends through a fresh handle — a few times, backing off while
+// busy — and the view keeps using that handle. Other errors, and a handle made stale by other
+// writers, are returned as they are.
 func (s *service) AppendEvent(ctx context.Context, sess session.Session, ev *session.Event) error {
 	vs, _ := sess.(*viewSession)
 	inner := unwrap(sess)
@@ -95,37 +97,55 @@ func (s *service) AppendEvent(ctx context.Context, sess session.Session, ev *ses
 		s.e.NoteAppend(compaction.Session{App: inner.AppName(), User: inner.UserID(), ID: inner.ID()}, ev.InvocationID, ev.Author)
 	}
 	err := s.base.AppendEvent(ctx, inner, ev)
-	if err == nil || vs == nil || ev == nil {
-		return err
+	for try := 0; err != nil && vs != nil && ev != nil && try < maxAppendRetries; try++ {
+		busy := false
+		if kind, _ := errkind.Of(err); kind == errkind.Busy {
+			busy = true
+			select {
+			case <-time.After(busyBackoff << try):
+			case <-ctx.Done():
+				return err
+			}
+		}
+		fresh, advanced := s.refresh(ctx, inner)
+		if fresh == nil || !busy && !advanced {
+			return err
+		}
+		if err = s.base.AppendEvent(ctx, fresh, ev); err == nil {
+			vs.setInner(fresh)
+		}
+		inner = fresh
 	}
-	fresh := s.refresh(ctx, inner)
-	if fresh == nil {
-		return err
-	}
-	if err := s.base.AppendEvent(ctx, fresh, ev); err != nil {
-		return err
-	}
-	vs.setInner(fresh)
-	return nil
+	return err
 }
 
-// refresh returns a fresh handle when every event stored since handle was read is a marker,
-// nil otherwise.
-func (s *service) refresh(ctx context.Context, handle session.Session) session.Session {
+// Retries of AppendEvent.
+const (
+	maxAppendRetries = 4
+	busyBackoff      = 25 * time.Millisecond
+)
+
+// refresh reads the session again. It returns nil when events other than markers were stored
+// since handle was read (another writer: its error stands), and whether anything was stored.
+func (s *service) refresh(ctx context.Context, handle session.Session) (fresh session.Session, advanced bool) {
 	resp, err := s.base.Get(ctx, &session.GetRequest{AppName: handle.AppName(), UserID: handle.UserID(), SessionID: handle.ID()})
 	if err != nil || resp == nil || resp.Session == nil {
-		return nil
+		return nil, false
 	}
 	known := map[string]bool{}
 	for e := range handle.Events().All() {
 		known[e.ID] = true
 	}
 	for e := range resp.Session.Events().All() {
-		if !known[e.ID] && (e.Content != nil || e.CustomMetadata[compaction.MetadataKey] == nil) {
-			return nil
+		if known[e.ID] {
+			continue
 		}
+		if e.Content != nil || e.CustomMetadata[compaction.MetadataKey] == nil {
+			return nil, false
+		}
+		advanced = true
 	}
-	return resp.Session
+	return resp.Session, advanced
 }
 
 // Load implements compaction.Store.

@@ -259,9 +259,10 @@ type sessionState struct {
 	// recent growth between two requests (decaying).
 	lastPredicted int
 	growth        float64
-	seq           int               // model calls so far (call_seq)
-	calls         map[callKey]*call // calls in flight, at most maxCallsInSession
-	runs          []string          // invocations the plugin saw start (newest last)
+	seq           int                   // model calls so far (call_seq)
+	calls         map[callKey]*call     // calls in flight, at most maxCallsInSession
+	streams       map[streamKey]*stream // at most maxCallsInSession
+	runs          []string              // invocations the plugin saw start (newest last)
 	clock         uint64
 }
 
@@ -275,9 +276,39 @@ type call struct {
 	estimate    int // our estimate of the request sent, waiting for the reported count
 	predicted   int
 	seq         int
-	prefix      prefixPrint // of the request sent, to measure what the next one reuses
-	turnsDrop   int         // turns the last trimmed request of this call left out
 	lastUse     uint64
+}
+
+// streamKey names the requests of one agent in one branch of a session, across invocations:
+// each extends the previous one until a compaction or a trim.
+type streamKey struct{ branch, agent string }
+
+type stream struct {
+	prefix    prefixPrint // of the last request sent
+	turnsDrop int         // turns the last trimmed request left out
+	lastUse   uint64
+}
+
+// stream returns the state of a stream (creating it), dropping the least recently used beyond
+// the bound. Hold st.mu.
+func (st *sessionState) stream(k streamKey) *stream {
+	st.clock++
+	s, ok := st.streams[k]
+	if !ok {
+		if st.streams == nil {
+			st.streams = map[streamKey]*stream{}
+		}
+		if len(st.streams) >= maxCallsInSession {
+			for key := range st.streams {
+				delete(st.streams, key) // rare: a session with many agents and branches
+				break
+			}
+		}
+		s = &stream{}
+		st.streams[k] = s
+	}
+	s.lastUse = st.clock
+	return s
 }
 
 func keyOf(c Call) compaction.Session {

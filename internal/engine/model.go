@@ -15,6 +15,7 @@ import (
 	"github.com/adkctx/adkctx/internal/errkind"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/response"
+	"github.com/adkctx/adkctx/processors/truncate"
 )
 
 // CallRecordKey is the CustomMetadata key of the record adkctx puts on every model response
@@ -50,7 +51,8 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 	seq := st.seq
 	st.limits = limits
 	cal := *st.calibration(req.Model)
-	prevDrop, prevPrint := cl.turnsDrop, cl.prefix
+	sm := st.stream(streamKey{c.Branch(), c.AgentName()})
+	prevDrop, prevPrint := sm.turnsDrop, sm.prefix
 	plugin := st.sawRun(c.InvocationID())
 	st.mu.Unlock()
 	if e.CompactionOn() && !plugin {
@@ -73,31 +75,38 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 	}
 	cut := request.TruncateFunctionResponses(req, e.cfg.Truncation)
 	norm := request.Normalize(req)
+	prints, sizes := contentPrints(req.Contents, prevPrint)
 	d, err := request.EnforceBudget(req, request.BudgetInput{
 		Limits:               limits,
 		Predict:              cal.Predict,
 		Pinned:               compaction.IsSummary,
+		Sizes:                sizes,
 		PreviousTurnsDropped: prevDrop,
 	})
-	print := fingerprint(req, d)
+	if d.Action == request.ActionTrimmed {
+		prints, sizes = contentPrints(req.Contents, prefixPrint{})
+	}
+	print := prefixPrint{fixed: fixedPrint(req), fixedTokens: d.FixedTokens, contents: prints, sizes: sizes}
 	reused := print.reused(prevPrint)
 
 	st.mu.Lock()
 	cl.model, cl.seq = req.Model, seq
 	if err == nil {
-		cl.estimate, cl.predicted, cl.prefix, cl.turnsDrop = d.FinalEstimatedTokens, d.FinalTokens, print, d.TurnsDropped
+		cl.estimate, cl.predicted = d.FinalEstimatedTokens, d.FinalTokens
+		sm.prefix, sm.turnsDrop = print, d.TurnsDropped
 		st.lastTokens, st.lastFactor = d.FinalTokens+d.Margin, d.CalibrationFactor()
 	}
 	// The soft limit in the compactor's unit: estimated tokens of the history alone.
 	st.tokenLimit = max(int(float64(limits.Soft)/d.CalibrationFactor())-d.FixedTokens, 1)
 	tokenLimit := st.tokenLimit
-	// Compact before the soft limit is crossed: when the next request, grown like the largest
-	// recent growth, would pass it, the summary can be ready before that request is built.
+	// Compact before the soft limit is crossed: when the next request, grown by the largest
+	// recent growth or by one more tool result at the truncation limit, would pass it, so the
+	// summary is ready before that request is built.
 	if st.lastPredicted > 0 && d.PredictedTokens > st.lastPredicted {
 		st.growth = max(float64(d.PredictedTokens-st.lastPredicted), st.growth*growthDecay)
 	}
 	st.lastPredicted = d.PredictedTokens
-	approaching := d.PredictedTokens+int(st.growth) > limits.Soft
+	approaching := d.PredictedTokens+max(int(st.growth), e.maxResultTokens(d)) > limits.Soft
 	st.mu.Unlock()
 
 	if d.OverSoft || approaching {
@@ -145,6 +154,16 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 	}
 	e.log.Info("budget decision", fields...)
 	return nil
+}
+
+// maxResultTokens is what one tool result at the truncation limit adds to a request (at a
+// conservative 3 bytes per token), predicted.
+func (e *Engine) maxResultTokens(d request.BudgetDecision) int {
+	maxBytes := e.cfg.Truncation.MaxBytes
+	if maxBytes == 0 {
+		maxBytes = truncate.DefaultMaxBytes
+	}
+	return int(float64(maxBytes) / 3 * d.CalibrationFactor())
 }
 
 func round3(f float64) float64 { return math.Round(f*1000) / 1000 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/binary"
 	"hash/maphash"
+	"math"
 
 	"google.golang.org/genai"
 
@@ -10,11 +11,21 @@ import (
 	"github.com/adkctx/adkctx/processors/request"
 )
 
-// prefixPrint is a cheap fingerprint of a request, to measure how many tokens of it repeat the
-// previous request of the same call byte for byte: what a provider's prompt cache can serve.
-// Contents are compared by role, part kinds, names, ids, text lengths with their first and last
-// bytes, and estimated size: equal fingerprints of different contents are possible in theory and
-// harmless (the figure is a log field, not a decision).
+// prefixPrint is a cheap fingerprint of a request: a hash of its system instruction and tools,
+// and one per content built from its role, part kinds, names, ids, text lengths with their
+// first and last bytes, and the shape of function arguments and responses (their keys, value
+// kinds and string lengths). Between two requests of the same stream (one agent in one branch
+// of a session), adk-go rebuilds every content from the same events, so equal fingerprints at
+// the same position are the same content:
+//
+//   - the sizes of matching contents are taken from the previous request instead of being
+//     estimated again: a request costs the estimate of what is new, not of the whole history;
+//   - the tokens of the longest matching prefix are what a provider's prompt cache can serve,
+//     logged as prefix_reused_tokens.
+//
+// Two different contents with equal fingerprints at the same position of consecutive requests
+// (same length, same first and last 32 bytes of every text, same keys) would share a size
+// estimate; the estimate is then that of a content of the same shape.
 type prefixPrint struct {
 	fixed       uint64 // system instruction and tools
 	fixedTokens int
@@ -24,10 +35,29 @@ type prefixPrint struct {
 
 var seed = maphash.MakeSeed()
 
-func fingerprint(req *request.LLMRequest, d request.BudgetDecision) prefixPrint {
+// contentPrints fingerprints each content of req and sizes it, reusing prev's sizes for
+// contents at the same position with the same fingerprint.
+func contentPrints(contents []*genai.Content, prev prefixPrint) (prints []uint64, sizes []int) {
 	var h maphash.Hash
 	h.SetSeed(seed)
-	p := prefixPrint{fixedTokens: d.FixedTokens, contents: make([]uint64, len(req.Contents))}
+	prints, sizes = make([]uint64, len(contents)), make([]int, len(contents))
+	for i, c := range contents {
+		h.Reset()
+		writeContent(&h, c)
+		prints[i] = h.Sum64()
+		if i < len(prev.contents) && prev.contents[i] == prints[i] {
+			sizes[i] = prev.sizes[i]
+		} else {
+			sizes[i] = budget.EstimateContent(c)
+		}
+	}
+	return prints, sizes
+}
+
+// fixedPrint fingerprints what precedes the contents: system instruction and tools.
+func fixedPrint(req *request.LLMRequest) uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
 	if req.Config != nil {
 		if si := req.Config.SystemInstruction; si != nil {
 			for _, part := range si.Parts {
@@ -37,34 +67,18 @@ func fingerprint(req *request.LLMRequest, d request.BudgetDecision) prefixPrint 
 			}
 		}
 		for _, t := range req.Config.Tools {
-			for _, fd := range toolDecls(t) {
-				h.WriteString(fd.Name)
-				h.WriteString(fd.Description)
+			if t == nil {
+				continue
+			}
+			for _, fd := range t.FunctionDeclarations {
+				if fd != nil {
+					h.WriteString(fd.Name)
+					h.WriteString(fd.Description)
+				}
 			}
 		}
 	}
-	p.fixed = h.Sum64()
-	p.sizes = d.Sizes
-	if d.Action == request.ActionTrimmed || len(p.sizes) != len(req.Contents) {
-		p.sizes = make([]int, len(req.Contents))
-		for i, c := range req.Contents {
-			p.sizes[i] = budget.EstimateContent(c)
-		}
-	}
-	for i, c := range req.Contents {
-		h.Reset()
-		writeContent(&h, c)
-		writeInt(&h, p.sizes[i])
-		p.contents[i] = h.Sum64()
-	}
-	return p
-}
-
-func toolDecls(t *genai.Tool) []*genai.FunctionDeclaration {
-	if t == nil {
-		return nil
-	}
-	return t.FunctionDeclarations
+	return h.Sum64()
 }
 
 func writeContent(h *maphash.Hash, c *genai.Content) {
@@ -77,24 +91,87 @@ func writeContent(h *maphash.Hash, c *genai.Content) {
 			continue
 		}
 		writeText(h, p.Text)
+		if p.Thought {
+			h.WriteByte(1)
+		}
 		if fc := p.FunctionCall; fc != nil {
 			h.WriteString("call:" + fc.Name + ":" + fc.ID)
+			writeShape(h, fc.Args, 0)
 		}
 		if fr := p.FunctionResponse; fr != nil {
 			h.WriteString("resp:" + fr.Name + ":" + fr.ID)
+			writeShape(h, fr.Response, 0)
+		}
+		if b := p.InlineData; b != nil {
+			h.WriteString("blob:" + b.MIMEType)
+			writeInt(h, len(b.Data))
+		}
+		if f := p.FileData; f != nil {
+			h.WriteString("file:" + f.FileURI)
+		}
+		if ec := p.ExecutableCode; ec != nil {
+			writeText(h, ec.Code)
+		}
+		if cr := p.CodeExecutionResult; cr != nil {
+			writeText(h, cr.Output)
 		}
 	}
 }
 
-func writeText(h *maphash.Hash, s string) {
-	const edge = 32
-	writeInt(h, len(s))
-	if len(s) <= 2*edge {
-		h.WriteString(s)
-		return
+// writeShape writes a digest of a JSON-like value (see shape).
+func writeShape(h *maphash.Hash, v any, depth int) { writeInt(h, int(shape(v, depth))) }
+
+// shape digests a JSON-like value: map keys, value kinds, string lengths with their edges,
+// numbers, list lengths; two levels deep; independent of map order. It allocates nothing.
+func shape(v any, depth int) uint64 {
+	const mix = 0x9e3779b97f4a7c15
+	switch x := v.(type) {
+	case string:
+		return textDigest(x)
+	case float64:
+		return math.Float64bits(x) * mix
+	case bool:
+		if x {
+			return 1
+		}
+		return 2
+	case []any:
+		d := uint64(len(x))*mix + 3
+		if depth < 2 {
+			for _, e := range x[:min(len(x), 16)] {
+				d = (d ^ shape(e, depth+1)) * mix
+			}
+		}
+		return d
+	case map[string]any:
+		d := uint64(len(x))*mix + 4
+		if depth < 2 {
+			for k, e := range x {
+				d += (maphash.String(seed, k) ^ shape(e, depth+1)) * mix // a sum: map order does not matter
+			}
+		}
+		return d
+	case nil:
+		return 5
 	}
-	h.WriteString(s[:edge])
-	h.WriteString(s[len(s)-edge:])
+	return 6
+}
+
+// textDigest digests a string's length and its first and last 32 bytes.
+func textDigest(s string) uint64 {
+	const edge = 32
+	if len(s) <= 2*edge {
+		return maphash.String(seed, s) ^ uint64(len(s))
+	}
+	return (maphash.String(seed, s[:edge]) * 31) ^ maphash.String(seed, s[len(s)-edge:]) ^ uint64(len(s))<<1
+}
+
+func writeText(h *maphash.Hash, s string) { writeInt(h, int(textDigest(s))) }
+
+func writeInt(h *maphash.Hash, n int) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(n))
+	h.Write(b[:])
 }
 
 // reused returns the estimated tokens of p's longest prefix equal to prev's.
@@ -110,10 +187,4 @@ func (p prefixPrint) reused(prev prefixPrint) int {
 		n += p.sizes[i]
 	}
 	return n
-}
-
-func writeInt(h *maphash.Hash, n int) {
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], uint64(n))
-	h.Write(b[:])
 }

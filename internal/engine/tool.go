@@ -2,44 +2,55 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/internal/errkind"
 	"github.com/adkctx/adkctx/processors/response"
+	"github.com/adkctx/adkctx/processors/truncate"
 )
 
 // SaveFunc saves an artifact of the current session (the glue wraps adk-go's agent.Artifacts).
 type SaveFunc func(ctx context.Context, name string, part *genai.Part) error
 
-// AfterTool cuts a tool result (head and tail kept, with a marker) before it is stored, saving
-// the full result as an artifact when save is not nil. It returns nil when the result is kept
+// AfterTool cuts a tool result (head and tail kept, with a marker) before it is stored. When save
+// is not nil, each cut (a string or []byte, or the elements a long list left out) is saved whole,
+// byte for byte, as its own artifact named in its marker. It returns nil when the result is kept
 // as is.
 func (e *Engine) AfterTool(ctx context.Context, c Call, tool, callID string, result map[string]any, save SaveFunc) map[string]any {
 	if result == nil {
 		return nil
 	}
-	name, note := "", ""
+	var cuts []fullOutput
+	var note func(truncate.Cut) string
 	if save != nil && !e.cfg.NoFullOutputArtifacts {
-		name = ArtifactName(tool, callID)
-		note = fmt.Sprintf("full output saved as artifact %q", name)
+		note = func(cut truncate.Cut) string {
+			out := fullOutput{cut: cut, text: isText(cut)}
+			out.name = ArtifactName(tool, callID, cut.Index, cut.Count, out.text)
+			cuts = append(cuts, out)
+			return fmt.Sprintf("full output saved as artifact %q", out.name)
+		}
 	}
-	cut, stats := response.TruncateToolResult(result, e.cfg.Truncation, note)
+	kept, stats := response.TruncateToolResult(result, e.cfg.Truncation, note)
 	if !stats.Truncated {
 		return nil
 	}
-	if name != "" {
-		if err := saveFull(ctx, save, name, result); err != nil {
+	var names []string
+	for _, out := range cuts {
+		if err := out.save(ctx, save); err != nil {
 			kind, msg := errkind.Of(err)
 			e.log.Warn("full tool output not saved", zap.String("session_id", c.SessionID()), zap.String("tool", tool),
-				zap.String("artifact", name), zap.String("error_kind", string(kind)), zap.String("error", msg))
-			name = ""
-			cut, stats = response.TruncateToolResult(result, e.cfg.Truncation, "")
+				zap.String("artifact", out.name), zap.String("error_kind", string(kind)), zap.String("error", msg))
+			// No marker may name an artifact that is not there.
+			names = nil
+			kept, stats = response.TruncateToolResult(result, e.cfg.Truncation, nil)
+			break
 		}
+		names = append(names, out.name)
 	}
 	e.log.Info("tool output truncated",
 		zap.String("session_id", c.SessionID()),
@@ -51,22 +62,45 @@ func (e *Engine) AfterTool(ctx context.Context, c Call, tool, callID string, res
 		zap.Int("original_lines", stats.OriginalLines),
 		zap.Int("omitted_lines", stats.OmittedLines),
 		zap.Int("strings_cut", stats.StringsCut),
-		zap.String("artifact", name),
+		zap.Int("items_omitted", stats.ItemsOmitted),
+		zap.Strings("artifacts", names),
 	)
 	e.tel.truncation(ctx, tool, stats.OriginalBytes-stats.KeptBytes)
-	return cut
+	return kept
 }
 
-func saveFull(ctx context.Context, save SaveFunc, name string, result map[string]any) error {
-	data, err := json.Marshal(result)
-	if err != nil {
-		return fmt.Errorf("encode tool result: %w", err)
+// fullOutput is one cut of a tool result and the artifact that holds it whole.
+type fullOutput struct {
+	cut  truncate.Cut
+	text bool // valid UTF-8
+	name string
+}
+
+// save stores the cut's original bytes (one copy for a string, none for a []byte): text/plain
+// when they are valid UTF-8, application/octet-stream otherwise.
+func (o fullOutput) save(ctx context.Context, save SaveFunc) error {
+	data := o.cut.Bytes
+	if data == nil {
+		data = []byte(o.cut.Text)
 	}
-	return save(ctx, name, &genai.Part{InlineData: &genai.Blob{MIMEType: "application/json", Data: data}})
+	mime := "application/octet-stream"
+	if o.text {
+		mime = "text/plain; charset=utf-8"
+	}
+	return save(ctx, o.name, &genai.Part{InlineData: &genai.Blob{MIMEType: mime, Data: data}})
 }
 
-// ArtifactName names the artifact holding a tool's untruncated result.
-func ArtifactName(tool, callID string) string {
+func isText(c truncate.Cut) bool {
+	if c.Bytes != nil {
+		return utf8.Valid(c.Bytes)
+	}
+	return utf8.ValidString(c.Text)
+}
+
+// ArtifactName names the artifact holding cut index of count of a tool's result:
+// adkctx-tool-output-<tool>-<call>.txt when it is the only one, -<call>-<n>.txt (n from 1) when
+// there are several; .bin instead of .txt when the bytes are not valid UTF-8 text.
+func ArtifactName(tool, callID string, index, count int, text bool) string {
 	clean := func(s string) string {
 		return strings.Map(func(r rune) rune {
 			switch {
@@ -79,5 +113,12 @@ func ArtifactName(tool, callID string) string {
 	if callID == "" {
 		callID = "call"
 	}
-	return fmt.Sprintf("adkctx-tool-output-%s-%s.json", clean(tool), clean(callID))
+	ext := ".bin"
+	if text {
+		ext = ".txt"
+	}
+	if count > 1 {
+		return fmt.Sprintf("adkctx-tool-output-%s-%s-%d%s", clean(tool), clean(callID), index+1, ext)
+	}
+	return fmt.Sprintf("adkctx-tool-output-%s-%s%s", clean(tool), clean(callID), ext)
 }

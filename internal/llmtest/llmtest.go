@@ -28,7 +28,7 @@ type Model struct {
 	// Default answers calls past the script. Nil answers "ok".
 	Default Step
 	// UsageScale, when > 0, makes every response report UsageMetadata with PromptTokenCount =
-	// UsageScale × budget.EstimateRequest(req), like a model whose tokenizer differs from our
+	// UsageScale × budget.EstimateRequest(req.Contents, req.Config), like a model whose tokenizer differs from our
 	// estimate by that factor.
 	UsageScale float64
 
@@ -72,7 +72,7 @@ func (m *Model) GenerateContent(_ context.Context, req *model.LLMRequest, _ bool
 		}
 		resp := &model.LLMResponse{Content: content, FinishReason: genai.FinishReasonStop, TurnComplete: true}
 		if m.UsageScale > 0 {
-			prompt := int32(m.UsageScale * float64(budget.EstimateRequest(req)))
+			prompt := int32(m.UsageScale * float64(budget.EstimateRequest(req.Contents, req.Config)))
 			out := int32(budget.EstimateContent(content))
 			resp.UsageMetadata = &genai.GenerateContentResponseUsageMetadata{
 				PromptTokenCount: prompt, CandidatesTokenCount: out, TotalTokenCount: prompt + out,

@@ -36,6 +36,9 @@ type BudgetInput struct {
 	// Pinned reports the contents never left out, only cut as a last resort: the summary of
 	// earlier conversation. Nil: none.
 	Pinned func(*genai.Content) bool
+	// Sizes, when it has one entry per content, are the contents' estimated tokens, already
+	// known to the caller (see budget.EstimateContent); otherwise they are estimated here.
+	Sizes []int
 	// PreviousTurnsDropped is how many turns the previous trimmed request of the same history
 	// left out: a request that still fits leaving out the same turns leaves them out again, so
 	// its prefix is the previous request's and a provider's prompt cache keeps serving it.
@@ -138,7 +141,7 @@ func EnforceBudget(req *LLMRequest, in BudgetInput) (BudgetDecision, error) {
 	if req.Config != nil {
 		d.FixedTokens = budget.EstimateContent(req.Config.SystemInstruction) + budget.EstimateTools(req.Config.Tools)
 	}
-	t := newTrimmer(req.Contents, in.Pinned)
+	t := newTrimmer(req.Contents, in.Sizes, in.Pinned)
 	d.Sizes = t.sizes
 	d.EstimatedTokens = d.FixedTokens + t.total
 	p := predict(d.EstimatedTokens)
@@ -202,10 +205,13 @@ type trimmer struct {
 	dropped, droppedTokens int
 }
 
-func newTrimmer(contents []*genai.Content, pinned func(*genai.Content) bool) *trimmer {
-	t := &trimmer{contents: contents, sizes: make([]int, len(contents)), pinned: make([]bool, len(contents))}
+func newTrimmer(contents []*genai.Content, sizes []int, pinned func(*genai.Content) bool) *trimmer {
+	t := &trimmer{contents: contents, sizes: sizes, pinned: make([]bool, len(contents))}
+	if len(sizes) != len(contents) {
+		t.sizes = make([]int, len(contents))
+		budget.EstimateEach(contents, t.sizes)
+	}
 	for i, c := range contents {
-		t.sizes[i] = budget.EstimateContent(c)
 		t.total += t.sizes[i]
 		if pinned != nil && c != nil && pinned(c) {
 			t.pinned[i] = true
@@ -406,7 +412,7 @@ func cutNewestResponses(cs []*genai.Content, share int) ([]*genai.Content, int) 
 			if p == nil || p.FunctionResponse == nil {
 				continue
 			}
-			v, st := truncate.Value(p.FunctionResponse.Response, truncate.Config{MaxBytes: share, MaxLines: max(share/40, 16)}, "")
+			v, st := truncate.Value(p.FunctionResponse.Response, truncate.Config{MaxBytes: share, MaxLines: max(share/40, 16)}, nil)
 			m, ok := v.(map[string]any)
 			if !st.Truncated || !ok {
 				continue

@@ -14,7 +14,8 @@ import (
 
 // BenchmarkChain runs the BeforeModel processors (instructions, truncate, normalize, budget) on a
 // 1,000-content request and reports their cost beside json.Marshal of the same request — the
-// work any model adapter does anyway. Target: chain_vs_json ≤ 0.10.
+// work any model adapter does anyway. Target: chain_vs_json ≤ 0.20 (not met without a cache of
+// the estimates: see README).
 func BenchmarkChain(b *testing.B) {
 	base := fixtures.ChainRequest(1000)
 	limits := budget.LimitsFor(budget.NewRegistry(), "gemini-2.5-flash", budget.LimitConfig{})

@@ -28,7 +28,7 @@ func TruncateFunctionResponses(req *LLMRequest, cfg truncate.Config) TruncateRep
 			if p == nil || p.FunctionResponse == nil || p.FunctionResponse.Response == nil {
 				continue
 			}
-			v, st := truncate.Value(p.FunctionResponse.Response, cfg, "")
+			v, st := truncate.Value(p.FunctionResponse.Response, cfg, nil)
 			if !st.Truncated {
 				continue
 			}

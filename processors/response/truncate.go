@@ -2,13 +2,14 @@ package response
 
 import "github.com/adkctx/adkctx/processors/truncate"
 
-// TruncateToolResult cuts the strings of a tool result (nested anywhere in the map) to cfg with
-// truncate.Value, before adk-go stores the result in the session. note, when not empty, is added
-// to every marker (for example `full output saved as artifact "tool-output-xyz.txt"`).
+// TruncateToolResult bounds a tool result (whatever it holds, see truncate.Value) to cfg, before
+// adk-go stores the result in the session. note, when not nil, is called for each cut leaf and its
+// result is added to that leaf's marker (for example `full output saved as artifact "x.txt"`,
+// after saving truncate.Cut's original under that name).
 //
 // It returns a new map only when something was cut; otherwise it returns result itself (nil
 // stays nil). The input map and everything reachable from it are never modified.
-func TruncateToolResult(result map[string]any, cfg truncate.Config, note string) (map[string]any, truncate.Stats) {
+func TruncateToolResult(result map[string]any, cfg truncate.Config, note func(truncate.Cut) string) (map[string]any, truncate.Stats) {
 	if result == nil {
 		return nil, truncate.Stats{}
 	}

@@ -44,7 +44,7 @@ func TestTruncateToolResult(t *testing.T) {
 					before[k] = v
 				}
 			}
-			out, st := TruncateToolResult(tc.in, truncate.Config{}, `full output saved as artifact "a.txt"`)
+			out, st := TruncateToolResult(tc.in, truncate.Config{}, func(truncate.Cut) string { return `full output saved as artifact "a.txt"` })
 			if st.Truncated != tc.wantCut {
 				t.Fatalf("Truncated = %v, want %v", st.Truncated, tc.wantCut)
 			}
@@ -101,7 +101,7 @@ func BenchmarkTruncateToolResult100MB(b *testing.B) {
 	var cut, count time.Duration
 	for b.Loop() {
 		t0 := time.Now()
-		out, st := TruncateToolResult(result, truncate.Config{}, `full output saved as artifact "x"`)
+		out, st := TruncateToolResult(result, truncate.Config{}, func(truncate.Cut) string { return `full output saved as artifact "x"` })
 		t1 := time.Now()
 		n := bytes.Count(buf, []byte{'\n'})
 		t2 := time.Now()

@@ -64,7 +64,7 @@ func BenchmarkValue(b *testing.B) {
 	v := map[string]any{"stdout": big, "stderr": big[:4096], "exit_code": 1.0, "files": []any{"a.go", "b.go"}}
 	b.ReportAllocs()
 	for b.Loop() {
-		_, st := Value(v, Config{}, "")
+		_, st := Value(v, Config{}, nil)
 		if !st.Truncated {
 			b.Fatal("not cut")
 		}

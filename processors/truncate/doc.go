@@ -6,6 +6,11 @@
 // the full output. The tail is always kept: the last lines of a failing build are what matter.
 // Cuts are UTF-8 safe and the cost is one newline count over the input plus the kept size.
 //
-// Value applies the same limits to a whole tool result (maps, slices and strings nested to any
-// depth), sharing the budget between its strings, and never mutates its input.
+// Value applies the same limits to a whole tool result of any shape, as JSON: the budget is shared
+// between the elements of each map and list; long lists and maps keep their first and last
+// elements with a marker counting the rest; []byte, values of other Go types and containers
+// nested more than 64 levels deep are cut as text or JSON text; cycles become a marker. It never
+// mutates its input, and reports each cut (Cut: its path and its original, byte-exact for strings
+// and []byte, JSON for elements left out) so the caller can store it whole and name it in that
+// cut's marker.
 package truncate

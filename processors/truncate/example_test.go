@@ -32,11 +32,19 @@ func ExampleValue() {
 	result := map[string]any{
 		"exit_code": 2,
 		"stdout":    strings.Repeat("compiling...\n", 5000),
+		"files":     []any{"a.go", "b.go"},
 	}
-	out, st := truncate.Value(result, truncate.Config{}, "")
-	fmt.Println(st.StringsCut, len(out.(map[string]any)["stdout"].(string)) <= truncate.DefaultMaxBytes)
-	fmt.Println(len(result["stdout"].(string))) // the input is not modified
+	// The note names where the caller stores each cut leaf whole.
+	note := func(c truncate.Cut) string {
+		return fmt.Sprintf("cut %d of %d at %q", c.Index+1, c.Count, c.Path)
+	}
+	out, st := truncate.Value(result, truncate.Config{MaxLines: 6}, note)
+	fmt.Print(out.(map[string]any)["stdout"])
+	fmt.Println(st.StringsCut, len(result["stdout"].(string))) // the input is not modified
 	// Output:
-	// 1 true
-	// 65000
+	// compiling...
+	// [... output truncated: 4997 lines and 64961 bytes omitted; original 5000 lines, 65000 bytes; cut 1 of 1 at "/stdout" ...]
+	// compiling...
+	// compiling...
+	// 1 65000
 }

@@ -1,6 +1,7 @@
 package truncate
 
 import (
+	"bytes"
 	"errors"
 	"github.com/adkctx/adkctx/internal/config"
 	"strconv"
@@ -62,15 +63,21 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Stats says what a cut did. For Value, the figures are sums over all strings of the value.
+// Stats says what a cut did. For Value, bytes measure the value's JSON size as Value counts it
+// (strings by their raw length) and lines the lines of its strings.
 type Stats struct {
-	// Truncated is true when at least one string was cut.
+	// Truncated is true when at least one string was cut (for Value: when the result differs from
+	// the input, which may also be an element left out or a value replaced by its JSON text).
 	Truncated bool
-	// StringsCut is the number of strings that were cut.
+	// StringsCut is the number of strings (and []byte or JSON texts, for Value) that were cut.
 	StringsCut int
-	// OriginalBytes and OriginalLines measure the input strings.
+	// ItemsOmitted is the number of list elements, map entries and unencodable values that Value
+	// left out whole.
+	ItemsOmitted int
+	// OriginalBytes and OriginalLines measure the input.
 	OriginalBytes, OriginalLines int
-	// KeptBytes is the number of original bytes kept (markers not counted).
+	// KeptBytes is the number of original bytes kept (markers not counted): OriginalBytes -
+	// OmittedBytes.
 	KeptBytes int
 	// OmittedLines counts lines of which no byte was kept; OmittedBytes the bytes left out.
 	OmittedLines, OmittedBytes int
@@ -80,6 +87,7 @@ type Stats struct {
 func (s *Stats) Add(o Stats) {
 	s.Truncated = s.Truncated || o.Truncated
 	s.StringsCut += o.StringsCut
+	s.ItemsOmitted += o.ItemsOmitted
 	s.OriginalBytes += o.OriginalBytes
 	s.OriginalLines += o.OriginalLines
 	s.KeptBytes += o.KeptBytes
@@ -91,8 +99,8 @@ func (s *Stats) Add(o Stats) {
 const MarkerPrefix = "[... output truncated: "
 
 // Marker returns the marker line (without newlines) that Text inserts between head and tail.
-// Newlines in note become spaces and invalid UTF-8 in it becomes U+FFFD, so the marker is always
-// one valid line.
+// Newlines in note become spaces, invalid UTF-8 in it becomes U+FFFD and it is cut to 200 bytes,
+// so the marker is always one valid line of bounded length.
 func Marker(omittedLines, omittedBytes, totalLines, totalBytes int, note string) string {
 	note = cleanNote(note)
 	var b strings.Builder
@@ -114,7 +122,20 @@ func Marker(omittedLines, omittedBytes, totalLines, totalBytes int, note string)
 	return b.String()
 }
 
+// minContentBytes is the least Text keeps of head and tail together when the marker leaves less.
+const minContentBytes = 32
+
+// maxNoteBytes caps a marker's note, so that the room Value reserves for markers holds.
+const maxNoteBytes = 200
+
 func cleanNote(note string) string {
+	if len(note) > maxNoteBytes {
+		cut := maxNoteBytes
+		for cut > 0 && !utf8.RuneStart(note[cut]) {
+			cut--
+		}
+		note = note[:cut]
+	}
 	if strings.ContainsAny(note, "\r\n") {
 		note = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(note)
 	}
@@ -124,18 +145,8 @@ func cleanNote(note string) string {
 	return note
 }
 
-// countLines returns the number of lines of s: newline-terminated segments plus a final
-// unterminated one. "" has 0 lines, "a" and "a\n" 1, "a\nb" 2.
-func countLines(s string) int {
-	if s == "" {
-		return 0
-	}
-	n := strings.Count(s, "\n")
-	if s[len(s)-1] != '\n' {
-		n++
-	}
-	return n
-}
+// countLines returns the number of lines of s. "" has 0 lines, "a" and "a\n" 1, "a\nb" 2.
+func countLines(s string) int { return linesOf(s, strings.Count(s, "\n")) }
 
 // Text cuts s to the limits of cfg, keeping its head and its tail.
 //
@@ -149,46 +160,43 @@ func countLines(s string) int {
 // valid UTF-8 out (invalid input is cut without panicking).
 //
 // Bound: the budget reserves room for the marker, so the result has at most cfg.MaxLines lines
-// and len(result) <= cfg.MaxBytes, unless the marker (with its note) is longer than half of
-// MaxBytes; in every case len(result) <= MaxBytes + len(marker line). A result within the
+// and len(result) <= cfg.MaxBytes, unless the marker (with its note) leaves less than 32 bytes
+// of MaxBytes for head and tail; in every case len(result) <= MaxBytes + len(marker line). A result within the
 // limits is not cut again: Text(Text(s)) == Text(s) whenever the first result fits MaxBytes.
 //
-// Cost: one strings.Count over s plus work proportional to the kept size; s is never split.
+// Cost: one newline count over s plus work and memory proportional to the kept size; s is never
+// split or copied.
 func Text(s string, cfg Config, note string) (string, Stats) {
-	return text(s, cfg.withDefaults(), note, -1)
+	return cutText(s, cfg.withDefaults(), note, -1)
 }
 
-// text is Text with effective limits and, when newlines >= 0, the known newline count of s (so
-// that a caller that has already counted does not make us scan s again).
-func text(s string, cfg Config, note string, newlines int) (string, Stats) {
+// text is a string or a byte slice: Value cuts []byte leaves and JSON texts with the same code,
+// without converting them to a string (a copy).
+type text interface{ ~string | ~[]byte }
+
+// cutText is Text with effective limits, for strings and byte slices, and, when newlines >= 0,
+// the known newline count of s (so that a caller that has already counted does not make us scan s
+// again).
+func cutText[T text](s T, cfg Config, note string, newlines int) (string, Stats) {
 	n := len(s)
-	if n <= cfg.MaxBytes {
-		lines := countLines(s)
-		if lines <= cfg.MaxLines {
-			return s, Stats{OriginalBytes: n, KeptBytes: n, OriginalLines: lines}
-		}
-	}
 	if newlines < 0 {
-		newlines = strings.Count(s, "\n")
+		newlines = countNewlines(s)
 	}
-	total := newlines
-	if s[n-1] != '\n' {
-		total++
+	total := linesOf(s, newlines)
+	if n <= cfg.MaxBytes && total <= cfg.MaxLines {
+		return string(s), Stats{OriginalBytes: n, KeptBytes: n, OriginalLines: total}
 	}
 
 	// Reserve room for the marker line, measured with worst-case numbers.
 	markerMax := len(Marker(total, n, total, n, note)) + 2
-	content := cfg.MaxBytes - markerMax
-	if content < cfg.MaxBytes/2 {
-		content = cfg.MaxBytes / 2
-	}
+	content := max(cfg.MaxBytes-markerMax, min(cfg.MaxBytes/2, minContentBytes))
 	lineBudget := cfg.MaxLines - 1 // one line for the marker
 
 	headLines := lineBudget / 2
 	h, headKept := cutHead(s, content/2, headLines)
 	t, tailKept := cutTail(s, h, content-h, lineBudget-headKept)
 	if t <= h { // nothing to omit (cannot happen when s is over the limits; defensive)
-		return s, Stats{OriginalBytes: n, KeptBytes: n, OriginalLines: total}
+		return string(s), Stats{OriginalBytes: n, KeptBytes: n, OriginalLines: total}
 	}
 
 	// Lines with no kept byte. The head's last line and the tail's first line are the same line
@@ -199,7 +207,7 @@ func text(s string, cfg Config, note string, newlines int) (string, Stats) {
 		if s[n-1] == '\n' {
 			nlBeforeLast--
 		}
-		between := nlBeforeLast - strings.Count(s[:h-1], "\n") - strings.Count(s[t:n-1], "\n")
+		between := nlBeforeLast - countNewlines(s[:h-1]) - countNewlines(s[t:n-1])
 		if between == 0 {
 			omittedLines++
 		}
@@ -209,16 +217,15 @@ func text(s string, cfg Config, note string, newlines int) (string, Stats) {
 	}
 	marker := Marker(omittedLines, t-h, total, n, note)
 
-	var b strings.Builder
-	b.Grow(h + len(marker) + 2 + n - t)
-	b.WriteString(s[:h])
+	b := make([]byte, 0, h+len(marker)+2+n-t)
+	b = append(b, s[:h]...)
 	if h > 0 && s[h-1] != '\n' {
-		b.WriteByte('\n')
+		b = append(b, '\n')
 	}
-	b.WriteString(marker)
-	b.WriteByte('\n')
-	b.WriteString(s[t:])
-	return b.String(), Stats{
+	b = append(b, marker...)
+	b = append(b, '\n')
+	b = append(b, s[t:]...)
+	return string(b), Stats{
 		Truncated:     true,
 		StringsCut:    1,
 		OriginalBytes: n,
@@ -229,13 +236,55 @@ func text(s string, cfg Config, note string, newlines int) (string, Stats) {
 	}
 }
 
+// linesOf returns the number of lines of s given its newline count: newline-terminated segments
+// plus a final unterminated one.
+func linesOf[T text](s T, newlines int) int {
+	if len(s) == 0 {
+		return 0
+	}
+	if s[len(s)-1] != '\n' {
+		return newlines + 1
+	}
+	return newlines
+}
+
+func countNewlines[T text](s T) int {
+	switch x := any(s).(type) {
+	case string:
+		return strings.Count(x, "\n")
+	case []byte:
+		return bytes.Count(x, []byte{'\n'})
+	}
+	return strings.Count(string(s), "\n")
+}
+
+func indexNewline[T text](s T) int {
+	switch x := any(s).(type) {
+	case string:
+		return strings.IndexByte(x, '\n')
+	case []byte:
+		return bytes.IndexByte(x, '\n')
+	}
+	return strings.IndexByte(string(s), '\n')
+}
+
+func lastIndexNewline[T text](s T) int {
+	switch x := any(s).(type) {
+	case string:
+		return strings.LastIndexByte(x, '\n')
+	case []byte:
+		return bytes.LastIndexByte(x, '\n')
+	}
+	return strings.LastIndexByte(string(s), '\n')
+}
+
 // cutHead returns the end of the head (at most maxBytes bytes and maxLines lines of s) and the
 // number of lines it touches.
-func cutHead(s string, maxBytes, maxLines int) (end, lines int) {
+func cutHead[T text](s T, maxBytes, maxLines int) (end, lines int) {
 	limit := min(len(s), maxBytes)
 	pos := 0
 	for lines < maxLines {
-		j := strings.IndexByte(s[pos:limit], '\n')
+		j := indexNewline(s[pos:limit])
 		if j < 0 {
 			break
 		}
@@ -262,7 +311,7 @@ func cutHead(s string, maxBytes, maxLines int) (end, lines int) {
 
 // cutTail returns the start of the tail (at most maxBytes bytes and maxLines lines of s, never
 // before h) and the number of lines it touches.
-func cutTail(s string, h, maxBytes, maxLines int) (start, lines int) {
+func cutTail[T text](s T, h, maxBytes, maxLines int) (start, lines int) {
 	n := len(s)
 	if maxLines < 1 {
 		maxLines = 1
@@ -274,7 +323,7 @@ func cutTail(s string, h, maxBytes, maxLines int) (start, lines int) {
 		end-- // the last line's own newline
 	}
 	for lines < maxLines {
-		j := strings.LastIndexByte(s[lo:end], '\n')
+		j := lastIndexNewline(s[lo:end])
 		if j < 0 {
 			break
 		}

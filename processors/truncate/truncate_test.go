@@ -241,6 +241,10 @@ func FuzzText(f *testing.F) {
 		}
 		cfg := Config{MaxBytes: int(maxBytes), MaxLines: int(maxLines)}
 		out, st := Text(in, cfg, note)
+		// Value cuts []byte leaves and JSON texts with the same code.
+		if outB, stB := cutText([]byte(in), cfg.withDefaults(), note, -1); outB != out || stB != st {
+			t.Fatalf("[]byte cut differs: %q %+v, string cut %q %+v", outB, stB, out, st)
+		}
 		if st.Truncated != (out != in) {
 			t.Fatalf("Truncated=%v but out != in is %v", st.Truncated, out != in)
 		}

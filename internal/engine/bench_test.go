@@ -1,0 +1,74 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx"
+	"github.com/adkctx/adkctx/internal/fixtures"
+	"github.com/adkctx/adkctx/processors/request"
+)
+
+type benchCall struct{}
+
+func (benchCall) AppName() string      { return "app" }
+func (benchCall) UserID() string       { return "user" }
+func (benchCall) SessionID() string    { return "s1" }
+func (benchCall) InvocationID() string { return "inv" }
+func (benchCall) Branch() string       { return "" }
+func (benchCall) AgentName() string    { return "coder" }
+
+// BenchmarkBeforeModel runs the whole BeforeModel chain as a session runs it — instructions,
+// truncation, normalization, the budget with its size estimates, the prefix print, the decision
+// log — on a 1,000-content request that extends the previous request of the same agent by two
+// contents (what adk-go sends on a new model call), and reports the cost beside json.Marshal of
+// the same contents, the work any model adapter does anyway. Target: chain_vs_json ≤ 0.20.
+func BenchmarkBeforeModel(b *testing.B) {
+	base := fixtures.ChainRequest(1000)
+	base.Config.SystemInstruction.Parts = append(base.Config.SystemInstruction.Parts,
+		&genai.Part{Text: strings.Repeat("Follow the repository's conventions. ", 200)})
+	e, err := New(adkctx.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	// The previous request: the same history without its last two contents.
+	prev := *base
+	prev.Contents = base.Contents[:len(base.Contents)-2]
+	if err := e.BeforeModel(ctx, benchCall{}, nil, &prev); err != nil {
+		b.Fatal(err)
+	}
+	var chain, marshal time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		req := &request.LLMRequest{Model: base.Model, Config: base.Config, Contents: append([]*genai.Content(nil), base.Contents...)}
+		// Every iteration is the request after prev.
+		st := e.state(keyOf(benchCall{}))
+		st.mu.Lock()
+		sm := st.stream(streamKey{"", "coder"})
+		saved := sm.prefix
+		st.mu.Unlock()
+		start := time.Now()
+		if err := e.BeforeModel(ctx, benchCall{}, nil, req); err != nil {
+			b.Fatal(err)
+		}
+		chain += time.Since(start)
+		st.mu.Lock()
+		sm.prefix = saved
+		st.mu.Unlock()
+
+		start = time.Now()
+		if _, err := json.Marshal(base.Contents); err != nil {
+			b.Fatal(err)
+		}
+		marshal += time.Since(start)
+	}
+	b.ReportMetric(float64(chain.Nanoseconds())/float64(b.N), "chain_ns/op")
+	b.ReportMetric(float64(marshal.Nanoseconds())/float64(b.N), "json_ns/op")
+	b.ReportMetric(float64(chain)/float64(marshal), "chain_vs_json")
+}
