@@ -6,6 +6,7 @@ import (
 	"iter"
 	"reflect"
 
+	"go.uber.org/zap"
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/agent/llmagent"
 	"google.golang.org/adk/model"
@@ -109,7 +110,7 @@ func (h *Hooks) SessionService(base session.Service) session.Service {
 	}
 	s := newService(base, h.e)
 	if err := h.e.UseStore(s); err != nil {
-		h.e.Logger().Error("adkctx: compaction not started", errorFields(err)...)
+		h.e.Logger().Error("adkctx: compaction not started", zap.String("error", err.Error()))
 	}
 	return s
 }

@@ -8,31 +8,20 @@ import (
 	"sync"
 	"time"
 
-	"go.uber.org/zap"
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/session"
 
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/engine"
-	"github.com/adkctx/adkctx/internal/errkind"
-	"github.com/adkctx/adkctx/internal/lru"
-)
-
-// maxBoardSessions and maxBoardMarkers bound the markers this process appended and still shows
-// to invocations that read their session before the marker was stored.
-const (
-	maxBoardSessions = 10_000
-	maxBoardMarkers  = 4
+	"github.com/adkctx/adkctx/internal/glue"
 )
 
 // service is the session.Service wrapper: its sessions show the compacted view, every other
 // method delegates to base. It is also the compactor's store.
 type service struct {
-	base session.Service
-	e    *engine.Engine
-	// board holds the markers this process appended per session, so an invocation that is
-	// already running sees a background compaction at its next model call.
-	board *lru.Cache[compaction.Session, []*session.Event]
+	base  session.Service
+	e     *engine.Engine
+	board *glue.Board[*session.Event]
 }
 
 var (
@@ -40,11 +29,27 @@ var (
 	_ compaction.Store = (*service)(nil)
 )
 
+// kind converts adk-go v1 events for the core.
+var kind = glue.Kind[*session.Event]{
+	Core: coreEvents,
+	ID:   func(e *session.Event) string { return e.ID },
+	Summary: func(it compaction.Item, at *session.Event) *session.Event {
+		return &session.Event{
+			ID: compaction.SummaryEventID(it.MarkerID), Timestamp: at.Timestamp, InvocationID: at.InvocationID, Author: "user",
+			LLMResponse: model.LLMResponse{Content: it.Summary, CustomMetadata: map[string]any{compaction.SummaryMetadataKey: it.MarkerID}},
+		}
+	},
+}
+
 func newService(base session.Service, e *engine.Engine) *service {
 	if s, ok := base.(*service); ok {
 		base = s.base // one view is enough
 	}
-	return &service{base: base, e: e, board: lru.New[compaction.Session, []*session.Event](maxBoardSessions)}
+	return &service{base: base, e: e, board: glue.NewBoard[*session.Event]()}
+}
+
+func keyOf(s session.Session) compaction.Session {
+	return compaction.Session{App: s.AppName(), User: s.UserID(), ID: s.ID()}
 }
 
 func (s *service) Create(ctx context.Context, req *session.CreateRequest) (*session.CreateResponse, error) {
@@ -79,73 +84,34 @@ func (s *service) List(ctx context.Context, req *session.ListRequest) (*session.
 
 func (s *service) Delete(ctx context.Context, req *session.DeleteRequest) error {
 	if req != nil {
-		s.board.Delete(compaction.Session{App: req.AppName, User: req.UserID, ID: req.SessionID})
+		s.board.Forget(compaction.Session{App: req.AppName, User: req.UserID, ID: req.SessionID})
 	}
 	return s.base.Delete(ctx, req)
 }
 
-// AppendEvent appends through the stored session. adkctx's own background writes must never fail
-// a turn, so when the base service refuses the append because a marker appended in the
-// background made the runner's handle stale, or because the store was busy with that write
-// (SQLite has one writer), it appends through a fresh handle — a few times, backing off while
-// busy — and the view keeps using that handle. Other errors, and a handle made stale by other
-// writers, are returned as they are.
+// AppendEvent appends through the stored session; a refusal caused by adkctx's own background
+// writes is retried through a fresh handle, which the view then keeps (see glue.Append).
 func (s *service) AppendEvent(ctx context.Context, sess session.Session, ev *session.Event) error {
 	vs, _ := sess.(*viewSession)
 	inner := unwrap(sess)
-	if ev != nil && inner != nil {
-		s.e.NoteAppend(compaction.Session{App: inner.AppName(), User: inner.UserID(), ID: inner.ID()}, ev.InvocationID, ev.Author)
+	if ev == nil || inner == nil || vs == nil {
+		return s.base.AppendEvent(ctx, inner, ev)
 	}
-	err := s.base.AppendEvent(ctx, inner, ev)
-	for try := 0; err != nil && vs != nil && ev != nil && try < maxAppendRetries; try++ {
-		busy := false
-		if kind, _ := errkind.Of(err); kind == errkind.Busy {
-			busy = true
-			select {
-			case <-time.After(busyBackoff << try):
-			case <-ctx.Done():
-				return err
+	s.e.NoteAppend(keyOf(inner), ev.InvocationID, ev.Author)
+	handle, err := glue.Append(ctx, inner,
+		func(h session.Session) error { return s.base.AppendEvent(ctx, h, ev) },
+		func(h session.Session) (session.Session, bool, bool) {
+			resp, err := s.base.Get(ctx, &session.GetRequest{AppName: h.AppName(), UserID: h.UserID(), SessionID: h.ID()})
+			if err != nil || resp == nil || resp.Session == nil {
+				return nil, false, false
 			}
-		}
-		fresh, advanced := s.refresh(ctx, inner)
-		if fresh == nil || !busy && !advanced {
-			return err
-		}
-		if err = s.base.AppendEvent(ctx, fresh, ev); err == nil {
-			vs.setInner(fresh)
-		}
-		inner = fresh
+			advanced, ok := glue.Refresh(coreEvents(rawEvents(h)), coreEvents(rawEvents(resp.Session)))
+			return resp.Session, advanced, ok
+		})
+	if err == nil && handle != inner {
+		vs.setInner(handle)
 	}
 	return err
-}
-
-// Retries of AppendEvent.
-const (
-	maxAppendRetries = 4
-	busyBackoff      = 25 * time.Millisecond
-)
-
-// refresh reads the session again. It returns nil when events other than markers were stored
-// since handle was read (another writer: its error stands), and whether anything was stored.
-func (s *service) refresh(ctx context.Context, handle session.Session) (fresh session.Session, advanced bool) {
-	resp, err := s.base.Get(ctx, &session.GetRequest{AppName: handle.AppName(), UserID: handle.UserID(), SessionID: handle.ID()})
-	if err != nil || resp == nil || resp.Session == nil {
-		return nil, false
-	}
-	known := map[string]bool{}
-	for e := range handle.Events().All() {
-		known[e.ID] = true
-	}
-	for e := range resp.Session.Events().All() {
-		if known[e.ID] {
-			continue
-		}
-		if e.Content != nil || e.CustomMetadata[compaction.MetadataKey] == nil {
-			return nil, false
-		}
-		advanced = true
-	}
-	return resp.Session, advanced
 }
 
 // Load implements compaction.Store.
@@ -171,10 +137,7 @@ func (s *service) Append(ctx context.Context, handle any, invocationID string, t
 	if err := s.base.AppendEvent(ctx, sess, ev); err != nil {
 		return "", err
 	}
-	key := compaction.Session{App: sess.AppName(), User: sess.UserID(), ID: sess.ID()}
-	s.board.Update(key, nil, func(old []*session.Event) []*session.Event {
-		return append(old[max(len(old)+1-maxBoardMarkers, 0):len(old):len(old)], ev)
-	})
+	s.board.Add(keyOf(sess), ev)
 	return ev.ID, nil
 }
 
@@ -239,7 +202,7 @@ func (v *viewSession) Events() session.Events {
 	if raw == nil {
 		return viewEvents(nil)
 	}
-	board, _ := v.svc.board.Get(compaction.Session{App: v.inner.AppName(), User: v.inner.UserID(), ID: v.inner.ID()})
+	board := v.svc.board.Get(keyOf(v.inner))
 	k := viewKey{n: raw.Len(), board: len(board), valid: true}
 	if k.n > 0 {
 		k.first, k.last = raw.At(0), raw.At(k.n-1)
@@ -247,37 +210,10 @@ func (v *viewSession) Events() session.Events {
 	if len(board) > 0 {
 		k.boardLast = board[len(board)-1]
 	}
-	if v.key == k {
-		return v.cached
+	if v.key != k {
+		v.cached, v.key = glue.View(kind, v.svc.e.Viewer(), rawEvents(v.inner), board), k
 	}
-	all := make([]*session.Event, 0, k.n+len(board))
-	seen := map[string]bool{}
-	for e := range raw.All() {
-		if e != nil {
-			all = append(all, e)
-			seen[e.ID] = true
-		}
-	}
-	for _, m := range board {
-		if !seen[m.ID] {
-			all = append(all, m)
-		}
-	}
-	items := v.svc.e.Viewer().View(coreEvents(all))
-	out := make(viewEvents, 0, len(items))
-	for _, it := range items {
-		if it.Summary == nil {
-			out = append(out, all[it.Index])
-			continue
-		}
-		at := all[it.Index]
-		out = append(out, &session.Event{
-			ID: compaction.SummaryEventID(it.MarkerID), Timestamp: at.Timestamp, InvocationID: at.InvocationID, Author: "user",
-			LLMResponse: model.LLMResponse{Content: it.Summary, CustomMetadata: map[string]any{compaction.SummaryMetadataKey: it.MarkerID}},
-		})
-	}
-	v.cached, v.key = out, k
-	return out
+	return v.cached
 }
 
 // viewEvents implements session.Events over a slice.
@@ -292,37 +228,34 @@ func (e viewEvents) At(i int) *session.Event {
 	return nil
 }
 
-// rawEvents returns every stored event of sess, markers included, in stream order.
+// rawEvents returns every stored event of sess (markers included, nil dropped), in stream order.
 func rawEvents(sess session.Session) []*session.Event {
 	sess = unwrap(sess)
 	if sess == nil || sess.Events() == nil {
 		return nil
 	}
-	return slices.Collect(sess.Events().All())
+	out := make([]*session.Event, 0, sess.Events().Len())
+	for e := range sess.Events().All() {
+		if e != nil {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // coreEvents converts events for the adk-go-independent core (pointers shared, nothing copied).
 func coreEvents(evs []*session.Event) []compaction.Event {
-	out := make([]compaction.Event, 0, len(evs))
-	for _, e := range evs {
-		if e == nil {
-			continue
-		}
-		ce := compaction.Event{
+	out := make([]compaction.Event, len(evs))
+	for i, e := range evs {
+		out[i] = compaction.Event{
 			ID: e.ID, InvocationID: e.InvocationID, Author: e.Author, Branch: e.Branch, Timestamp: e.Timestamp,
 			Content: e.Content, Metadata: e.CustomMetadata, LongRunningToolIDs: e.LongRunningToolIDs,
 			ErrorCode: e.ErrorCode, Partial: e.Partial, Final: e.IsFinalResponse(), Usage: e.UsageMetadata,
 		}
 		for id := range e.Actions.RequestedToolConfirmations {
-			ce.ConfirmationIDs = append(ce.ConfirmationIDs, id)
+			out[i].ConfirmationIDs = append(out[i].ConfirmationIDs, id)
 		}
-		slices.Sort(ce.ConfirmationIDs)
-		out = append(out, ce)
+		slices.Sort(out[i].ConfirmationIDs)
 	}
 	return out
-}
-
-func errorFields(err error) []zap.Field {
-	kind, msg := errkind.Of(err)
-	return []zap.Field{zap.String("error_kind", string(kind)), zap.String("error", msg)}
 }

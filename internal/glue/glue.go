@@ -1,0 +1,143 @@
+// Package glue holds what the session wrappers of every adk-go major version do alike, written
+// once over type parameters: the compacted view of a session (with the markers this process
+// appended since the session was read), and appends that adkctx's own background writes can
+// never fail. The per-version packages (hooks for adk-go v1, adk2/hooks for v2) only convert
+// their event and session types.
+package glue
+
+import (
+	"context"
+	"time"
+
+	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/errkind"
+	"github.com/adkctx/adkctx/internal/lru"
+)
+
+// Bounds of the board: the markers this process appended, per session.
+const (
+	maxBoardSessions = 10_000
+	maxBoardMarkers  = 4
+)
+
+// Retries of an append refused because of adkctx's own writes.
+const (
+	maxAppendRetries = 4
+	busyBackoff      = 25 * time.Millisecond
+)
+
+// Kind converts one adk-go version's events for the core.
+type Kind[E any] struct {
+	// Core converts events to the core's events, one for one, in order.
+	Core func(events []E) []compaction.Event
+	// ID returns an event's id.
+	ID func(E) string
+	// Summary builds the event a view shows for a summary item, placed at event at.
+	Summary func(it compaction.Item, at E) E
+}
+
+// Board remembers the markers this process appended per session, so an invocation that read
+// its session before a background compaction stored its marker sees the summary at its next
+// model call.
+type Board[E any] struct {
+	m *lru.Cache[compaction.Session, []E]
+}
+
+// NewBoard returns an empty board.
+func NewBoard[E any]() *Board[E] {
+	return &Board[E]{m: lru.New[compaction.Session, []E](maxBoardSessions)}
+}
+
+// Add records a marker event appended for s.
+func (b *Board[E]) Add(s compaction.Session, ev E) {
+	b.m.Update(s, nil, func(old []E) []E {
+		return append(old[max(len(old)+1-maxBoardMarkers, 0):len(old):len(old)], ev)
+	})
+}
+
+// Get returns the markers recorded for s, oldest first.
+func (b *Board[E]) Get(s compaction.Session) []E {
+	out, _ := b.m.Get(s)
+	return out
+}
+
+// Forget drops s (its session was deleted).
+func (b *Board[E]) Forget(s compaction.Session) { b.m.Delete(s) }
+
+// View returns what the model sees of stored (a session's stored events, in stream order, no
+// nil) plus the board's markers not among them.
+func View[E any](k Kind[E], v *compaction.Viewer, stored, board []E) []E {
+	all := stored
+	if len(board) > 0 {
+		seen := make(map[string]bool, len(stored))
+		for _, e := range stored {
+			seen[k.ID(e)] = true
+		}
+		all = append(make([]E, 0, len(stored)+len(board)), stored...)
+		for _, m := range board {
+			if !seen[k.ID(m)] {
+				all = append(all, m)
+			}
+		}
+	}
+	core := k.Core(all)
+	items := v.View(core)
+	out := make([]E, 0, len(items))
+	for _, it := range items {
+		if it.Summary == nil {
+			out = append(out, all[it.Index])
+		} else {
+			out = append(out, k.Summary(it, all[it.Index]))
+		}
+	}
+	return out
+}
+
+// Refresh tells whether a session re-read (fresh) differs from what a handle read (old) only by
+// markers: ok is false when other events were stored (another writer, whose conflict stands);
+// advanced when markers were.
+func Refresh(old, fresh []compaction.Event) (advanced, ok bool) {
+	known := make(map[string]bool, len(old))
+	for i := range old {
+		known[old[i].ID] = true
+	}
+	for i := range fresh {
+		e := &fresh[i]
+		if known[e.ID] {
+			continue
+		}
+		if e.Content != nil || e.Metadata[compaction.MetadataKey] == nil {
+			return false, false
+		}
+		advanced = true
+	}
+	return advanced, true
+}
+
+// Append appends through handle and, when the store refused the append because adkctx's own
+// background marker made the handle stale, or because the store was busy with that write
+// (SQLite has one writer), appends through a fresh handle — a few times, backing off while busy.
+// appendTo appends through a handle; refresh reads the session again and reports, like Refresh,
+// whether only markers were stored since handle was read. It returns the handle that took the
+// event (to be used from then on), and the last error.
+func Append[H any](ctx context.Context, handle H, appendTo func(H) error, refresh func(H) (fresh H, advanced, ok bool)) (H, error) {
+	err := appendTo(handle)
+	for try := 0; err != nil && try < maxAppendRetries; try++ {
+		busy := false
+		if kind, _ := errkind.Of(err); kind == errkind.Busy {
+			busy = true
+			select {
+			case <-time.After(busyBackoff << try):
+			case <-ctx.Done():
+				return handle, err
+			}
+		}
+		fresh, advanced, ok := refresh(handle)
+		if !ok || !busy && !advanced {
+			return handle, err
+		}
+		handle = fresh
+		err = appendTo(handle)
+	}
+	return handle, err
+}
