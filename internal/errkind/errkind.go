@@ -1,9 +1,9 @@
-// Package errkind classifies errors into a small, stable set of kinds for logs and metrics, with
-// a message that is safe to log: it never carries conversation text (a model's error message may
-// quote the prompt; a storage error may quote a row).
 package errkind
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Kind is the class of an error, as logged in the "error_kind" field.
 type Kind string
@@ -34,14 +34,17 @@ type Kinded interface {
 	ErrorKind() Kind
 }
 
-// Of returns the kind of err and a message safe to log. A nil error is (None, "").
+// Of returns the kind of err and a message safe to log (see the package documentation for what it
+// may carry). A nil error is (None, "").
 func Of(err error) (Kind, string) {
 	if err == nil {
 		return None, ""
 	}
 	var k Kinded
 	if errors.As(err, &k) {
-		return k.ErrorKind(), err.Error()
+		// k is the error in the chain that knows its kind: its own message, not its wrappers'
+		// (which may quote anything).
+		return k.ErrorKind(), k.(error).Error()
 	}
 	for _, classify := range []func(error) (Kind, string, bool){
 		classifyContext,
@@ -56,3 +59,6 @@ func Of(err error) (Kind, string) {
 	}
 	return Unknown, typeName(err)
 }
+
+// typeName is the message for an error nothing recognized: its Go type, never its text.
+func typeName(err error) string { return fmt.Sprintf("%T", err) }

@@ -1,0 +1,94 @@
+package geminitest_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap/zaptest/observer"
+	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/internal/geminitest"
+)
+
+// intField reads an integer field of a logged entry.
+func intField(t *testing.T, e observer.LoggedEntry, key string) int {
+	t.Helper()
+	v, ok := e.ContextMap()[key].(int64)
+	if !ok {
+		t.Fatalf("log entry %q has no integer field %q: %v", e.Message, key, e.ContextMap())
+	}
+	return int(v)
+}
+
+// adkctx's hooks, wired as an application does, over the real Gemini model: every model call
+// gets one budget decision, the usage the fake reported reaches the accounting (once per call,
+// also when streaming), and the next decisions are calibrated against it.
+func TestHooksUseReportedUsage(t *testing.T) {
+	const canary = "zebra-canary-7431"
+	question := canary + " " + strings.Repeat("We plan a long walk along the Seine in Paris tomorrow afternoon. ", 120) +
+		"What is the weather in Paris?"
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) {
+			srv := geminitest.NewServer(t, geminitest.Options{
+				// A tokenizer that counts half again as much as the stand-in: calibration has work.
+				PromptTokens: func(r *geminitest.Request) int { return geminitest.DefaultPromptTokens(r) * 3 / 2 },
+			})
+			srv.Enqueue(
+				geminitest.Calls(&genai.FunctionCall{Name: "get_weather", Args: map[string]any{"city": "Paris"}}),
+				geminitest.Text("Sunny, 21 °C: a fine day for the walk. "+canary),
+				geminitest.Text("You are welcome."),
+			)
+			w := wire(t, srv.Model(t, modelName), nil, weatherTool(t))
+			if _, err := run(t, w.runner, "s1", question, mode); err != nil {
+				t.Fatalf("turn 1: %v", err)
+			}
+			if _, err := run(t, w.runner, "s1", "Thanks!", mode); err != nil {
+				t.Fatalf("turn 2: %v", err)
+			}
+
+			reqs := srv.Requests()
+			decisions := w.logs.FilterMessage("budget decision").All()
+			usages := w.logs.FilterMessage("model usage").All()
+			if len(reqs) != 3 || len(decisions) != 3 || len(usages) != 3 {
+				t.Fatalf("model calls %d, budget decisions %d, usage entries %d; want 3 each", len(reqs), len(decisions), len(usages))
+			}
+
+			type figures struct{ Prompt, Output, Estimated int }
+			var got, want []figures
+			var total int
+			for i, r := range reqs {
+				want = append(want, figures{int(r.Reported.PromptTokenCount), int(r.Reported.CandidatesTokenCount), intField(t, decisions[i], "estimated_tokens")})
+				got = append(got, figures{intField(t, usages[i], "prompt_tokens"), intField(t, usages[i], "output_tokens"), intField(t, usages[i], "estimated_tokens")})
+				total += int(r.Reported.PromptTokenCount)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("usage entries (-reported by the fake +logged):\n%s", diff)
+			}
+
+			// Each decision is calibrated against the usage reported for the call before it, as a
+			// calibrator fed the same observations computes.
+			oracle := budget.NewCalibrator()
+			var wantCal, gotCal []int
+			for i, d := range decisions {
+				est := intField(t, d, "estimated_tokens")
+				wantCal = append(wantCal, oracle.Calibrate("s", modelName, est))
+				gotCal = append(gotCal, intField(t, d, "calibrated_tokens"))
+				oracle.Observe("s", modelName, est, int(reqs[i].Reported.PromptTokenCount))
+			}
+			if diff := cmp.Diff(wantCal, gotCal); diff != "" {
+				t.Errorf("calibrated tokens (-want +logged):\n%s", diff)
+			}
+			if gotCal[1] == intField(t, decisions[1], "estimated_tokens") {
+				t.Errorf("second decision not calibrated: %v", decisions[1].ContextMap())
+			}
+
+			rep := w.usageReport("s1")
+			if rep.Turns != 3 || rep.Total.Prompt != total || rep.Last.Prompt != int(reqs[2].Reported.PromptTokenCount) {
+				t.Errorf("usage report = %+v, want 3 turns, %d prompt tokens in total", rep, total)
+			}
+			assertNoText(t, w.logs, canary, "Seine")
+		})
+	}
+}
