@@ -4,7 +4,6 @@ package geminitest_test
 // a change of that API is adapted here.
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"google.golang.org/adk/agent/llmagent"
 	"google.golang.org/adk/artifact"
 	"google.golang.org/adk/model"
-	"google.golang.org/adk/plugin"
 	"google.golang.org/adk/runner"
 	"google.golang.org/adk/session"
 	"google.golang.org/adk/tool"
@@ -42,16 +40,17 @@ type compactionOptions struct {
 	noFallback bool
 }
 
-// wire builds hooks.New with an observed logger, the agent callbacks, the plugin and the
-// session-service wrapper around an in-memory service.
+// wire builds hooks.New with an observed logger and wires it into a runner with Hooks.Wire over
+// an in-memory service (compaction synchronous, so the tests do not depend on timing).
 func wire(t *testing.T, llm model.LLM, comp *compactionOptions, tools ...tool.Tool) *wired {
 	t.Helper()
 	core, logs := observer.New(zapcore.DebugLevel)
 	cfg := hooks.Config{Logger: zap.New(core)}
 	if comp != nil {
-		cc := &compaction.Config{Interval: comp.interval, NoFallback: comp.noFallback}
+		cc := &compaction.Config{Interval: comp.interval, NoFallback: comp.noFallback, Synchronous: true,
+			Summarizer: &compaction.ExtractiveSummarizer{}}
 		if comp.summarizer != nil {
-			cc.Summarizer = &compaction.LLMSummarizer{Model: comp.summarizer}
+			cc.Summarizer = &compaction.LLMSummarizer{Model: hooks.SummarizerModel(comp.summarizer)}
 		}
 		cfg.Compaction = cc
 	}
@@ -59,31 +58,22 @@ func wire(t *testing.T, llm model.LLM, comp *compactionOptions, tools ...tool.To
 	if err != nil {
 		t.Fatalf("hooks.New: %v", err)
 	}
-	a, err := llmagent.New(llmagent.Config{
-		Name:                 "forecaster",
-		Model:                llm,
-		Instruction:          instruction,
-		Tools:                tools,
-		BeforeModelCallbacks: []llmagent.BeforeModelCallback{h.BeforeModel()},
-		AfterModelCallbacks:  []llmagent.AfterModelCallback{h.AfterModel()},
-		AfterToolCallbacks:   []llmagent.AfterToolCallback{h.AfterTool()},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := h.Plugin()
+	a, err := llmagent.New(llmagent.Config{Name: "forecaster", Model: llm, Instruction: instruction, Tools: tools})
 	if err != nil {
 		t.Fatal(err)
 	}
 	base := session.InMemoryService()
-	r, err := runner.New(runner.Config{
+	rc, err := h.Wire(runner.Config{
 		AppName:           appName,
 		Agent:             a,
-		SessionService:    h.SessionService(base),
-		PluginConfig:      runner.PluginConfig{Plugins: []*plugin.Plugin{p}},
+		SessionService:    base,
 		ArtifactService:   artifact.InMemoryService(),
 		AutoCreateSession: true,
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := runner.New(rc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,10 +90,10 @@ func (w *wired) markers(t *testing.T, sessionID string) []*compaction.Marker {
 	t.Helper()
 	var out []*compaction.Marker
 	for _, e := range stored(t, w.base, sessionID) {
-		if !compaction.IsCompactionEvent(e) {
+		if e.Content != nil || e.CustomMetadata[compaction.MetadataKey] == nil {
 			continue
 		}
-		m, err := compaction.ReadMarker(e)
+		m, err := compaction.ReadMarker(&compaction.Event{ID: e.ID, Metadata: e.CustomMetadata})
 		if err != nil {
 			t.Fatalf("stored marker does not read back: %v", err)
 		}
@@ -118,27 +108,25 @@ const summaryHeader = compaction.SummaryHeader
 // summarize runs compaction.LLMSummarizer over llm with a short two-turn input.
 func summarize(t *testing.T, llm model.LLM, texts ...string) (*compaction.Summary, error) {
 	t.Helper()
-	s := &compaction.LLMSummarizer{Model: llm}
-	return s.Summarize(t.Context(), compaction.SummaryInput{Events: textEvents(t.Context(), texts...)})
+	s := &compaction.LLMSummarizer{Model: hooks.SummarizerModel(llm)}
+	return s.Summarize(t.Context(), compaction.SummaryInput{Events: textEvents(texts...)})
 }
 
 // summarizerName is the name LLMSummarizer reports for a model.
 func summarizerName(llm model.LLM) string {
-	return (&compaction.LLMSummarizer{Model: llm}).Name()
+	return (&compaction.LLMSummarizer{Model: hooks.SummarizerModel(llm)}).Name()
 }
 
 // textEvents returns events alternating between the user and the agent, one text each.
-func textEvents(ctx context.Context, texts ...string) []*session.Event {
-	var out []*session.Event
+func textEvents(texts ...string) []compaction.Event {
+	var out []compaction.Event
 	for i, text := range texts {
 		author, role := "user", genai.Role(genai.RoleUser)
 		if i%2 == 1 {
 			author, role = "forecaster", genai.Role(genai.RoleModel)
 		}
-		e := session.NewEventWithContext(ctx, fmt.Sprintf("inv-%d", i/2))
-		e.Author = author
-		e.Content = genai.NewContentFromText(text, role)
-		out = append(out, e)
+		out = append(out, compaction.Event{ID: fmt.Sprint("e", i), InvocationID: fmt.Sprintf("inv-%d", i/2), Author: author,
+			Content: genai.NewContentFromText(text, role)})
 	}
 	return out
 }
@@ -174,9 +162,9 @@ func (w *wired) compactionEntries() []map[string]any {
 }
 
 const (
-	outcomeCompacted   = compaction.OutcomeCompacted
-	outcomeFailed      = compaction.OutcomeFailed
-	outcomeNothingToDo = compaction.OutcomeNothingToDo
+	outcomeCompacted   = string(compaction.OutcomeCompacted)
+	outcomeFailed      = string(compaction.OutcomeFailed)
+	outcomeNothingToDo = string(compaction.OutcomeNothing)
 )
 
 // assertNoText fails if any log entry's message or field contains one of the texts.

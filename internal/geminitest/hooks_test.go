@@ -69,13 +69,13 @@ func TestHooksUseReportedUsage(t *testing.T) {
 
 			// Each decision is calibrated against the usage reported for the call before it, as a
 			// calibrator fed the same observations computes.
-			oracle := budget.NewCalibrator()
+			var oracle budget.Calibration
 			var wantCal, gotCal []int
 			for i, d := range decisions {
 				est := intField(t, d, "estimated_tokens")
-				wantCal = append(wantCal, oracle.Calibrate("s", modelName, est))
-				gotCal = append(gotCal, intField(t, d, "calibrated_tokens"))
-				oracle.Observe("s", modelName, est, int(reqs[i].Reported.PromptTokenCount))
+				wantCal = append(wantCal, oracle.Predict(est).Tokens)
+				gotCal = append(gotCal, intField(t, d, "predicted_tokens"))
+				oracle.Observe(est, int(reqs[i].Reported.PromptTokenCount))
 			}
 			if diff := cmp.Diff(wantCal, gotCal); diff != "" {
 				t.Errorf("calibrated tokens (-want +logged):\n%s", diff)
@@ -85,8 +85,8 @@ func TestHooksUseReportedUsage(t *testing.T) {
 			}
 
 			rep := w.usageReport("s1")
-			if rep.Turns != 3 || rep.Total.Prompt != total || rep.Last.Prompt != int(reqs[2].Reported.PromptTokenCount) {
-				t.Errorf("usage report = %+v, want 3 turns, %d prompt tokens in total", rep, total)
+			if rep.Turns != 2 || rep.ModelCalls != 3 || rep.Total.Prompt != total || rep.Last.Prompt != int(reqs[2].Reported.PromptTokenCount) {
+				t.Errorf("usage report = %+v, want 2 turns, 3 model calls, %d prompt tokens in total", rep, total)
 			}
 			assertNoText(t, w.logs, canary, "Seine")
 		})
