@@ -1,0 +1,511 @@
+package reliability
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	"github.com/tiktoken-go/tokenizer"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+	"google.golang.org/adk/agent"
+	"google.golang.org/adk/agent/llmagent"
+	"google.golang.org/adk/model"
+	"google.golang.org/adk/plugin"
+	"google.golang.org/adk/runner"
+	"google.golang.org/adk/session"
+	"google.golang.org/adk/session/database"
+	"google.golang.org/adk/tool"
+	"google.golang.org/adk/tool/functiontool"
+	"google.golang.org/genai"
+	"gorm.io/gorm"
+	gormlogger "gorm.io/gorm/logger"
+
+	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/hooks"
+)
+
+const app = "reliability"
+
+// chatModel answers every call with a fixed text and reports usage through count.
+type chatModel struct {
+	name   string
+	answer string
+	count  func(req *model.LLMRequest) int // the provider's prompt count; nil: our estimate
+	script func(req *model.LLMRequest) *genai.Content
+
+	mu       sync.Mutex
+	reported []int
+}
+
+func (m *chatModel) Name() string { return m.name }
+
+func (m *chatModel) GenerateContent(_ context.Context, req *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
+	return func(yield func(*model.LLMResponse, error) bool) {
+		n := budget.EstimateRequest(req.Contents, req.Config)
+		if m.count != nil {
+			n = m.count(req)
+		}
+		m.mu.Lock()
+		m.reported = append(m.reported, n)
+		m.mu.Unlock()
+		c := genai.NewContentFromText(m.answer, genai.RoleModel)
+		if m.script != nil {
+			if s := m.script(req); s != nil {
+				c = s
+			}
+		}
+		yield(&model.LLMResponse{Content: c, FinishReason: genai.FinishReasonStop,
+			UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: int32(n), CandidatesTokenCount: 20}}, nil)
+	}
+}
+
+type stack struct {
+	h      *hooks.Hooks
+	r      *runner.Runner
+	logs   *observer.ObservedLogs
+	stored session.Service
+}
+
+func wire(t testing.TB, m model.LLM, cfg hooks.Config, base session.Service, plugins []*plugin.Plugin, tools ...tool.Tool) *stack {
+	t.Helper()
+	core, logs := observer.New(zapcore.DebugLevel)
+	cfg.Logger = zap.New(core)
+	h, err := hooks.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = h.Close(ctx)
+	})
+	a, err := llmagent.New(llmagent.Config{Name: "assistant", Model: m, Instruction: "Be careful.", Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := h.Wire(runner.Config{AppName: app, Agent: a, SessionService: base, AutoCreateSession: true,
+		PluginConfig: runner.PluginConfig{Plugins: plugins}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := runner.New(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &stack{h: h, r: r, logs: logs, stored: base}
+}
+
+func (s *stack) send(t testing.TB, sessionID, text string) error {
+	t.Helper()
+	for _, err := range s.r.Run(context.Background(), "user", sessionID, genai.NewContentFromText(text, genai.RoleUser), agent.RunConfig{}) {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sqliteService(t testing.TB, path string) session.Service {
+	t.Helper()
+	svc, err := database.NewSessionService(sqlite.Open(path+"?_pragma=busy_timeout(5000)"), &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := database.AutoMigrate(svc); err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+func storedEvents(t testing.TB, svc session.Service, id string) []*session.Event {
+	t.Helper()
+	resp, err := svc.Get(context.Background(), &session.GetRequest{AppName: app, UserID: "user", SessionID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.Collect(resp.Session.Events().All())
+}
+
+func isMarker(e *session.Event) bool { return e.Content == nil && e.CustomMetadata[compaction.MetadataKey] != nil }
+
+// readMarker parses a stored marker event.
+func readMarker(t testing.TB, e *session.Event) *compaction.Marker {
+	t.Helper()
+	m, err := compaction.ReadMarker(&compaction.Event{ID: e.ID, Metadata: e.CustomMetadata})
+	if err != nil || m == nil {
+		t.Fatalf("marker %s does not read: %v", e.ID, err)
+	}
+	return m
+}
+
+// lag makes a replica's clock run late: every event it stores is stamped seconds in the past.
+func lag(d time.Duration) *plugin.Plugin {
+	p, _ := plugin.New(plugin.Config{Name: "lagging-clock", OnEventCallback: func(_ agent.InvocationContext, ev *session.Event) (*session.Event, error) {
+		ev.Timestamp = ev.Timestamp.Add(-d)
+		return nil, nil
+	}})
+	return p
+}
+
+// Two replicas serve one SQLite session in turn; one's clock lags by 5 s, so its events sort
+// inside ranges the other already summarized. A marker covers events by id: nothing is hidden
+// from the model without having been summarized, and the view is the same from both replicas.
+func TestSkewedReplicasHideNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	cfg := hooks.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true, Summarizer: &compaction.ExtractiveSummarizer{}}}
+	answer := "noted: " + strings.Repeat("detail ", 40)
+	a := wire(t, &chatModel{name: "m", answer: answer}, cfg, sqliteService(t, path), nil)
+	b := wire(t, &chatModel{name: "m", answer: answer}, cfg, sqliteService(t, path), []*plugin.Plugin{lag(5 * time.Second)})
+	for i := range 24 {
+		s := a
+		if i%2 == 1 {
+			s = b
+		}
+		if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 30))); err != nil {
+			t.Fatalf("turn %d: %v", i, err)
+		}
+	}
+	raw := storedEvents(t, a.stored, "s1")
+	var markers []*compaction.Marker
+	for _, e := range raw {
+		if isMarker(e) {
+			markers = append(markers, readMarker(t, e))
+		}
+	}
+	if len(markers) < 2 {
+		t.Fatalf("%d markers stored, want several", len(markers))
+	}
+	// Everything the newest marker's chain covers, by id.
+	byID := map[string]*compaction.Marker{}
+	for _, e := range raw {
+		if isMarker(e) {
+			byID[e.ID] = readMarker(t, e)
+		}
+	}
+	newest := slices.MaxFunc(markers, func(x, y *compaction.Marker) int { return x.Seq - y.Seq })
+	covered := map[string]bool{}
+	for m := newest; m != nil; m = byID[m.Previous] {
+		for _, id := range m.EventIDs {
+			covered[id] = true
+		}
+		if m.Previous == "" {
+			break
+		}
+	}
+	// The lagging replica's events do sort inside a summarized range: a marker covering by
+	// timestamps would hide them.
+	inside := 0
+	for _, e := range raw {
+		if ts := float64(e.Timestamp.UnixMicro()) / 1e6; !isMarker(e) && !covered[e.ID] && ts > newest.StartTimestamp && ts < newest.EndTimestamp {
+			inside++
+		}
+	}
+	if inside == 0 {
+		t.Fatal("no raw event sorts inside the summarized range: the clocks do not overlap")
+	}
+	for _, svc := range []session.Service{a.h.SessionService(a.stored), b.h.SessionService(b.stored)} {
+		shown := map[string]bool{}
+		for _, e := range storedEvents(t, svc, "s1") {
+			shown[e.ID] = true
+		}
+		for _, e := range raw {
+			if isMarker(e) {
+				continue
+			}
+			if !shown[e.ID] && !covered[e.ID] {
+				t.Errorf("event %s (%s) is hidden without being summarized", e.ID, e.Author)
+			}
+			if shown[e.ID] && covered[e.ID] {
+				t.Errorf("event %s is shown raw and summarized", e.ID)
+			}
+		}
+	}
+	if got := newest.Ledger.Events; got != len(covered) {
+		t.Errorf("ledger counts %d events, the chain covers %d", got, len(covered))
+	}
+}
+
+// A summarizer failing on every call is not retried after every invocation: failures back off.
+func TestFailingSummarizerBacksOff(t *testing.T) {
+	var calls atomic.Int32
+	failing := summarizerFunc(func(context.Context, compaction.SummaryInput) (*compaction.Summary, error) {
+		calls.Add(1)
+		return nil, errors.New("quota exceeded")
+	})
+	cfg := hooks.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true, Summarizer: failing, NoFallback: true}}
+	s := wire(t, &chatModel{name: "m", answer: strings.Repeat("detail ", 40)}, cfg, session.InMemoryService(), nil)
+	for i := range 20 {
+		if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 30))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("summarizer called %d times in 20 turns, want 1 (then backoff)", n)
+	}
+	backoffs := s.logs.FilterMessage("compaction").FilterField(zap.String("outcome", string(compaction.OutcomeBackoff))).Len()
+	if backoffs == 0 {
+		t.Error("no attempt was logged as backing off")
+	}
+}
+
+type summarizerFunc func(context.Context, compaction.SummaryInput) (*compaction.Summary, error)
+
+func (f summarizerFunc) Summarize(ctx context.Context, in compaction.SummaryInput) (*compaction.Summary, error) {
+	return f(ctx, in)
+}
+
+// An event whose content sits beside an invalid marker record (a user plugin put it there) is
+// shown: an invalid record hides nothing, not even its own event.
+func TestContentBesideAnInvalidMarkerIsShown(t *testing.T) {
+	corrupt, _ := plugin.New(plugin.Config{Name: "corrupt", OnEventCallback: func(_ agent.InvocationContext, ev *session.Event) (*session.Event, error) {
+		if ev.Content != nil && ev.Author != "user" {
+			ev.CustomMetadata = map[string]any{compaction.MetadataKey: map[string]any{"startTimestamp": "yesterday"}}
+		}
+		return nil, nil
+	}})
+	m := &chatModel{name: "m", answer: "the answer is 42"}
+	s := wire(t, m, hooks.Config{Compaction: &compaction.Config{}}, session.InMemoryService(), []*plugin.Plugin{corrupt})
+	for i := range 2 {
+		if err := s.send(t, "s1", fmt.Sprint("question ", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	view := storedEvents(t, s.h.SessionService(s.stored), "s1")
+	answers := 0
+	for _, e := range view {
+		if e.Content != nil && e.Author == "assistant" && e.Content.Parts[0].Text == "the answer is 42" {
+			answers++
+		}
+	}
+	if answers != 2 {
+		t.Errorf("%d of 2 answers carrying an invalid record are shown", answers)
+	}
+	if s.logs.FilterMessage("compaction: ignoring marker").Len() == 0 {
+		t.Error("the invalid record was not logged")
+	}
+}
+
+// contentTokens counts what a provider whose tokenizer is not ours would: o200k tokens, and 40%
+// more for tool results (code and logs count denser for it than prose).
+func contentTokens(t testing.TB) func(req *model.LLMRequest) int {
+	codec, err := tokenizer.Get(tokenizer.O200kBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(s string) int {
+		ids, _, _ := codec.Encode(s)
+		return len(ids)
+	}
+	return func(req *model.LLMRequest) int {
+		n := 0
+		if req.Config != nil && req.Config.SystemInstruction != nil {
+			for _, p := range req.Config.SystemInstruction.Parts {
+				n += count(p.Text)
+			}
+		}
+		for _, c := range req.Contents {
+			n += 4
+			for _, p := range c.Parts {
+				switch {
+				case p.FunctionResponse != nil:
+					b, _ := json.Marshal(p.FunctionResponse.Response)
+					n += count(string(b)) * 14 / 10
+				case p.FunctionCall != nil:
+					b, _ := json.Marshal(p.FunctionCall.Args)
+					n += count(p.FunctionCall.Name + string(b))
+				default:
+					n += count(p.Text)
+				}
+			}
+		}
+		return n
+	}
+}
+
+type fileArgs struct {
+	Path string `json:"path"`
+}
+
+// An 8,192-token window over 200 turns, each reading a file after a chat turn: by the
+// provider's own count, no request passes the hard limit — most of all right after large new
+// content, where the learned ratio under-counts it.
+func TestProviderCountNeverPassesTheHardLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("200 turns")
+	}
+	readFile, err := functiontool.New(functiontool.Config{Name: "read_file", Description: "reads a file"},
+		func(_ tool.Context, a fileArgs) (map[string]any, error) {
+			var b strings.Builder
+			for i := 0; b.Len() < 6000; i++ {
+				fmt.Fprintf(&b, "func f%d(x int) int { return x*%d + len(%q) }\n", i, i, a.Path)
+			}
+			return map[string]any{"content": b.String()}, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := 0
+	m := &chatModel{name: "small-8k", answer: "Here is what I found. " + strings.Repeat("It looks fine. ", 10), count: contentTokens(t)}
+	m.script = func(req *model.LLMRequest) *genai.Content {
+		last := req.Contents[len(req.Contents)-1]
+		if last.Role == genai.RoleUser && last.Parts[0].FunctionResponse == nil && turn%3 == 0 {
+			return &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{Name: "read_file", Args: map[string]any{"path": fmt.Sprint("f", turn, ".go")}}}}}
+		}
+		return nil
+	}
+	// Without compaction, trimming alone holds the limit: every request is cut close to it.
+	cfg := hooks.Config{Models: []budget.ModelInfo{{Name: "small-8k", ContextWindow: 8192, MaxOutputTokens: 512}}}
+	s := wire(t, m, cfg, session.InMemoryService(), nil, readFile)
+	hard := s.h.Limits("small-8k").Hard
+	for turn = range 200 {
+		if err := s.send(t, "s1", fmt.Sprintf("Turn %d: %s", turn, strings.Repeat("please look again. ", 8))); err != nil {
+			var exceeded interface{ ErrorKind() string }
+			_ = exceeded
+			t.Fatalf("turn %d: %v", turn, err)
+		}
+	}
+	over, worst := 0, 0
+	for _, n := range m.reported {
+		if n > hard {
+			over++
+			worst = max(worst, n-hard)
+		}
+	}
+	trimmed := s.logs.FilterMessage("budget decision").FilterField(zap.String("action", "trimmed")).Len()
+	t.Logf("%d calls (%d trimmed), hard limit %d, largest reported %d", len(m.reported), trimmed, hard, slices.Max(m.reported))
+	if trimmed < 100 {
+		t.Errorf("only %d requests were trimmed: the test does not reach the hard limit", trimmed)
+	}
+	if over > 0 {
+		t.Errorf("%d calls passed the hard limit by the provider's count (worst by %d tokens)", over, worst)
+	}
+}
+
+// Four runners serve one session at the same time with one Hooks: one compaction runs at a
+// time per session, so no two markers summarize the same range.
+func TestRunnersShareOneCompaction(t *testing.T) {
+	base := session.InMemoryService()
+	cfg := hooks.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: &compaction.ExtractiveSummarizer{}}}
+	core, _ := observer.New(zapcore.DebugLevel)
+	cfg.Logger = zap.New(core)
+	h, err := hooks.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runners []*runner.Runner
+	for range 4 {
+		a, _ := llmagent.New(llmagent.Config{Name: "assistant", Model: &chatModel{name: "m", answer: strings.Repeat("detail ", 40)}})
+		rc, err := h.Wire(runner.Config{AppName: app, Agent: a, SessionService: base, AutoCreateSession: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _ := runner.New(rc)
+		runners = append(runners, r)
+	}
+	if _, err := base.Create(context.Background(), &session.CreateRequest{AppName: app, UserID: "user", SessionID: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for k, r := range runners {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 6 {
+				for _, err := range r.Run(context.Background(), "user", "s1", genai.NewContentFromText(fmt.Sprintf("runner %d turn %d: %s", k, i, strings.Repeat("context ", 30)), genai.RoleUser), agent.RunConfig{}) {
+					if err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := h.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	previous := map[string]int{}
+	ids := map[string]int{}
+	for _, e := range storedEvents(t, base, "s1") {
+		if !isMarker(e) {
+			continue
+		}
+		m := readMarker(t, e)
+		previous[m.Previous]++
+		for _, id := range m.EventIDs {
+			ids[id]++
+		}
+	}
+	if len(previous) == 0 {
+		t.Fatal("no marker stored")
+	}
+	for p, n := range previous {
+		if n > 1 {
+			t.Errorf("%d markers roll up the same marker %q: a range summarized twice", n, p)
+		}
+	}
+	for id, n := range ids {
+		if n > 1 {
+			t.Errorf("event %s summarized by %d markers", id, n)
+		}
+	}
+}
+
+// Per-name state stays bounded however many distinct model names a process sees.
+func TestPerNameStateIsBounded(t *testing.T) {
+	h, err := hooks.New(hooks.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range 100_000 {
+		h.Limits(fmt.Sprintf("model-%d-%s", i, strings.Repeat("x", 64)))
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if grown := int64(after.HeapInuse) - int64(before.HeapInuse); grown > 4<<20 {
+		t.Errorf("heap grew by %d bytes for 100,000 model names", grown)
+	}
+}
+
+// BenchmarkLongSessionIsFlat runs 10,000 invocations with compaction on and reports the
+// goroutines and the live heap at the end against the start.
+func BenchmarkLongSessionIsFlat(b *testing.B) {
+	for b.Loop() {
+		s := wire(b, &chatModel{name: "m", answer: strings.Repeat("detail ", 20)},
+			hooks.Config{Compaction: &compaction.Config{Summarizer: &compaction.ExtractiveSummarizer{}}}, session.InMemoryService(), nil)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		g0 := runtime.NumGoroutine()
+		for i := range 10_000 {
+			if err := s.send(b, fmt.Sprint("s", i%10), fmt.Sprintf("turn %d: %s", i, strings.Repeat("context ", 10))); err != nil {
+				b.Fatal(err)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_ = s.h.Close(ctx)
+		cancel()
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(runtime.NumGoroutine()-g0), "goroutines_added")
+		b.ReportMetric(float64(int64(after.HeapInuse)-int64(before.HeapInuse))/(1<<20), "heap_growth_MiB")
+	}
+}
