@@ -509,3 +509,43 @@ func BenchmarkLongSessionIsFlat(b *testing.B) {
 		b.ReportMetric(float64(int64(after.HeapInuse)-int64(before.HeapInuse))/(1<<20), "heap_growth_MiB")
 	}
 }
+
+// Eight parallel tool calls of 50 KB each on a 16K window: each result is cut to the truncation
+// limit when stored, and the newest turn's results then share what is left of the window, so the
+// turn goes on instead of being refused.
+func TestParallelResultsThroughTheRunner(t *testing.T) {
+	big, err := functiontool.New(functiontool.Config{Name: "fetch", Description: "fetches a page"},
+		func(_ tool.Context, a fileArgs) (map[string]any, error) {
+			return map[string]any{"page": strings.Repeat(a.Path+" line of a long page\n", 2500)}, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &chatModel{name: "small-16k", answer: "summarized all pages"}
+	m.script = func(req *model.LLMRequest) *genai.Content {
+		last := req.Contents[len(req.Contents)-1]
+		if last.Role == genai.RoleUser && last.Parts[0].FunctionResponse == nil {
+			c := &genai.Content{Role: genai.RoleModel}
+			for k := range 8 {
+				c.Parts = append(c.Parts, &genai.Part{FunctionCall: &genai.FunctionCall{Name: "fetch", Args: map[string]any{"path": fmt.Sprint("page", k)}}})
+			}
+			return c
+		}
+		return nil
+	}
+	cfg := hooks.Config{Models: []budget.ModelInfo{{Name: "small-16k", ContextWindow: 16_384, MaxOutputTokens: 1024}}}
+	s := wire(t, m, cfg, session.InMemoryService(), nil, big)
+	if err := s.send(t, "s1", "fetch the eight pages and summarize them"); err != nil {
+		t.Fatalf("turn refused: %v", err)
+	}
+	hard := s.h.Limits("small-16k").Hard
+	for i, n := range m.reported {
+		if n > hard {
+			t.Errorf("call %d: %d tokens over the hard limit %d", i, n, hard)
+		}
+	}
+	cut := s.logs.FilterMessage("budget decision").All()
+	if last := cut[len(cut)-1].ContextMap(); last["newest_responses_cut"].(int64) != 8 {
+		t.Errorf("last decision %v: want the 8 results cut to one budget", last)
+	}
+}
