@@ -17,7 +17,7 @@
 // [NewLimits] turns a model into [Limits]: reserved output = min(max
 // output, 10% of the window) unless configured; usable = window − reserved;
 // soft = 70% of usable ("compaction needed"); hard = 95% of usable (never
-// sent above). [LimitConfig.Validate] reports bad fractions as *[ConfigError].
+// sent above). [LimitConfig.Validate] reports bad fractions as *adkctx.ConfigError values.
 //
 // # Estimating tokens
 //
@@ -63,29 +63,25 @@
 // as less than it is. processors/truncate sends nothing deeper than 64
 // levels and far fewer values, so tool results are always counted exactly.
 //
-// Every call counts afresh: no cache, no state. On the chain benchmark's
-// 1,000-content history this costs about as much as json.Marshal of it
-// (see BenchmarkEstimateRequest and processors/request's BenchmarkChain).
+// Every call counts afresh: no cache, no state (about as much as json.Marshal of the same
+// contents). The hooks count only what is new in a request: they reuse the previous request's
+// figures for contents that did not change (internal/engine's BenchmarkBeforeModel).
 //
 // # Calibration
 //
-// A [Calibrator] learns per session and model the ratio between the
-// model's reported PromptTokenCount and our estimate of the same request
-// (EWMA, clamped to [0.25, 4]; requests under 1,000 estimated tokens only
-// anchor). [Calibrator.Calibrate] then gives the current usage as the latest
-// reported count plus the growth since, scaled; after a shrink (compaction,
-// trimming) it is estimate × ratio; [Calibrator.DropAnchor] forces that
-// after a rewrite that did not shrink the request. [CalibratorConfig]
-// DeltaFloor = 1 keeps growth from being scaled below the raw estimate.
-// Counts are never summed across events. It tracks at most 10,000 sessions
-// (least recently used evicted).
+// A [Calibration] learns, for one session and model, the ratio between the model's reported
+// prompt count and our estimate of the same request (moving average, clamped to [0.25, 4];
+// requests under 1,000 estimated tokens only anchor), and predicts the next request's count: the
+// latest reported count plus the growth since, scaled; after a shrink (compaction, trimming),
+// estimate × ratio. Counts are never summed across events. Each [Prediction] carries a safety
+// margin learned from the observed errors — the largest recent under-count relative to the part
+// of the request that was not yet reported, most of all right after large new content — so a
+// hard limit holds by the provider's count. It is a plain value: the hooks keep one per session
+// and model, and rebuild it from stored events by replaying Observe.
 //
 // # Accounting
 //
-// An [Accountant] records one [Turn] per non-partial model response with
-// usage and returns a [Report]: totals, last turn, average prompt growth and
-// turns remaining before the soft limit. [ReportFromEvents] rebuilds the same
-// report from a session's stored events (UsageMetadata survives the
-// in-memory and database session services). [Report.LogFields] and
-// [Limits.LogFields] give zap fields with snake_case keys.
+// A [Tally] adds up the usage of a session's model calls per user turn and gives a [Report]:
+// totals, last call, average prompt growth per turn and turns remaining before the soft limit.
+// [Limits.LogFields] gives zap fields with stable snake_case keys.
 package budget

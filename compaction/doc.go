@@ -1,67 +1,61 @@
-// Package compaction keeps long-running adk-go sessions from dragging their
-// whole history into every model call, without ever deleting an event.
+// Package compaction keeps long-running sessions from dragging their whole history into every
+// model call, without deleting an event and without leaving the model without its working
+// context. It depends on neither adk-go version: it works on its own [Event] type, and the glue
+// of each adk-go major version (package hooks) converts events and implements [Store].
 //
-// Older events are summarized into one marker event appended to the session
-// (sessions are append-only); storage keeps every original event, and the
-// model sees the summary plus the recent events.
+// # Markers
 //
-// # Marker
-//
-// A [Marker] is stored in event.CustomMetadata[[MetadataKey]]
-// ("_adk_compaction"), because adk-go v1.7.0's EventActions has no
-// compaction field. The record is a JSON-compatible map with camelCase keys
-// ([Marker.Map]); its startTimestamp, endTimestamp (float seconds) and
-// compactedContent convert 1:1 to adk-python's and upstream adk-go v2's
-// EventCompaction ([Marker.EventCompaction]). The rest makes the range
-// exact and observable: first/last covered event and invocation ids, the
-// covered events sharing an edge timestamp (EdgeEventIDs), events inside the
-// range deliberately left raw (ExcludedEventIDs, e.g. pending calls), event
-// count, token counts, compression ratio, trigger and summarizer.
-//
-// [NewMarkerEvent] builds the marker event: no Content (so adk-go skips it
-// even when the session is read without the view), Author "user".
-// [Marker.SetRange] fills the range fields from a slice of stored events.
-// [ReadMarker] parses what any session service hands back — the map after a
-// database round-trip (float64 numbers, []any, nested maps), a *Marker, JSON
-// bytes or string — and reports bad records as *[InvalidMarkerError].
+// A compaction appends one event (no content, author "user") whose CustomMetadata[[MetadataKey]]
+// holds a [Marker]: the summary, and the ids of the events it newly covers. A marker names the
+// marker it rolls up (Previous, Seq), so the markers of a session form a chain, and the newest
+// one covers its own ids plus everything its chain covers. Coverage is by event id, never by
+// position or timestamp: an event stored late with an old timestamp (a replica whose clock lags)
+// is never hidden without having been summarized. startTimestamp, endTimestamp and
+// compactedContent convert 1:1 to adk-python's and adk-go v2's EventCompaction record
+// ([Marker.EventCompaction]). Records written by adkctx's first release (version 1: ranges by
+// timestamps and positions) are still read, and a new marker can roll one up.
 //
 // # View
 //
-// [View] turns a session's stored events into what the model should see:
-// markers disappear; an event is replaced only by a marker appended after
-// it whose range covers it (newest marker wins; a rolled-up summary
-// subsumes the ones it contains); each summary is emitted once, in place of
-// the first event it wins, as a "user" event whose text starts with
-// "[Summary of earlier conversation]"; everything else stays in order. A
-// marker that does not parse, or has an inverted or empty range, is ignored
-// with a warning and hides nothing. Coverage uses stream positions and ids,
-// not timestamps alone, so an uncovered event sharing an edge timestamp is
-// never hidden. View is linear in the number of events however many markers
-// overlap.
+// [Viewer.View] is what the model sees of a session's events: per isolation scope the valid
+// marker with the highest Seq wins; the events its chain covers are replaced by its summary,
+// shown once, in place of the first covered event (or at the marker's position when none is in
+// the slice being viewed); everything else stays, in order. A record that does not parse, or
+// names an impossible range, is ignored with a warning and hides nothing — not even its own
+// event's content. Parsed records are cached, so a view costs one pass over the events.
 //
-// # Service
+// # What is compacted
 //
-// [NewService] wraps a [session.Service] (in-memory, database, Vertex AI):
-// sessions returned by Create, Get and List report the view from Events(),
-// recomputed lazily when the stored events change, so adk-go's own history
-// building (branches, other agents' events, function-response
-// rearrangement) works on summary + recent events. AppendEvent unwraps the
-// session before delegating; [Unwrap] and [RawEvents] reach the stored
-// events. Wrap a service only when compaction is configured: a marker is an
-// erase-and-inject primitive. The wrapper passes adk-go's
-// sessiontestsuite over the in-memory and SQLite services.
+// Every compaction leaves the newest invocations raw: at least
+// [Config.RetainRecentInvocations] (default 2) whole invocations, never split inside a
+// call/response pair, so every request carries the previous turn itself, not only its summary.
+//   - Sliding window (after an invocation): once [Config.Interval] (θ) completed invocations
+//     beyond the retained tail are raw, they are summarized. The tail a token-triggered
+//     compaction kept is not wiped by a later sliding window ([Marker.KeepInvocations]).
+//   - Tokens (a request approaches the soft limit) and manual: the newest invocations up to
+//     [Config.RetainRecentTokens] stay raw (half the soft limit by default: the next compaction
+//     comes only after the history grew by as much again, so a provider's prompt cache keeps
+//     serving the prefix); an invocation too large on its own keeps its user message and newest
+//     steps raw.
+//   - Pending calls (long-running without the client's answer, unanswered confirmations, calls
+//     of the running invocation) stay raw, with everything paired to them.
+//
+// # Summaries
+//
+// Each compaction continues the previous marker's [Ledger] with the events it newly covers: the
+// user's goal, every explicit user instruction verbatim, recent requests, the files and paths the
+// tools used with exact call counts, errors seen, the last answers. The [ExtractiveSummarizer]'s
+// summary is that ledger (no model, deterministic); an [LLMSummarizer] asks a model (by default
+// the agent's own) for goal, instructions, decisions, files, errors and open tasks, and gets the
+// ledger's facts appended, so counts and paths are never invented. A summary is rejected (and the
+// fallback used) when it is empty, cut off, larger than what it replaces or larger than
+// [Config.MaxSummaryTokens].
 //
 // # Compactor
 //
-// A [Compactor] decides when and what to compact and appends the marker:
-// a sliding window after each invocation (θ uncovered invocations plus ω
-// earlier ones for continuity), and a token-aware path that keeps the most
-// recent events raw and rolls the previous summary into the new one, so the
-// prompt stays bounded. It never splits a function call from its response
-// nor summarizes away a pending call, runs one compaction per session at a
-// time on a detached context with a timeout, and re-reads the session
-// before appending so a concurrent writer's event is never hidden. A
-// [Summarizer] produces the replacement content: an LLM summarizer over a
-// bounded, escaped transcript, or an extractive one that needs no model
-// (the default, and the fallback when the LLM fails).
+// A [Compactor] runs compactions in the background, one at a time per session (triggers that
+// arrive meanwhile run once after it), bounded by [Config.Timeout] whatever the summarizer does;
+// failures back off ([Config.Backoff]). It re-reads the session before appending and discards
+// its summary when a newer marker landed first. [Config.Synchronous] runs compactions on the
+// triggering turn instead, for tests and batch jobs.
 package compaction
