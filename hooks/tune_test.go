@@ -19,7 +19,7 @@ func TestTune(t *testing.T) {
 	th, _ := strconv.Atoi(os.Getenv("THETA"))
 	r, _ := strconv.Atoi(os.Getenv("R"))
 	w, _ := strconv.Atoi(os.Getenv("W"))
-	with := runScenarioWith(t, w, scenario.Invocations, true, compaction.Config{Interval: th, RetainRecentInvocations: r})
+	with := runScenarioWith(t, w, scenario.Invocations, true, compaction.Config{Interval: th, RetainRecentInvocations: r, Synchronous: true})
 	f := with.figures
 	logFigures(t, "with", f)
 	t.Logf("soft %d eff %.0f ratio_vs_74515646 %.2f%% prompt_vs_724130058 %.2f%%", with.soft, f.Effective, 100*f.Effective/74515646, 100*float64(f.Prompt)/724130058)
