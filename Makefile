@@ -27,7 +27,7 @@ unit:
 
 # Tests that assert measured figures (token counts, not time) and are too slow under -race.
 figures:
-	$(GO) test -count=1 -run '^TestFigure' -v ./compaction/
+	$(GO) test -count=1 -run '^TestFigure' -v ./hooks/
 
 # A short run of every fuzz target, so CI exercises the fuzzers beyond their seed corpus.
 FUZZTIME ?= 5s

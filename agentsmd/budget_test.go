@@ -66,7 +66,7 @@ func TestDiscoverImportsStopAtTheTextBudget(t *testing.T) {
 	if diff := cmp.Diff([]string{filepath.Join(root, "imp", "f0000.md")}, f.Imports); diff != "" {
 		t.Errorf("imports (-want +got):\n%s", diff)
 	}
-	reason := fmt.Sprintf("%d import(s) not read: the text already fills the text budget of %d bytes", n-1, DefaultTextBudget)
+	reason := fmt.Sprintf("%d import(s) not read: the text already fills the text budget of %d bytes", n-1, defaultTextBudget)
 	if diff := cmp.Diff([]Skip{{Path: filepath.Join(root, "AGENTS.md"), Reason: reason}}, d.Skipped); diff != "" {
 		t.Errorf("skipped (-want +got):\n%s", diff)
 	}

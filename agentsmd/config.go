@@ -3,6 +3,7 @@ package agentsmd
 import (
 	"errors"
 	"fmt"
+	"github.com/adkctx/adkctx/internal/config"
 	"path/filepath"
 	"strings"
 
@@ -11,22 +12,22 @@ import (
 
 // Defaults used when the corresponding Config field is zero.
 const (
-	// DefaultMaxFileBytes is the per-file read cap (64 KiB). At most
+	// defaultMaxFileBytes is the per-file read cap (64 KiB). At most
 	// MaxFileBytes+1 bytes are ever read from one file; longer files are
 	// truncated to the cap (on a rune boundary) with a visible note.
-	DefaultMaxFileBytes int64 = 64 << 10
-	// DefaultTextBudget is the default Config.TextBudget (32 KiB, the default
+	defaultMaxFileBytes int64 = 64 << 10
+	// defaultTextBudget is the default Config.TextBudget (32 KiB, the default
 	// budget of instructions.Config.MaxBytes).
-	DefaultTextBudget int64 = 32 << 10
-	// DefaultMaxImportDepth is the maximum nesting depth of @path imports.
-	DefaultMaxImportDepth = 5
-	// OverrideName is the per-directory file that wins over AGENTS.md.
-	OverrideName = "AGENTS.override.md"
-	// DefaultName is the standard per-directory file name.
-	DefaultName = "AGENTS.md"
-	// GlobalSubdir is the folder below the user's config directory that holds
+	defaultTextBudget int64 = 32 << 10
+	// defaultMaxImportDepth is the maximum nesting depth of @path imports.
+	defaultMaxImportDepth = 5
+	// overrideName is the per-directory file that wins over AGENTS.md.
+	overrideName = "AGENTS.override.md"
+	// defaultName is the standard per-directory file name.
+	defaultName = "AGENTS.md"
+	// globalSubdir is the folder below the user's config directory that holds
 	// the default global file: <UserConfigDir>/adkctx/AGENTS.md.
-	GlobalSubdir = "adkctx"
+	globalSubdir = "adkctx"
 	// binarySniffBytes is how much of a file is searched for a NUL byte.
 	binarySniffBytes = 8 << 10
 	// maxConfigBytes bounds MaxFileBytes and TextBudget, so that the read
@@ -34,8 +35,8 @@ const (
 	maxConfigBytes int64 = 1 << 30
 )
 
-// DefaultRootMarkers returns a fresh copy of the default root markers ([".git"]).
-func DefaultRootMarkers() []string { return []string{".git"} }
+// defaultRootMarkers returns a fresh copy of the default root markers ([".git"]).
+func defaultRootMarkers() []string { return []string{".git"} }
 
 // Config configures Discover. The zero value is valid and uses the defaults.
 type Config struct {
@@ -55,7 +56,7 @@ type Config struct {
 	// FallbackNames are extra per-directory file names tried, in order, after
 	// AGENTS.override.md and AGENTS.md (e.g. "CLAUDE.md"). Plain names only.
 	FallbackNames []string
-	// MaxFileBytes is the per-file read cap. Default DefaultMaxFileBytes;
+	// MaxFileBytes is the per-file read cap. Default defaultMaxFileBytes;
 	// at most 1 GiB.
 	MaxFileBytes int64
 	// TextBudget is how much instruction text the caller can use at most
@@ -64,7 +65,7 @@ type Config struct {
 	// files read so far hold TextBudget bytes of text, their remaining
 	// imports and the less specific files are not read (they are listed in
 	// Discovery.Skipped), because the caller could not use them. Default
-	// DefaultTextBudget; at most 1 GiB.
+	// defaultTextBudget; at most 1 GiB.
 	TextBudget int64
 	// MaxImportDepth is the maximum @path import nesting. Default 5.
 	MaxImportDepth int
@@ -72,37 +73,29 @@ type Config struct {
 	Logger *zap.Logger
 }
 
-// ConfigError reports an invalid Config field.
-type ConfigError struct {
-	Field, Reason string
-}
-
-func (e *ConfigError) Error() string {
-	return fmt.Sprintf("agentsmd: invalid config %s: %s", e.Field, e.Reason)
-}
-
-// Validate reports the first invalid field as a *ConfigError.
+// Validate reports every invalid field as an *adkctx.ConfigError (joined).
 func (c Config) Validate() error {
+	var errs []error
 	if c.MaxFileBytes < 0 || c.MaxFileBytes > maxConfigBytes {
-		return &ConfigError{Field: "MaxFileBytes", Reason: "must be between 0 (default) and 1 GiB"}
+		errs = append(errs, config.Errorf("MaxFileBytes", c.MaxFileBytes, "must be between 0 (default) and 1 GiB"))
 	}
 	if c.TextBudget < 0 || c.TextBudget > maxConfigBytes {
-		return &ConfigError{Field: "TextBudget", Reason: "must be between 0 (default) and 1 GiB"}
+		errs = append(errs, config.Errorf("TextBudget", c.TextBudget, "must be between 0 (default) and 1 GiB"))
 	}
 	if c.MaxImportDepth < 0 {
-		return &ConfigError{Field: "MaxImportDepth", Reason: "must be >= 0 (0 means default)"}
+		errs = append(errs, config.Errorf("MaxImportDepth", c.MaxImportDepth, "must be ≥ 0 (0 means default)"))
 	}
 	for i, m := range c.RootMarkers {
 		if err := checkPlainName(m); err != nil {
-			return &ConfigError{Field: fmt.Sprintf("RootMarkers[%d]", i), Reason: err.Error()}
+			errs = append(errs, config.Errorf(fmt.Sprintf("RootMarkers[%d]", i), m, "%v", err))
 		}
 	}
 	for i, n := range c.FallbackNames {
 		if err := checkPlainName(n); err != nil {
-			return &ConfigError{Field: fmt.Sprintf("FallbackNames[%d]", i), Reason: err.Error()}
+			errs = append(errs, config.Errorf(fmt.Sprintf("FallbackNames[%d]", i), n, "%v", err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func checkPlainName(n string) error {
@@ -120,16 +113,16 @@ func checkPlainName(n string) error {
 // withDefaults returns c with zero fields replaced by defaults.
 func (c Config) withDefaults() Config {
 	if c.MaxFileBytes == 0 {
-		c.MaxFileBytes = DefaultMaxFileBytes
+		c.MaxFileBytes = defaultMaxFileBytes
 	}
 	if c.TextBudget == 0 {
-		c.TextBudget = DefaultTextBudget
+		c.TextBudget = defaultTextBudget
 	}
 	if c.MaxImportDepth == 0 {
-		c.MaxImportDepth = DefaultMaxImportDepth
+		c.MaxImportDepth = defaultMaxImportDepth
 	}
 	if len(c.RootMarkers) == 0 {
-		c.RootMarkers = DefaultRootMarkers()
+		c.RootMarkers = defaultRootMarkers()
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
@@ -145,9 +138,9 @@ func (c Config) readLimit() int64 { return 4 * (c.TextBudget + c.MaxFileBytes + 
 // candidateNames returns the per-directory names in precedence order.
 func (c Config) candidateNames() []string {
 	names := make([]string, 0, 2+len(c.FallbackNames))
-	names = append(names, OverrideName, DefaultName)
+	names = append(names, overrideName, defaultName)
 	for _, n := range c.FallbackNames {
-		if n != OverrideName && n != DefaultName {
+		if n != overrideName && n != defaultName {
 			names = append(names, n)
 		}
 	}

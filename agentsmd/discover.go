@@ -113,19 +113,14 @@ func (e *WorkDirError) Error() string {
 
 func (e *WorkDirError) Unwrap() error { return e.Err }
 
-// Error is the type of this package's sentinel errors (constants).
-type Error string
-
-func (e Error) Error() string { return string(e) }
-
-// ErrNotDirectory is wrapped by a WorkDirError when the working directory is
+// errNotDirectory is wrapped by a WorkDirError when the working directory is
 // not a directory.
-const ErrNotDirectory = Error("not a directory")
+var errNotDirectory = errors.New("not a directory")
 
 // Discover finds, reads and expands the instruction files for workDir.
 // Problems with individual files are never errors: they are logged as
 // warnings and listed in Discovery.Skipped. Errors are returned only for an
-// invalid Config (*ConfigError) or an unusable workDir (*WorkDirError).
+// invalid Config (*adkctx.ConfigError values) or an unusable workDir (*WorkDirError).
 func Discover(workDir string, cfg Config) (*Discovery, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -147,7 +142,7 @@ func Discover(workDir string, cfg Config) (*Discovery, error) {
 		return nil, &WorkDirError{WorkDir: workDir, Err: err}
 	}
 	if !fi.IsDir() {
-		return nil, &WorkDirError{WorkDir: workDir, Err: ErrNotDirectory}
+		return nil, &WorkDirError{WorkDir: workDir, Err: errNotDirectory}
 	}
 	return discover(resolved, cfg, openNoWait), nil
 }
@@ -319,7 +314,7 @@ func (s *scanner) global() slot {
 			s.cfg.Logger.Debug("agentsmd: no user config directory; global file disabled", zap.Error(err))
 			return slot{}
 		}
-		g = filepath.Join(cd, GlobalSubdir, DefaultName)
+		g = filepath.Join(cd, globalSubdir, defaultName)
 	}
 	g, err := filepath.Abs(g)
 	if err != nil {

@@ -2,6 +2,7 @@ package agentsmd
 
 import (
 	"errors"
+	"github.com/adkctx/adkctx/internal/config"
 	"os"
 	"path/filepath"
 	"strings"
@@ -543,8 +544,8 @@ func TestDiscoverHugeSparseFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Stats.BytesRead != DefaultMaxFileBytes+1 {
-		t.Errorf("read %d bytes, want %d", d.Stats.BytesRead, DefaultMaxFileBytes+1)
+	if d.Stats.BytesRead != defaultMaxFileBytes+1 {
+		t.Errorf("read %d bytes, want %d", d.Stats.BytesRead, defaultMaxFileBytes+1)
 	}
 	if diff := cmp.Diff([]Skip{{Path: p, Reason: "binary file (NUL byte in the first 8 KiB)"}}, d.Skipped); diff != "" {
 		t.Errorf("skips (-want +got):\n%s", diff)
@@ -556,8 +557,8 @@ func TestDiscoverErrors(t *testing.T) {
 	writeTree(t, tmp, map[string]string{"file": "x"})
 	_, err := Discover(filepath.Join(tmp, "file"), Config{NoGlobal: true})
 	var wde *WorkDirError
-	if !errors.As(err, &wde) || !errors.Is(err, ErrNotDirectory) {
-		t.Errorf("file as workDir: err = %v, want *WorkDirError wrapping ErrNotDirectory", err)
+	if !errors.As(err, &wde) || !errors.Is(err, errNotDirectory) {
+		t.Errorf("file as workDir: err = %v, want *WorkDirError wrapping errNotDirectory", err)
 	}
 	_, err = Discover(filepath.Join(tmp, "missing"), Config{NoGlobal: true})
 	if !errors.As(err, &wde) || !errors.Is(err, os.ErrNotExist) {
@@ -573,7 +574,7 @@ func TestDiscoverErrors(t *testing.T) {
 		{RootMarkers: []string{""}},
 		{FallbackNames: []string{".."}},
 	} {
-		var ce *ConfigError
+		var ce *config.Error
 		if _, err := Discover(tmp, cfg); !errors.As(err, &ce) {
 			t.Errorf("Discover(%+v) err = %v, want *ConfigError", cfg, err)
 		}

@@ -107,7 +107,7 @@
 //
 // Every skip is a Skip entry and one zap warning with the fields "path" and
 // "reason", in output order. A problem with a file never makes Discover
-// fail; only an invalid Config (*ConfigError) or an unusable working
+// fail; only an invalid Config (*adkctx.ConfigError) or an unusable working
 // directory (*WorkDirError) does.
 //
 // Discover never lists a directory: it stats the known candidate names on the

@@ -34,7 +34,7 @@ func BenchmarkEstimate(b *testing.B) {
 			}
 			_ = n
 			b.ReportMetric(float64(EstimateText(text))/float64(real), "ratio_ours")
-			b.ReportMetric(float64(EstimateBytesDiv4(text))/float64(real), "ratio_bytes4")
+			b.ReportMetric(float64(estimateBytesDiv4(text))/float64(real), "ratio_bytes4")
 		})
 	}
 }

@@ -14,24 +14,24 @@ import (
 // image tile; Gemini 3 "high" media resolution is 1,120 tokens per image)
 // rounded up so that an image is not under-counted.
 const (
-	// ContentOverheadTokens is added per genai.Content (role, turn framing).
-	ContentOverheadTokens = 4
-	// PartOverheadTokens is added per genai.Part.
-	PartOverheadTokens = 1
-	// ImageTokens is the cost of one inline or referenced image.
-	ImageTokens = 1_290
-	// MediaMinTokens is the minimum cost of inline audio, video, PDF or
+	// contentOverheadTokens is added per genai.Content (role, turn framing).
+	contentOverheadTokens = 4
+	// partOverheadTokens is added per genai.Part.
+	partOverheadTokens = 1
+	// imageTokens is the cost of one inline or referenced image.
+	imageTokens = 1_290
+	// mediaMinTokens is the minimum cost of inline audio, video, PDF or
 	// other binary data.
-	MediaMinTokens = 258
-	// MediaBytesPerToken converts inline binary (non-image, non-text) data to
-	// tokens: len(Data)/MediaBytesPerToken, at least MediaMinTokens.
-	MediaBytesPerToken = 256
-	// FileDataTokens is the cost of a non-image file reference (FileData URI;
+	mediaMinTokens = 258
+	// mediaBytesPerToken converts inline binary (non-image, non-text) data to
+	// tokens: len(Data)/mediaBytesPerToken, at least mediaMinTokens.
+	mediaBytesPerToken = 256
+	// fileDataTokens is the cost of a non-image file reference (FileData URI;
 	// its size is unknown: a PDF page is 258, a second of video 263).
-	FileDataTokens = 2_580
-	// ToolOverheadTokens is added per tool (function declaration or built-in
+	fileDataTokens = 2_580
+	// toolOverheadTokens is added per tool (function declaration or built-in
 	// tool such as Google Search).
-	ToolOverheadTokens = 8
+	toolOverheadTokens = 8
 	// maxValueDepth bounds the nesting the walk follows: encoding/json
 	// decodes nothing deeper, and processors/truncate sends nothing deeper
 	// than 64 levels.
@@ -53,7 +53,7 @@ const (
 // included), function calls (name + args as compact JSON), function
 // responses (name + response as compact JSON, plus their media parts),
 // inline data and file data (placeholder costs above), executable code and
-// code execution results, plus ContentOverheadTokens and PartOverheadTokens
+// code execution results, plus contentOverheadTokens and partOverheadTokens
 // per part. A nil content costs 0. It never calls json.Marshal and never
 // mutates its input.
 func EstimateContent(c *genai.Content) int {
@@ -117,7 +117,7 @@ func contentMilli(c *genai.Content) int64 {
 	if c == nil {
 		return 0
 	}
-	m := int64(ContentOverheadTokens * milli)
+	m := int64(contentOverheadTokens * milli)
 	for _, p := range c.Parts {
 		m += partMilli(p)
 	}
@@ -128,7 +128,7 @@ func partMilli(p *genai.Part) int64 {
 	if p == nil {
 		return 0
 	}
-	m := int64(PartOverheadTokens * milli)
+	m := int64(partOverheadTokens * milli)
 	var t textCounter
 	if p.Text != "" {
 		t.add(p.Text)
@@ -203,24 +203,24 @@ func isTextMIME(mime string) bool {
 func blobMilli(mime string, data []byte) int64 {
 	switch {
 	case strings.HasPrefix(strings.ToLower(mime), "image/"):
-		return ImageTokens * milli
+		return imageTokens * milli
 	case isTextMIME(mime) && len(data) > 0:
 		var t textCounter
 		t.add(string(data))
 		return scaled(t.finish())
 	}
-	n := int64(len(data) / MediaBytesPerToken)
-	if n < MediaMinTokens {
-		n = MediaMinTokens
+	n := int64(len(data) / mediaBytesPerToken)
+	if n < mediaMinTokens {
+		n = mediaMinTokens
 	}
 	return n * milli
 }
 
 func fileMilli(mime string) int64 {
 	if strings.HasPrefix(strings.ToLower(mime), "image/") {
-		return ImageTokens * milli
+		return imageTokens * milli
 	}
-	return FileDataTokens * milli
+	return fileDataTokens * milli
 }
 
 func toolsMilli(tools []*genai.Tool) int64 {
@@ -231,7 +231,7 @@ func toolsMilli(tools []*genai.Tool) int64 {
 		}
 		if len(tool.FunctionDeclarations) == 0 {
 			// Built-in tool (search, code execution, URL context...).
-			m += ToolOverheadTokens * milli
+			m += toolOverheadTokens * milli
 			continue
 		}
 		for _, fd := range tool.FunctionDeclarations {
@@ -261,7 +261,7 @@ func toolsMilli(tools []*genai.Tool) int64 {
 				t.value(fd.ResponseJsonSchema, 0)
 			}
 			t.add(`}`)
-			m += ToolOverheadTokens*milli + t.scaledTotal()
+			m += toolOverheadTokens*milli + t.scaledTotal()
 		}
 	}
 	return m

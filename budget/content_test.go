@@ -160,16 +160,16 @@ func TestEstimateContentParts(t *testing.T) {
 		{"thought text", &genai.Part{Text: text, Thought: true}, EstimateText(text), EstimateText(text) + 4},
 		{"function call", genai.NewPartFromFunctionCall("read_file", args), 8, 30},
 		{"function response", genai.NewPartFromFunctionResponse("list_dir", resp), jsonEstimate(t, resp), jsonEstimate(t, resp) * 12 / 10},
-		{"image inline", genai.NewPartFromBytes(make([]byte, 200_000), "image/png"), ImageTokens, ImageTokens + 4},
-		{"image file", genai.NewPartFromURI("gs://b/cat.jpg", "image/jpeg"), ImageTokens, ImageTokens + 20},
-		{"pdf file", genai.NewPartFromURI("gs://b/report.pdf", "application/pdf"), FileDataTokens, FileDataTokens + 20},
-		{"small audio", genai.NewPartFromBytes(make([]byte, 1000), "audio/wav"), MediaMinTokens, MediaMinTokens + 4},
-		{"large video", genai.NewPartFromBytes(make([]byte, 1<<20), "video/mp4"), (1 << 20) / MediaBytesPerToken, (1<<20)/MediaBytesPerToken + 4},
+		{"image inline", genai.NewPartFromBytes(make([]byte, 200_000), "image/png"), imageTokens, imageTokens + 4},
+		{"image file", genai.NewPartFromURI("gs://b/cat.jpg", "image/jpeg"), imageTokens, imageTokens + 20},
+		{"pdf file", genai.NewPartFromURI("gs://b/report.pdf", "application/pdf"), fileDataTokens, fileDataTokens + 20},
+		{"small audio", genai.NewPartFromBytes(make([]byte, 1000), "audio/wav"), mediaMinTokens, mediaMinTokens + 4},
+		{"large video", genai.NewPartFromBytes(make([]byte, 1<<20), "video/mp4"), (1 << 20) / mediaBytesPerToken, (1<<20)/mediaBytesPerToken + 4},
 		{"inline text", genai.NewPartFromBytes([]byte(text), "text/plain"), EstimateText(text), EstimateText(text) + 4},
 		{"executable code", genai.NewPartFromExecutableCode("print('hi')", genai.LanguagePython), 4, 12},
 		{"code result", genai.NewPartFromCodeExecutionResult(genai.OutcomeOK, "hi\n"), 3, 12},
 		{"function response with media", &genai.Part{FunctionResponse: &genai.FunctionResponse{Name: "shot",
-			Parts: []*genai.FunctionResponsePart{{InlineData: &genai.FunctionResponseBlob{MIMEType: "image/png", Data: []byte{1}}}}}}, ImageTokens, ImageTokens + 10},
+			Parts: []*genai.FunctionResponsePart{{InlineData: &genai.FunctionResponseBlob{MIMEType: "image/png", Data: []byte{1}}}}}}, imageTokens, imageTokens + 10},
 	}
 	for _, tt := range tests {
 		got := EstimatePart(tt.part)
@@ -177,8 +177,8 @@ func TestEstimateContentParts(t *testing.T) {
 			t.Errorf("%s: EstimatePart = %d, want in [%d, %d]", tt.name, got, tt.min, tt.max)
 		}
 		c := &genai.Content{Role: "user", Parts: []*genai.Part{tt.part}}
-		if cg := EstimateContent(c); cg < got+ContentOverheadTokens-1 || cg > got+ContentOverheadTokens+1 {
-			t.Errorf("%s: EstimateContent = %d, EstimatePart = %d, want part + %d", tt.name, cg, got, ContentOverheadTokens)
+		if cg := EstimateContent(c); cg < got+contentOverheadTokens-1 || cg > got+contentOverheadTokens+1 {
+			t.Errorf("%s: EstimateContent = %d, EstimatePart = %d, want part + %d", tt.name, cg, got, contentOverheadTokens)
 		}
 	}
 }
@@ -231,7 +231,7 @@ func TestEstimateRequestComponents(t *testing.T) {
 	for _, fd := range tools[0].FunctionDeclarations {
 		toolJSON += jsonEstimate(t, fd)
 	}
-	if et := EstimateTools(tools); et < toolJSON || et > toolJSON*3/2+3*ToolOverheadTokens {
+	if et := EstimateTools(tools); et < toolJSON || et > toolJSON*3/2+3*toolOverheadTokens {
 		t.Errorf("EstimateTools = %d, EstimateText(json of declarations) = %d", et, toolJSON)
 	}
 }

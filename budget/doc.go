@@ -11,7 +11,7 @@
 // longest entry that prefixes the name at a separator, so
 // "gemini-2.5-flash-preview-05-20" and "claude-sonnet-4-5-20250929" find
 // their family. Overrides passed to [NewRegistry] beat built-ins. Unknown
-// models get [FallbackContextWindow] (128,000) / [FallbackMaxOutputTokens]
+// models get a fallback of 128,000 / 8,192
 // (8,192) and known=false: log that.
 //
 // [NewLimits] turns a model into [Limits]: reserved output = min(max
@@ -45,10 +45,9 @@
 // [EstimateContent] adds function calls and responses as compact JSON
 // (walked directly, never json.Marshal; the escapes of quotes and
 // backslashes in their strings included), executable code and results, and
-// placeholder costs for media: [ImageTokens] per image, inline audio/video/PDF
-// at len/[MediaBytesPerToken] (at least [MediaMinTokens]), [FileDataTokens]
-// per non-image file reference; plus [ContentOverheadTokens] per content and
-// [PartOverheadTokens] per part. [EstimateEach] gives every content's figure
+// placeholder costs for media: 1,290 tokens per image, inline audio/video/PDF
+// at one token per 256 bytes (at least 258), 2,580 per non-image file
+// reference; plus 4 tokens per content and 1 per part. [EstimateEach] gives every content's figure
 // at once; [EstimateRequest] adds a genai config's system instruction and
 // tool declarations. Map entries are counted independently, so results do
 // not depend on Go's map order. Nothing panics on nil. The package depends on

@@ -386,8 +386,8 @@ func EstimateText(s string) int {
 	return milliToTokens(textMilli(s))
 }
 
-// EstimateBytesDiv4 is the classic bytes/4 heuristic (rounded up), kept for
+// estimateBytesDiv4 is the classic bytes/4 heuristic (rounded up), kept for
 // comparison in tests and benchmarks.
-func EstimateBytesDiv4(s string) int {
+func estimateBytesDiv4(s string) int {
 	return (len(s) + 3) / 4
 }

@@ -76,7 +76,7 @@ func TestEstimatorAgainstTokenizer(t *testing.T) {
 		}
 		ours := EstimateText(text)
 		ratio := float64(ours) / float64(real)
-		naive := float64(EstimateBytesDiv4(text)) / float64(real)
+		naive := float64(estimateBytesDiv4(text)) / float64(real)
 		fmt.Fprintf(&b, "%-16s %6d %6d %6d %9.3f %9.3f\n", s.kind, len(text), real, ours, ratio, naive)
 		if ratio < s.min || ratio > s.max {
 			t.Errorf("%s: estimate/real = %.3f (ours %d, o200k %d), want within [%.2f, %.2f]", s.file, ratio, ours, real, s.min, s.max)

@@ -11,9 +11,9 @@ import (
 
 // Defaults of LimitConfig.
 const (
-	DefaultOutputReserveFraction = 0.10
-	DefaultSoftFraction          = 0.70
-	DefaultHardFraction          = 0.95
+	defaultOutputReserveFraction = 0.10
+	defaultSoftFraction          = 0.70
+	defaultHardFraction          = 0.95
 )
 
 // LimitConfig configures NewLimits. The zero value uses the defaults.
@@ -35,13 +35,13 @@ type LimitConfig struct {
 
 func (c LimitConfig) withDefaults() LimitConfig {
 	if c.OutputReserveFraction == 0 {
-		c.OutputReserveFraction = DefaultOutputReserveFraction
+		c.OutputReserveFraction = defaultOutputReserveFraction
 	}
 	if c.SoftFraction == 0 {
-		c.SoftFraction = DefaultSoftFraction
+		c.SoftFraction = defaultSoftFraction
 	}
 	if c.HardFraction == 0 {
-		c.HardFraction = DefaultHardFraction
+		c.HardFraction = defaultHardFraction
 	}
 	return c
 }
@@ -96,24 +96,24 @@ type Limits struct {
 // NewLimits computes the limits for info under cfg. Zero config fields take
 // their defaults; invalid values (which Validate reports) are replaced by
 // the defaults too, so NewLimits never fails. A non-positive window takes
-// FallbackContextWindow. The reserve never exceeds half the window.
+// fallbackContextWindow. The reserve never exceeds half the window.
 func NewLimits(info ModelInfo, known bool, cfg LimitConfig) Limits {
 	c := cfg.withDefaults()
 	if checkFraction("", c.OutputReserveFraction) != nil {
-		c.OutputReserveFraction = DefaultOutputReserveFraction
+		c.OutputReserveFraction = defaultOutputReserveFraction
 	}
 	if checkFraction("", c.SoftFraction) != nil {
-		c.SoftFraction = DefaultSoftFraction
+		c.SoftFraction = defaultSoftFraction
 	}
 	if checkFraction("", c.HardFraction) != nil {
-		c.HardFraction = DefaultHardFraction
+		c.HardFraction = defaultHardFraction
 	}
 	if c.SoftFraction > c.HardFraction {
 		c.SoftFraction = c.HardFraction
 	}
 	window := info.ContextWindow
 	if window <= 0 {
-		window = FallbackContextWindow
+		window = fallbackContextWindow
 	}
 	reserve := cfg.ReservedOutputTokens
 	if reserve <= 0 {

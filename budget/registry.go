@@ -8,8 +8,8 @@ import (
 // deliberately conservative: most current models have a larger window, so an
 // unknown model is compacted early rather than sent over its real limit.
 const (
-	FallbackContextWindow   = 128_000
-	FallbackMaxOutputTokens = 8_192
+	fallbackContextWindow   = 128_000
+	fallbackMaxOutputTokens = 8_192
 )
 
 // ModelInfo describes one model's token limits.
@@ -127,7 +127,7 @@ func NewRegistry(overrides ...ModelInfo) *Registry {
 		if o.ContextWindow <= 0 || o.MaxOutputTokens <= 0 {
 			base, ok := longestMatch(r.builtins, o.Name)
 			if !ok {
-				base = ModelInfo{ContextWindow: FallbackContextWindow, MaxOutputTokens: FallbackMaxOutputTokens}
+				base = ModelInfo{ContextWindow: fallbackContextWindow, MaxOutputTokens: fallbackMaxOutputTokens}
 			}
 			if o.ContextWindow <= 0 {
 				o.ContextWindow = base.ContextWindow
@@ -187,7 +187,7 @@ func longestMatch(entries []ModelInfo, name string) (ModelInfo, bool) {
 // version and date suffixes ("gemini-2.5-pro-001",
 // "claude-sonnet-4-5-20250929", "gpt-5.1-codex-mini") match their family.
 // Any matching override beats every built-in entry. For an unknown model
-// it returns FallbackContextWindow / FallbackMaxOutputTokens and
+// it returns fallbackContextWindow / fallbackMaxOutputTokens and
 // known=false; the caller should log that once.
 func (r *Registry) Lookup(model string) (info ModelInfo, known bool) {
 	if r == nil {
@@ -202,7 +202,7 @@ func (r *Registry) Lookup(model string) (info ModelInfo, known bool) {
 			return ModelInfo{Name: model, ContextWindow: e.ContextWindow, MaxOutputTokens: e.MaxOutputTokens, Match: e.Name, Source: SourceBuiltin}, true
 		}
 	}
-	return ModelInfo{Name: model, ContextWindow: FallbackContextWindow, MaxOutputTokens: FallbackMaxOutputTokens, Source: SourceFallback}, false
+	return ModelInfo{Name: model, ContextWindow: fallbackContextWindow, MaxOutputTokens: fallbackMaxOutputTokens, Source: SourceFallback}, false
 }
 
 // Models returns a copy of the registry's entries, overrides first.

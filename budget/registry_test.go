@@ -58,11 +58,11 @@ func TestRegistryLookup(t *testing.T) {
 		{"claude-opus-4-5", result{200_000, 64_000, "claude-opus-4-5", true}},
 		{"claude-haiku-4-5-20251001", result{200_000, 64_000, "claude-haiku-4-5", true}},
 		// Unknown: fallback, known=false.
-		{"gpt-4", result{FallbackContextWindow, FallbackMaxOutputTokens, "", false}},
-		{"gpt-40", result{FallbackContextWindow, FallbackMaxOutputTokens, "", false}},
-		{"gemini-2.50-flash", result{FallbackContextWindow, FallbackMaxOutputTokens, "", false}},
-		{"my-local-llama", result{FallbackContextWindow, FallbackMaxOutputTokens, "", false}},
-		{"", result{FallbackContextWindow, FallbackMaxOutputTokens, "", false}},
+		{"gpt-4", result{fallbackContextWindow, fallbackMaxOutputTokens, "", false}},
+		{"gpt-40", result{fallbackContextWindow, fallbackMaxOutputTokens, "", false}},
+		{"gemini-2.50-flash", result{fallbackContextWindow, fallbackMaxOutputTokens, "", false}},
+		{"my-local-llama", result{fallbackContextWindow, fallbackMaxOutputTokens, "", false}},
+		{"", result{fallbackContextWindow, fallbackMaxOutputTokens, "", false}},
 	}
 	for _, tt := range tests {
 		info, known := r.Lookup(tt.model)
@@ -93,7 +93,7 @@ func TestRegistryOverrides(t *testing.T) {
 		{"gemini-2.5-flash", ModelInfo{Name: "gemini-2.5-flash", ContextWindow: 32_000, MaxOutputTokens: 4_000, Match: "gemini-2.5", Source: SourceOverride}, true},
 		{"claude-sonnet-4-5-20250929", ModelInfo{Name: "claude-sonnet-4-5-20250929", ContextWindow: 1_000_000, MaxOutputTokens: 64_000, Match: "claude-sonnet-4-5", Source: SourceOverride}, true},
 		{"my-local-llama", ModelInfo{Name: "my-local-llama", ContextWindow: 8_192, MaxOutputTokens: 1_024, Match: "my-local-llama", Source: SourceOverride}, true},
-		{"unknown-family-7b", ModelInfo{Name: "unknown-family-7b", ContextWindow: FallbackContextWindow, MaxOutputTokens: 100, Match: "unknown-family", Source: SourceOverride}, true},
+		{"unknown-family-7b", ModelInfo{Name: "unknown-family-7b", ContextWindow: fallbackContextWindow, MaxOutputTokens: 100, Match: "unknown-family", Source: SourceOverride}, true},
 		// Built-ins still apply elsewhere.
 		{"gemini-2.0-flash", ModelInfo{Name: "gemini-2.0-flash", ContextWindow: 1_048_576, MaxOutputTokens: 8_192, Match: "gemini-2.0-flash", Source: SourceBuiltin}, true},
 	}
@@ -166,7 +166,7 @@ func TestNewLimits(t *testing.T) {
 			}
 		})
 	}
-	if got := NewLimits(ModelInfo{Name: "zero"}, false, LimitConfig{}); got.Window != FallbackContextWindow {
+	if got := NewLimits(ModelInfo{Name: "zero"}, false, LimitConfig{}); got.Window != fallbackContextWindow {
 		t.Errorf("zero window: %+v", got)
 	}
 }

@@ -5,7 +5,7 @@
 // # Format
 //
 // A non-empty merged text starts with Header and the single precedence
-// statement Precedence (later, more deeply nested files win; the user's
+// statement precedence (later, more deeply nested files win; the user's
 // explicit requests override all of them), followed by one section per file,
 // global first, then project root → … → working directory:
 //
@@ -30,7 +30,7 @@
 // and silently drops the most specific file, Merge shrinks from the LEAST
 // specific side: the global file first, then the root, and so on. A file is
 // cut keeping its head (titles and overviews usually come first), on a rune
-// boundary, and a visible marker starting with MarkerPrefix follows the kept
+// boundary, and a visible marker starting with markerPrefix follows the kept
 // part:
 //
 //	[adkctx: AGENTS.md file "AGENTS.md" was cut to fit the instruction budget: kept the first 1200 of 40000 bytes]

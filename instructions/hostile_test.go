@@ -223,13 +223,13 @@ func TestLoaderForgetDuringDiscovery(t *testing.T) {
 		done <- err
 	}()
 	<-started
-	l.Forget(root)
+	l.forget(root)
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if l.Len() != 0 {
-		t.Errorf("cached dirs = %d: a forgotten directory was cached by the discovery in progress", l.Len())
+	if l.cachedDirs() != 0 {
+		t.Errorf("cached dirs = %d: a forgotten directory was cached by the discovery in progress", l.cachedDirs())
 	}
 }
 

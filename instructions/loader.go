@@ -94,7 +94,7 @@ func NewLoader(ac agentsmd.Config, ic Config, logger *zap.Logger) (*Loader, erro
 	ac.FallbackNames = slices.Clone(ac.FallbackNames)
 	maxDirs := ic.MaxCachedDirs
 	if maxDirs == 0 {
-		maxDirs = DefaultMaxCachedDirs
+		maxDirs = defaultMaxCachedDirs
 	}
 	return &Loader{ac: ac, ic: ic, log: logger, maxDirs: maxDirs, discover: agentsmd.Discover, entries: map[string]*entry{}}, nil
 }
@@ -224,7 +224,7 @@ func cacheKey(workDir string) string {
 }
 
 // Len reports how many working directories are cached.
-func (l *Loader) Len() int {
+func (l *Loader) cachedDirs() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.entries)
@@ -236,7 +236,7 @@ func (l *Loader) Discoveries() int64 { return l.discoveries.Load() }
 
 // Forget drops the cached result of workDir. A discovery of workDir in
 // progress still answers the Loads waiting for it, but is not cached.
-func (l *Loader) Forget(workDir string) {
+func (l *Loader) forget(workDir string) {
 	key := cacheKey(workDir)
 	l.mu.Lock()
 	delete(l.entries, key)

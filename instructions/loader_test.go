@@ -3,6 +3,7 @@ package instructions
 import (
 	"errors"
 	"fmt"
+	"github.com/adkctx/adkctx/internal/config"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,8 +155,8 @@ func TestLoaderBoundedCache(t *testing.T) {
 		write(t, filepath.Join(dir, "AGENTS.md"), fmt.Sprint("dir ", i))
 		mustLoad(t, l, dir)
 	}
-	if l.Len() != 2 {
-		t.Errorf("cached dirs = %d, want 2", l.Len())
+	if l.cachedDirs() != 2 {
+		t.Errorf("cached dirs = %d, want 2", l.cachedDirs())
 	}
 	// The two most recent are cached: loading them again discovers nothing.
 	before := l.Discoveries()
@@ -164,9 +165,9 @@ func TestLoaderBoundedCache(t *testing.T) {
 	if got := l.Discoveries(); got != before {
 		t.Errorf("discoveries %d → %d, want cache hits", before, got)
 	}
-	l.Forget(filepath.Join(root, "4"))
-	if l.Len() != 1 {
-		t.Errorf("after Forget: %d", l.Len())
+	l.forget(filepath.Join(root, "4"))
+	if l.cachedDirs() != 1 {
+		t.Errorf("after Forget: %d", l.cachedDirs())
 	}
 }
 
@@ -207,11 +208,11 @@ func TestLoaderConcurrent(t *testing.T) {
 }
 
 func TestLoaderErrors(t *testing.T) {
-	var ce *ConfigError
+	var ce *config.Error
 	if _, err := NewLoader(agentsmd.Config{}, Config{MaxBytes: 10}, nil); !errors.As(err, &ce) {
 		t.Errorf("bad instructions config: %v", err)
 	}
-	var ace *agentsmd.ConfigError
+	var ace *config.Error
 	if _, err := NewLoader(agentsmd.Config{MaxFileBytes: -1}, Config{}, nil); !errors.As(err, &ace) {
 		t.Errorf("bad agentsmd config: %v", err)
 	}

@@ -1,7 +1,8 @@
 package instructions
 
 import (
-	"fmt"
+	"errors"
+	"github.com/adkctx/adkctx/internal/config"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -13,26 +14,26 @@ import (
 const (
 	// DefaultMaxBytes is the default total budget of the merged text (32 KiB).
 	DefaultMaxBytes = 32768
-	// MinMaxBytes is the smallest valid non-zero MaxBytes: room for the
+	// minMaxBytes is the smallest valid non-zero MaxBytes: room for the
 	// precedence statement and the cut markers.
-	MinMaxBytes = 1024
-	// DefaultMaxCachedDirs bounds the Loader cache (working directories).
-	DefaultMaxCachedDirs = 256
-	// MarkerPrefix starts every marker Merge writes into the text when it
+	minMaxBytes = 1024
+	// defaultMaxCachedDirs bounds the Loader cache (working directories).
+	defaultMaxCachedDirs = 256
+	// markerPrefix starts every marker Merge writes into the text when it
 	// cuts or omits a file to fit the budget.
-	MarkerPrefix = "[adkctx: "
+	markerPrefix = "[adkctx: "
 	// minKeep: a file that could keep fewer bytes than this is omitted
 	// instead of cut to a useless stub.
 	minKeep = 64
 	// maxShownPath caps a path shown in a tag or marker (longer paths keep
-	// their tail), so that the fixed overhead always fits in MinMaxBytes.
+	// their tail), so that the fixed overhead always fits in minMaxBytes.
 	maxShownPath = 160
 )
 
-// Header and Precedence open every non-empty merged text.
+// Header and precedence open every non-empty merged text.
 const (
 	Header     = "# Instructions from AGENTS.md files"
-	Precedence = "The files below are ordered from the most general to the most specific. " +
+	precedence = "The files below are ordered from the most general to the most specific. " +
 		"When they conflict, follow the more deeply nested (later) file. " +
 		"The user's explicit requests in this conversation override all of them."
 )
@@ -41,31 +42,23 @@ const (
 type Config struct {
 	// MaxBytes is the budget of Merged.Text in bytes, everything included
 	// (header, section tags, markers). Default DefaultMaxBytes; a non-zero
-	// value must be >= MinMaxBytes.
+	// value must be >= minMaxBytes.
 	MaxBytes int
 	// MaxCachedDirs bounds how many working directories a Loader caches
-	// (least recently used evicted). Default DefaultMaxCachedDirs.
+	// (least recently used evicted). Default defaultMaxCachedDirs.
 	MaxCachedDirs int
 }
 
-// ConfigError reports an invalid Config field.
-type ConfigError struct {
-	Field, Reason string
-}
-
-func (e *ConfigError) Error() string {
-	return fmt.Sprintf("instructions: invalid config %s: %s", e.Field, e.Reason)
-}
-
-// Validate reports the first invalid field as a *ConfigError.
+// Validate reports every invalid field as an *adkctx.ConfigError (joined).
 func (c Config) Validate() error {
-	if c.MaxBytes < 0 || (c.MaxBytes > 0 && c.MaxBytes < MinMaxBytes) {
-		return &ConfigError{Field: "MaxBytes", Reason: fmt.Sprintf("must be 0 (default %d) or >= %d, got %d", DefaultMaxBytes, MinMaxBytes, c.MaxBytes)}
+	var errs []error
+	if c.MaxBytes < 0 || (c.MaxBytes > 0 && c.MaxBytes < minMaxBytes) {
+		errs = append(errs, config.Errorf("MaxBytes", c.MaxBytes, "must be 0 (default %d) or ≥ %d", DefaultMaxBytes, minMaxBytes))
 	}
 	if c.MaxCachedDirs < 0 {
-		return &ConfigError{Field: "MaxCachedDirs", Reason: "must be >= 0 (0 means default)"}
+		errs = append(errs, config.Errorf("MaxCachedDirs", c.MaxCachedDirs, "must be ≥ 0 (0 means default)"))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func (c Config) maxBytes() int {
@@ -155,16 +148,16 @@ func (s *section) render(b *strings.Builder) {
 }
 
 func cutMarker(path string, kept, total int) string {
-	return "\n" + MarkerPrefix + "AGENTS.md file " + strconv.Quote(path) + " was cut to fit the instruction budget: kept the first " +
+	return "\n" + markerPrefix + "AGENTS.md file " + strconv.Quote(path) + " was cut to fit the instruction budget: kept the first " +
 		strconv.Itoa(kept) + " of " + strconv.Itoa(total) + " bytes]"
 }
 
 func omitMarker(path string, total int) string {
-	return "\n" + MarkerPrefix + "AGENTS.md file " + strconv.Quote(path) + " (" + strconv.Itoa(total) +
+	return "\n" + markerPrefix + "AGENTS.md file " + strconv.Quote(path) + " (" + strconv.Itoa(total) +
 		" bytes) was omitted to fit the instruction budget]\n"
 }
 
-const fallbackMarker = "\n" + MarkerPrefix + "AGENTS.md instructions cut to fit the instruction budget]\n"
+const fallbackMarker = "\n" + markerPrefix + "AGENTS.md instructions cut to fit the instruction budget]\n"
 
 // shortPath keeps the tail of a very long path for display.
 func shortPath(p string) string {
@@ -179,7 +172,7 @@ func shortPath(p string) string {
 }
 
 func summaryMarker(files, total int) string {
-	return "\n" + MarkerPrefix + strconv.Itoa(files) + " less specific AGENTS.md file(s) (" + strconv.Itoa(total) +
+	return "\n" + markerPrefix + strconv.Itoa(files) + " less specific AGENTS.md file(s) (" + strconv.Itoa(total) +
 		" bytes) omitted to fit the instruction budget]\n"
 }
 
@@ -187,7 +180,7 @@ func summaryMarker(files, total int) string {
 // and the working directory's file last, within cfg.MaxBytes. See the
 // package documentation for the format and the cutting rules. Merge is pure
 // and deterministic. A nil or empty discovery gives an empty Text. With an
-// invalid MaxBytes (below MinMaxBytes) every file is omitted and Text is "".
+// invalid MaxBytes (below minMaxBytes) every file is omitted and Text is "".
 func Merge(d *agentsmd.Discovery, cfg Config) Merged {
 	var m Merged
 	if d == nil {
@@ -220,8 +213,8 @@ func Merge(d *agentsmd.Discovery, cfg Config) Merged {
 		m.Sources[i] = Source{Path: full, AbsPath: f.Path, Scope: f.Scope, Bytes: len(body), FileTruncated: f.Truncated,
 			Imports: append([]string(nil), f.Imports...)}
 	}
-	preamble := Header + "\n\n" + Precedence + "\n"
-	if budget < MinMaxBytes {
+	preamble := Header + "\n\n" + precedence + "\n"
+	if budget < minMaxBytes {
 		for i := range m.Sources {
 			m.Sources[i].Truncated, m.Sources[i].Omitted = true, true
 		}
@@ -267,7 +260,7 @@ func Merge(d *agentsmd.Discovery, cfg Config) Merged {
 	}
 	text := b.String()
 	hardCut := false
-	if len(text) > budget { // defensive: unreachable with MaxBytes >= MinMaxBytes
+	if len(text) > budget { // defensive: unreachable with MaxBytes >= minMaxBytes
 		text = preamble + fallbackMarker + text[len(preamble):]
 		text = text[:cutRune(text, budget)]
 		hardCut = true

@@ -1,6 +1,7 @@
 package instructions
 
 import (
+	"github.com/adkctx/adkctx/internal/config"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -22,7 +23,7 @@ func global(content string) agentsmd.File {
 	return agentsmd.File{Path: "/home/u/.config/adkctx/AGENTS.md", RelPath: "~/.config/adkctx/AGENTS.md", Scope: agentsmd.ScopeGlobal, Content: content}
 }
 
-const preamble = Header + "\n\n" + Precedence + "\n"
+const preamble = Header + "\n\n" + precedence + "\n"
 
 func TestMergeFormat(t *testing.T) {
 	d := disc(global("Be brief.\n"), file("AGENTS.md", "Root {rules}.\n\n"), file("a/AGENTS.md", "Leaf."))
@@ -157,8 +158,8 @@ func TestMergeBudget(t *testing.T) {
 			if tc.tight && len(m.Text) < tc.max-5 {
 				t.Errorf("len(Text) = %d wastes the budget %d", len(m.Text), tc.max)
 			}
-			if m.Truncated != tc.truncated || strings.Contains(m.Text, MarkerPrefix) != (tc.truncated && m.Text != "") {
-				t.Errorf("Truncated = %v, marker in text = %v, want %v", m.Truncated, strings.Contains(m.Text, MarkerPrefix), tc.truncated)
+			if m.Truncated != tc.truncated || strings.Contains(m.Text, markerPrefix) != (tc.truncated && m.Text != "") {
+				t.Errorf("Truncated = %v, marker in text = %v, want %v", m.Truncated, strings.Contains(m.Text, markerPrefix), tc.truncated)
 			}
 			for _, mk := range tc.markers {
 				if !strings.Contains(m.Text, mk) {
@@ -180,9 +181,9 @@ func TestMergeLongPathsStayInBudget(t *testing.T) {
 	for i := 0; i < 30; i++ {
 		files = append(files, file(strings.Repeat("d/", i)+long, strings.Repeat("x", 200)))
 	}
-	for _, max := range []int{MinMaxBytes, 2000, 5000, 10000} {
+	for _, max := range []int{minMaxBytes, 2000, 5000, 10000} {
 		m := Merge(disc(files...), Config{MaxBytes: max})
-		if len(m.Text) > max || !m.Truncated || !strings.Contains(m.Text, MarkerPrefix) || !utf8.ValidString(m.Text) {
+		if len(m.Text) > max || !m.Truncated || !strings.Contains(m.Text, markerPrefix) || !utf8.ValidString(m.Text) {
 			t.Errorf("max %d: len %d, truncated %v", max, len(m.Text), m.Truncated)
 		}
 		if leaf := m.Sources[len(m.Sources)-1]; leaf.Omitted {
@@ -196,11 +197,11 @@ func TestConfigValidate(t *testing.T) {
 		cfg Config
 		ok  bool
 	}{
-		{Config{}, true}, {Config{MaxBytes: MinMaxBytes}, true}, {Config{MaxBytes: MinMaxBytes - 1}, false},
+		{Config{}, true}, {Config{MaxBytes: minMaxBytes}, true}, {Config{MaxBytes: minMaxBytes - 1}, false},
 		{Config{MaxBytes: -1}, false}, {Config{MaxCachedDirs: -1}, false},
 	} {
 		err := tc.cfg.Validate()
-		var ce *ConfigError
+		var ce *config.Error
 		if (err == nil) != tc.ok || (err != nil && !errorsAs(err, &ce)) {
 			t.Errorf("Validate(%+v) = %v", tc.cfg, err)
 		}
@@ -219,7 +220,7 @@ func FuzzMerge(f *testing.F) {
 		}
 		n := 1 + int(rep)
 		g, r, l = strings.Repeat(g, n), strings.Repeat(r, n), strings.Repeat(l, n)
-		budget := MinMaxBytes + int(b)%4096
+		budget := minMaxBytes + int(b)%4096
 		var files []agentsmd.File
 		if g != "" {
 			files = append(files, global(g))
@@ -232,7 +233,7 @@ func FuzzMerge(f *testing.F) {
 		if !utf8.ValidString(m.Text) {
 			t.Fatal("invalid UTF-8")
 		}
-		if got := strings.Contains(m.Text, MarkerPrefix); got != m.Truncated {
+		if got := strings.Contains(m.Text, markerPrefix); got != m.Truncated {
 			t.Fatalf("marker present %v, Truncated %v", got, m.Truncated)
 		}
 		anyCut := false
