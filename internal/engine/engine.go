@@ -245,12 +245,10 @@ func (e *Engine) wiringError(kind, msg string) {
 // sessionState is everything the engine remembers about one session. It can be rebuilt from the
 // session's stored events (Restore), so any process can serve any turn.
 type sessionState struct {
-	mu sync.Mutex
-	// restored: the state was rebuilt from stored events (or the session is new).
-	restored bool
-	calib    map[string]*budget.Calibration // by normalized model name
-	tally    budget.Tally
-	limits   budget.Limits // of the model last used
+	mu     sync.Mutex
+	calib  map[string]*budget.Calibration // by normalized model name
+	tally  budget.Tally
+	limits budget.Limits // of the model last used
 	// tokenLimit is the soft limit in the compactor's unit; lastTokens the predicted size (with
 	// margin) of the last request and lastFactor its raw-to-predicted ratio.
 	tokenLimit, lastTokens int

@@ -223,22 +223,28 @@ func (e *Engine) workDirFor(state StateReader) string {
 }
 
 // Restore rebuilds a session's calibration and accounting from its stored events when this
-// process has no state for it (a new process, an evicted session, a replica behind a load
-// balancer that never saw the session): it replays the call records and reported usage in
-// stream order, so every process makes the same decisions. It also notes that the plugin runs.
+// process did not see every model call stored in them: a new process, an evicted session, or a
+// replica behind a load balancer that is not sticky (another process served the last turns). It
+// replays the call records and reported usage in stream order, so every process makes the same
+// decisions. It also notes that the plugin runs.
 func (e *Engine) Restore(s compaction.Session, invocation string, events func() []compaction.Event) {
+	evs := events()
+	stored := 0
+	for i := len(evs) - 1; i >= 0 && stored == 0; i-- {
+		if rec, ok := evs[i].Metadata[CallRecordKey].(map[string]any); ok {
+			stored = number(rec["call_seq"])
+		}
+	}
 	st := e.state(s)
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.noteRun(invocation)
-	if st.restored {
-		return
+	if st.seq == stored {
+		return // this process saw every call stored
 	}
-	st.restored = true
-	if st.seq > 0 {
-		return // this process already served the session
-	}
-	for _, ev := range events() {
+	st.calib, st.tally, st.seq = map[string]*budget.Calibration{}, budget.Tally{}, 0
+	st.lastPredicted, st.growth = 0, 0
+	for _, ev := range evs {
 		rec, ok := ev.Metadata[CallRecordKey].(map[string]any)
 		if !ok || ev.Usage == nil || ev.Partial {
 			continue
