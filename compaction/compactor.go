@@ -203,31 +203,25 @@ func (c *Compactor) Pending(s Session) bool {
 // Wait waits until no compaction of s is scheduled or running, or ctx is done; it reports
 // whether none is.
 func (c *Compactor) Wait(ctx context.Context, s Session) bool {
-	for {
-		c.mu.Lock()
-		f, ok := c.flights[s]
-		c.mu.Unlock()
-		if !ok {
-			return true
-		}
-		select {
-		case <-f.done:
-		case <-ctx.Done():
-			return false
-		}
-	}
+	return c.waitWhile(ctx, func() *flight { return c.flights[s] })
 }
 
 // Idle waits until no compaction is scheduled or running, or ctx is done; it reports whether
 // none is.
 func (c *Compactor) Idle(ctx context.Context) bool {
+	return c.waitWhile(ctx, func() *flight {
+		for _, f := range c.flights {
+			return f
+		}
+		return nil
+	})
+}
+
+// waitWhile waits for the flights next returns (under c.mu) until it returns nil.
+func (c *Compactor) waitWhile(ctx context.Context, next func() *flight) bool {
 	for {
 		c.mu.Lock()
-		var f *flight
-		for _, fl := range c.flights {
-			f = fl
-			break
-		}
+		f := next()
 		c.mu.Unlock()
 		if f == nil {
 			return true

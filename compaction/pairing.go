@@ -54,7 +54,14 @@ func pairCalls(events []Event, scope string, live bool, running string) pairing 
 		if e.Scope != scope || e.isMarkerOnly() {
 			continue
 		}
-		for _, part := range contentParts(e.Content) {
+		var parts []*genai.Part
+		if e.Content != nil {
+			parts = e.Content.Parts
+		}
+		for _, part := range parts {
+			if part == nil {
+				continue
+			}
 			if fc := part.FunctionCall; fc != nil {
 				c := &call{pos: i, id: fc.ID}
 				calls = append(calls, c)
@@ -117,19 +124,6 @@ func pairCalls(events []Event, scope string, live bool, running string) pairing 
 		}
 	}
 	return pr
-}
-
-func contentParts(c *genai.Content) []*genai.Part {
-	if c == nil {
-		return nil
-	}
-	out := make([]*genai.Part, 0, len(c.Parts))
-	for _, p := range c.Parts {
-		if p != nil {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // originalCallID returns the id of the call a confirmation call wraps ("" if none): the args hold

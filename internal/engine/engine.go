@@ -257,11 +257,10 @@ type sessionState struct {
 	// recent growth between two requests (decaying).
 	lastPredicted int
 	growth        float64
-	seq           int                   // model calls so far (call_seq)
-	calls         map[callKey]*call     // calls in flight, at most maxCallsInSession
-	streams       map[streamKey]*stream // at most maxCallsInSession
-	runs          []string              // invocations the plugin saw start (newest last)
-	clock         uint64
+	seq           int                            // model calls so far (call_seq)
+	calls         *lru.Cache[callKey, *call]     // calls in flight
+	streams       *lru.Cache[streamKey, *stream] // per agent and branch
+	runs          []string                       // invocations the plugin saw start (newest last)
 }
 
 // callKey names the model calls of one agent in one branch of one invocation: they are
@@ -274,7 +273,6 @@ type call struct {
 	estimate    int // our estimate of the request sent, waiting for the reported count
 	predicted   int
 	seq         int
-	lastUse     uint64
 }
 
 // streamKey names the requests of one agent in one branch of a session, across invocations:
@@ -284,29 +282,22 @@ type streamKey struct{ branch, agent string }
 type stream struct {
 	prefix    prefixPrint // of the last request sent
 	turnsDrop int         // turns the last trimmed request left out
-	lastUse   uint64
 }
 
-// stream returns the state of a stream (creating it), dropping the least recently used beyond
-// the bound. Hold st.mu.
+// stream returns the state of a stream, creating it.
 func (st *sessionState) stream(k streamKey) *stream {
-	st.clock++
-	s, ok := st.streams[k]
-	if !ok {
-		if st.streams == nil {
-			st.streams = map[streamKey]*stream{}
-		}
-		if len(st.streams) >= maxCallsInSession {
-			for key := range st.streams {
-				delete(st.streams, key) // rare: a session with many agents and branches
-				break
-			}
-		}
-		s = &stream{}
-		st.streams[k] = s
-	}
-	s.lastUse = st.clock
-	return s
+	return getOrCreate(st.streams, k)
+}
+
+// call returns the state of a call, creating it.
+func (st *sessionState) call(k callKey) *call {
+	return getOrCreate(st.calls, k)
+}
+
+func getOrCreate[K comparable, V any](c *lru.Cache[K, *V], k K) *V {
+	var v *V
+	c.Update(k, func() *V { return new(V) }, func(old *V) *V { v = old; return old })
+	return v
 }
 
 func keyOf(c Call) compaction.Session {
@@ -316,35 +307,12 @@ func keyOf(c Call) compaction.Session {
 // state returns the session's state, creating it when new.
 func (e *Engine) state(s compaction.Session) *sessionState {
 	var st *sessionState
-	e.sessions.Update(s, func() *sessionState { return &sessionState{calib: map[string]*budget.Calibration{}} },
+	e.sessions.Update(s, func() *sessionState {
+		return &sessionState{calib: map[string]*budget.Calibration{},
+			calls: lru.New[callKey, *call](maxCallsInSession), streams: lru.New[streamKey, *stream](maxCallsInSession)}
+	},
 		func(v *sessionState) *sessionState { st = v; return v })
 	return st
-}
-
-// call returns the state of a call (creating it), dropping the least recently used beyond the
-// bound. Hold st.mu.
-func (st *sessionState) call(k callKey) *call {
-	st.clock++
-	c, ok := st.calls[k]
-	if !ok {
-		if st.calls == nil {
-			st.calls = map[callKey]*call{}
-		}
-		if len(st.calls) >= maxCallsInSession {
-			var oldest callKey
-			first := true
-			for key, v := range st.calls {
-				if first || v.lastUse < st.calls[oldest].lastUse {
-					oldest, first = key, false
-				}
-			}
-			delete(st.calls, oldest)
-		}
-		c = &call{}
-		st.calls[k] = c
-	}
-	c.lastUse = st.clock
-	return c
 }
 
 // calibration returns the session's calibration for a model. Hold st.mu.
@@ -363,9 +331,5 @@ func (st *sessionState) calibration(model string) *budget.Calibration {
 
 // forgetInvocation drops the calls of a finished invocation. Hold st.mu.
 func (st *sessionState) forgetInvocation(inv string) {
-	for k := range st.calls {
-		if k.invocation == inv {
-			delete(st.calls, k)
-		}
-	}
+	st.calls.DeleteFunc(func(k callKey) bool { return k.invocation == inv })
 }

@@ -86,6 +86,18 @@ func (c *Cache[K, V]) Delete(k K) {
 	}
 }
 
+// DeleteFunc removes every entry whose key del reports.
+func (c *Cache[K, V]) DeleteFunc(del func(K) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, el := range c.items {
+		if del(k) {
+			c.order.Remove(el)
+			delete(c.items, k)
+		}
+	}
+}
+
 // Len returns the number of entries.
 func (c *Cache[K, V]) Len() int {
 	c.mu.Lock()

@@ -140,7 +140,9 @@ func storedEvents(t testing.TB, svc session.Service, id string) []*session.Event
 	return slices.Collect(resp.Session.Events().All())
 }
 
-func isMarker(e *session.Event) bool { return e.Content == nil && e.CustomMetadata[compaction.MetadataKey] != nil }
+func isMarker(e *session.Event) bool {
+	return e.Content == nil && e.CustomMetadata[compaction.MetadataKey] != nil
+}
 
 // readMarker parses a stored marker event.
 func readMarker(t testing.TB, e *session.Event) *compaction.Marker {

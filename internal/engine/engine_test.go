@@ -1,0 +1,81 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+	"weak"
+
+	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx"
+	"github.com/adkctx/adkctx/processors/request"
+)
+
+type testCall struct{ inv, branch, agent string }
+
+func (c testCall) AppName() string      { return "app" }
+func (c testCall) UserID() string       { return "user" }
+func (c testCall) SessionID() string    { return "s1" }
+func (c testCall) InvocationID() string { return c.inv }
+func (c testCall) Branch() string       { return c.branch }
+func (c testCall) AgentName() string    { return c.agent }
+
+func newRequest(text string) *request.LLMRequest {
+	return &request.LLMRequest{Model: "gemini-2.5-flash", Contents: []*genai.Content{genai.NewContentFromText(text, genai.RoleUser)}}
+}
+
+// The per-session state never keeps a request (the whole history) alive once adk-go is done
+// with it, and remembers at most maxCallsInSession calls however many invocations interleave.
+func TestSessionStateIsBounded(t *testing.T) {
+	e, err := New(adkctx.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	req := newRequest("hello")
+	w := weak.Make(req)
+	if err := e.BeforeModel(ctx, testCall{inv: "i0"}, nil, req); err != nil {
+		t.Fatal(err)
+	}
+	req = nil
+	runtime.GC()
+	if w.Value() != nil {
+		t.Error("the engine keeps a processed request alive")
+	}
+	for i := range 200 {
+		if err := e.BeforeModel(ctx, testCall{inv: fmt.Sprint("inv-", i), agent: fmt.Sprint("agent-", i%3)}, nil, newRequest("hi")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := e.state(keyOf(testCall{}))
+	if n := st.calls.Len(); n > maxCallsInSession {
+		t.Errorf("%d calls remembered, want at most %d", n, maxCallsInSession)
+	}
+	if n := st.streams.Len(); n != 3+1 {
+		t.Errorf("%d streams, want one per agent and branch (4)", n)
+	}
+	e.AfterRun(ctx, keyOf(testCall{}), "inv-199")
+	if _, ok := st.calls.Get(callKey{"inv-199", "", "agent-1"}); ok {
+		t.Error("a finished invocation's call is still remembered")
+	}
+}
+
+// A request seen by the plugin and by the agent's own callback is processed once: one call
+// sequence number, one decision.
+func TestRequestProcessedOnce(t *testing.T) {
+	e, err := New(adkctx.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := newRequest("hello")
+	for range 2 {
+		if err := e.BeforeModel(context.Background(), testCall{inv: "i"}, nil, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := e.state(keyOf(testCall{})); st.seq != 1 {
+		t.Errorf("call_seq = %d after one request seen twice, want 1", st.seq)
+	}
+}
