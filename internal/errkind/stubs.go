@@ -20,7 +20,6 @@ func classifyContext(err error) (Kind, string, bool) {
 
 func classifyModel(error) (Kind, string, bool)    { return "", "", false }
 func classifySQLite(error) (Kind, string, bool)   { return "", "", false }
-func classifyPostgres(error) (Kind, string, bool) { return "", "", false }
 func classifyNetwork(error) (Kind, string, bool)  { return "", "", false }
 
 func typeName(err error) string { return fmt.Sprintf("%T", err) }
