@@ -19,12 +19,17 @@ func TestDatabaseServiceConformance(t *testing.T) {
 		func(t *testing.T) session.Service { return pgtest.SessionService(t, pgtest.SQL(t)) })
 }
 
-// Each DSN is a database of its own, and it is gone once its test ends.
+// Each helper call gets a database of its own, gone once its test ends.
 func TestDSNIsolatedAndDropped(t *testing.T) {
 	server := pgtest.ServerDSN(t)
 	var names []string
 	t.Run("two", func(t *testing.T) {
-		a, b := pgtest.SQL(t), pgtest.SQL(t)
+		a := pgtest.SQL(t)
+		g := pgtest.Open(t)
+		b, err := g.DB()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if _, err := a.ExecContext(t.Context(), "CREATE TABLE only_in_a (x int)"); err != nil {
 			t.Fatal(err)
 		}
