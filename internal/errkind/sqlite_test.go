@@ -31,7 +31,7 @@ func openDB(t *testing.T, path string) *sql.DB {
 	return db
 }
 
-func exec(t *testing.T, ctx context.Context, db interface {
+func sqliteExec(t *testing.T, ctx context.Context, db interface {
 	ExecContext(context.Context, string, ...any) (sql.Result, error)
 }, query string) {
 	t.Helper()
@@ -47,7 +47,7 @@ func holdWriteLock(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec(t, t.Context(), conn, "BEGIN IMMEDIATE")
+	sqliteExec(t, t.Context(), conn, "BEGIN IMMEDIATE")
 	t.Cleanup(func() {
 		_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
 		conn.Close()
@@ -66,7 +66,7 @@ func TestSQLiteErrors(t *testing.T) {
 		{
 			name: "busy: another connection holds the write lock",
 			provoke: func(t *testing.T, path string) error {
-				exec(t, ctx, openDB(t, path), "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+				sqliteExec(t, ctx, openDB(t, path), "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
 				holdWriteLock(t, path)
 				_, err := openDB(t, path).ExecContext(ctx, "INSERT INTO t (v) VALUES ('"+secret+"')")
 				return err
@@ -97,8 +97,8 @@ func TestSQLiteErrors(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer conn.Close()
-				exec(t, ctx, conn, "CREATE TABLE t (v TEXT)")
-				exec(t, ctx, conn, "INSERT INTO t VALUES ('a'), ('b')")
+				sqliteExec(t, ctx, conn, "CREATE TABLE t (v TEXT)")
+				sqliteExec(t, ctx, conn, "INSERT INTO t VALUES ('a'), ('b')")
 				rows, err := conn.QueryContext(ctx, "SELECT v FROM t")
 				if err != nil {
 					t.Fatal(err)
@@ -115,7 +115,7 @@ func TestSQLiteErrors(t *testing.T) {
 			name: "constraint: the message quotes nothing",
 			provoke: func(t *testing.T, path string) error {
 				db := openDB(t, path)
-				exec(t, ctx, db, "CREATE TABLE t (v TEXT CHECK (v <> '"+secret+"'))")
+				sqliteExec(t, ctx, db, "CREATE TABLE t (v TEXT CHECK (v <> '"+secret+"'))")
 				_, err := db.ExecContext(ctx, "INSERT INTO t VALUES ('"+secret+"')")
 				return err
 			},
