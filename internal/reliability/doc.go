@@ -20,6 +20,6 @@
 //	distinct model names                               TestPerNameStateIsBounded
 //	background marker vs a running turn (stale, busy)  hooks TestBackgroundMarkerNeverFailsARunningTurn
 //	storage conflicts by error kind, per backend       internal/errkind (SQLite), internal/errkind (PostgreSQL)
-//	PostgreSQL, several OS processes                   internal/pgtest TestMultiProcess
+//	PostgreSQL, several OS processes                   internal/pgtest TestMultiProcessConcurrent, TestMultiProcessAlternating
 //	goroutines and heap over 10,000 invocations        BenchmarkLongSessionIsFlat
 package reliability
