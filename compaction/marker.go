@@ -135,6 +135,10 @@ func (e *InvalidMarkerError) Error() string {
 // of the record's timestamps.
 func seconds(t time.Time) float64 { return float64(t.UnixMicro()) / 1e6 }
 
+// maxSeconds bounds a record's timestamps (about year 5138), so that micros never overflows: an
+// overflowing timestamp would compare as the most negative one.
+const maxSeconds = 1e11
+
 // micros converts float seconds to whole microseconds (rounded).
 func micros(s float64) int64 { return int64(math.Round(s * 1e6)) }
 
@@ -276,6 +280,8 @@ func (m *Marker) validate(eventID string) error {
 		return bad("non-finite timestamp")
 	case m.StartTimestamp <= 0 || m.EndTimestamp <= 0:
 		return bad("missing or non-positive timestamp")
+	case m.StartTimestamp > maxSeconds || m.EndTimestamp > maxSeconds:
+		return bad("timestamp out of range")
 	case micros(m.EndTimestamp) < micros(m.StartTimestamp):
 		return bad("inverted range (endTimestamp < startTimestamp)")
 	case m.EventCount < 1:
