@@ -1,6 +1,7 @@
 package compaction
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -225,6 +226,8 @@ func fingerprint(rec any) string {
 	case string:
 		return r
 	case []byte:
+		return string(r)
+	case json.RawMessage:
 		return string(r)
 	}
 	return fmt.Sprintf("%T", rec)
