@@ -3,6 +3,7 @@ package compaction
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.uber.org/zap"
@@ -188,6 +189,9 @@ func (v *Viewer) plan(events []Event) *plan {
 			}
 		}
 		place[at] = append(place[at], scope)
+	}
+	for _, scopes := range place {
+		slices.Sort(scopes) // several scopes at one place: the same order in every view
 	}
 	p.items = make([]Item, 0, len(events))
 	for i := range events {
