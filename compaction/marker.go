@@ -157,9 +157,10 @@ func (m *Marker) EventCompaction() map[string]any {
 
 // encode returns the record as the JSON-compatible map stored under MetadataKey: the exact shape
 // a database round trip produces (numbers as float64, lists as []any), so in-memory and database
-// sessions hold the same value.
+// sessions hold the same value. It writes m's own version (the compactor writes markerVersion), so
+// a record read back is the marker encoded.
 func (m *Marker) encode() (map[string]any, error) {
-	v, start, end, count := markerVersion, m.StartTimestamp, m.EndTimestamp, m.EventCount
+	v, start, end, count := m.Version, m.StartTimestamp, m.EndTimestamp, m.EventCount
 	ratio := m.CompressionRatio
 	if !finite(ratio) {
 		ratio = 0
@@ -172,6 +173,7 @@ func (m *Marker) encode() (map[string]any, error) {
 		EventCount: &count, Invocations: m.Invocations, KeepInvocations: m.KeepInvocations,
 		OriginalTokens: m.OriginalTokens, CompactedTokens: m.CompactedTokens, CompressionRatio: ratio,
 		Trigger: m.Trigger, Summarizer: m.Summarizer,
+		EdgeEventIDs: m.EdgeEventIDs, ExcludedEventIDs: m.ExcludedEventIDs,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("compaction: encode marker: %w", err)
