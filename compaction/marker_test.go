@@ -255,3 +255,22 @@ func TestMarkerEventCompaction(t *testing.T) {
 		t.Errorf("EventCompaction (-want +got):\n%s", diff)
 	}
 }
+
+// A record read back is the marker encoded, version 1 included (its version, edge and excluded
+// ids are kept).
+func TestMarkerRecordRoundTripVersion1(t *testing.T) {
+	want := &Marker{Version: 1, StartTimestamp: 100, EndTimestamp: 200, EventCount: 3,
+		CompactedContent: genai.NewContentFromText("old", genai.RoleUser), FirstEventID: "e1", LastEventID: "e3",
+		EdgeEventIDs: []string{"e3"}, ExcludedEventIDs: []string{"e2"}}
+	md, err := markerMetadata(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadMarker(&Event{Metadata: md})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+}
