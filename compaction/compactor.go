@@ -362,6 +362,10 @@ func (c *Compactor) run(ctx context.Context, r Request, a *Attempt) {
 		return
 	}
 	m := w.m
+	if m.StartTimestamp <= 0 { // no covered event had a usable timestamp
+		m.StartTimestamp = seconds(c.deps.Now())
+		m.EndTimestamp = m.StartTimestamp
+	}
 	m.CompactedContent, m.Ledger = sum.Content, w.input.Ledger
 	m.CompactedTokens = budget.EstimateContent(sum.Content)
 	m.OriginalTokens = w.original

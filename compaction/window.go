@@ -296,11 +296,14 @@ func buildWindow(events []Event, p *plan, w windowParams, newly []int, coveredGr
 	for _, i := range newly {
 		e := &events[i]
 		m.EventIDs = append(m.EventIDs, e.ID)
-		ts := seconds(e.Timestamp)
-		if m.StartTimestamp == 0 || ts < m.StartTimestamp {
-			m.StartTimestamp = ts
+		// The range is informative (coverage is by id): an event without a usable timestamp
+		// (zero, before 1970) is left out of it rather than making the marker invalid.
+		if ts := seconds(e.Timestamp); ts > 0 && ts <= maxSeconds {
+			if m.StartTimestamp == 0 || ts < m.StartTimestamp {
+				m.StartTimestamp = ts
+			}
+			m.EndTimestamp = max(m.EndTimestamp, ts)
 		}
-		m.EndTimestamp = max(m.EndTimestamp, ts)
 		if m.FirstEventID == "" {
 			m.FirstEventID, m.FirstInvocationID = e.ID, e.InvocationID
 		}
