@@ -263,7 +263,9 @@ func capTokens(s string, maxTokens int) string {
 // tagged "[context]". Every part is capped at maxPartChars runes (head and tail kept) and escaped
 // with escapeLine, so no content can start a line of its own (no forged turns).
 func transcriptLines(in SummaryInput, maxPartChars int) (prev string, lines []string) {
-	if t := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(textOf(in.Previous)), SummaryHeader)); t != "" {
+	// The ledger facts of the previous summary are left out: the new ones are appended to the
+	// reply, and the model should not copy stale counts.
+	if t, _ := previousSummary(in.Previous); t != "" {
 		prev = "[previous summary]: " + escapeLine(truncate.Runes(t, 4*maxPartChars))
 	}
 	for i := range in.Context {
