@@ -747,3 +747,38 @@ func TestConfigDefaults(t *testing.T) {
 		t.Errorf("retainTokens with RetainRecentTokens 7 = %d", got)
 	}
 }
+
+// An event without a usable timestamp (zero, before 1970, far future) does not make every
+// compaction of the session fail: the marker's range leaves it out (coverage is by id).
+func TestCompactorUnusableTimestamps(t *testing.T) {
+	for name, bad := range map[string][]time.Time{
+		"zero first":   {{}},
+		"all zero":     {{}, {}, {}, {}, {}, {}},
+		"before 1970":  {time.Unix(-5, 0)},
+		"year 9999":    {time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)},
+		"zero and far": {{}, time.Date(9000, 1, 1, 0, 0, 0, 0, time.UTC)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			events := stamp(turns(1, 5)...)
+			for i, ts := range bad {
+				events[i].Timestamp = ts
+			}
+			store := &memStore{events: events}
+			clk := &clock{now: at(5000)}
+			c, err := New(Config{Summarizer: &recorder{}}, Deps{Store: store, Now: clk.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := c.Compact(context.Background(), manual)
+			if err != nil || m == nil {
+				t.Fatalf("Compact = %v, %v", m, err)
+			}
+			if m.StartTimestamp <= 0 || m.EndTimestamp < m.StartTimestamp || m.EndTimestamp > maxSeconds {
+				t.Errorf("range %v–%v", m.StartTimestamp, m.EndTimestamp)
+			}
+			if len(m.EventIDs) != 6 {
+				t.Errorf("covered %v", m.EventIDs)
+			}
+		})
+	}
+}

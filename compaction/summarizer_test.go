@@ -501,3 +501,51 @@ func TestFitTranscript(t *testing.T) {
 		}
 	}
 }
+
+// A previous LLM summary keeps its own text through an extractive roll-up (also when it starts
+// like an extractive one), never its stale ledger facts; an extractive roll-up that kept an
+// earlier LLM summary's head passes on that head alone, not its own stale ledger.
+func TestExtractiveSummarizerPreviousLLMSummary(t *testing.T) {
+	facts := "\n\n" + secRecord + "\n" + secTools + "read_file ×5 (5 calls over 2 invocations)"
+	in := summaryInput()
+	for _, tc := range []struct {
+		name, prev, wantHead string
+	}{
+		{"llm summary starting with Goal", "Goal: migrate the store to sqlite\nDecisions: keep the old schema." + facts,
+			earlierSummary + "Goal: migrate the store to sqlite Decisions: keep the old schema.\nGoal: "},
+		{"llm summary", "We migrate the store to sqlite.\nDecisions: keep the old schema." + facts,
+			earlierSummary + "We migrate the store to sqlite. Decisions: keep the old schema.\nGoal: "},
+		{"extractive roll-up of an llm summary", earlierSummary + "Decisions: keep the old schema.\nGoal: x\n" + secTools + "read_file ×5 (5 calls over 2 invocations)",
+			earlierSummary + "Decisions: keep the old schema.\nGoal: "},
+		{"extractive summary", "Goal: x\n" + secTools + "read_file ×5 (5 calls over 2 invocations)", "Goal: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in.Previous = genai.NewContentFromText(SummaryHeader+"\n"+tc.prev, genai.RoleUser)
+			sum, err := (&ExtractiveSummarizer{}).Summarize(context.Background(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := textOf(sum.Content)
+			if !strings.HasPrefix(text, tc.wantHead) {
+				t.Errorf("summary does not start with %q:\n%s", tc.wantHead, text)
+			}
+			if strings.Contains(text, "×5") || strings.Count(text, secTools) != 1 {
+				t.Errorf("stale counts carried over:\n%s", text)
+			}
+		})
+	}
+}
+
+// The LLM summarizer's prompt shows the previous summary without its stale ledger facts.
+func TestLLMSummarizerPreviousWithoutFacts(t *testing.T) {
+	m := &fakeModel{replies: []*response.LLMResponse{reply("Goal: ok", genai.FinishReasonStop)}}
+	in := summaryInput()
+	in.Previous = genai.NewContentFromText("Goal: x\nDecisions: y\n\n"+secRecord+"\n"+secTools+"read_file ×5 (5 calls over 2 invocations)", genai.RoleUser)
+	if _, err := (&LLMSummarizer{Model: m, Template: HistorySlot}).Summarize(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	p := m.prompt(t)
+	if !strings.HasPrefix(p, `[previous summary]: Goal: x\nDecisions: y`+"\n") || strings.Contains(p, "×5") {
+		t.Errorf("prompt:\n%s", p)
+	}
+}
