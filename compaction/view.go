@@ -315,7 +315,9 @@ func summaryContent(c *genai.Content) *genai.Content {
 		if p.Text == "" {
 			continue
 		}
-		if !strings.HasPrefix(strings.TrimLeft(p.Text, " \t\r\n"), SummaryHeader) {
+		if trimmed := strings.TrimLeft(p.Text, " \t\r\n"); strings.HasPrefix(trimmed, SummaryHeader) {
+			p.Text = trimmed // IsSummary (what a budget pins) needs the header first
+		} else {
 			p.Text = SummaryHeader + "\n" + p.Text
 		}
 		break
