@@ -136,7 +136,33 @@ func selectWindow(events []Event, p *plan, w windowParams) (*window, string) {
 		return nil, reasonNothingNew
 	}
 	newly := slices.Sorted(maps.Keys(cover))
-	return buildWindow(events, p, w, newly, coveredGroups, keepInvocations), ""
+	return buildWindow(events, p, w, newly, newInvocations(events, p, w.scope, groups, newly), keepInvocations), ""
+}
+
+// newInvocations counts the invocations (groups) of which newly holds the first covered event:
+// an invocation is counted once, when its first event is covered, whether the rest (a pending
+// call, the raw part of a split invocation) is covered now or later.
+func newInvocations(events []Event, p *plan, scope string, groups []group, newly []int) int {
+	already := map[string]bool{}
+	for i := range events {
+		if p.covered[i] && events[i].Scope == scope {
+			already[events[i].InvocationID] = true
+		}
+	}
+	groupOf := make(map[int]int, len(newly))
+	for k, g := range groups {
+		for _, i := range g.idx {
+			groupOf[i] = k
+		}
+	}
+	counted := map[int]bool{}
+	for _, i := range newly {
+		k, ok := groupOf[i]
+		if ok && !counted[k] && !already[groups[k].inv] {
+			counted[k] = true
+		}
+	}
+	return len(counted)
 }
 
 // tokenTail marks in tail the events a token-triggered or manual compaction keeps raw and
@@ -280,7 +306,7 @@ func invocationFailed(events []Event, inv string) bool {
 }
 
 // buildWindow makes the marker and the summarizer input of a selection.
-func buildWindow(events []Event, p *plan, w windowParams, newly []int, coveredGroups, keep int) *window {
+func buildWindow(events []Event, p *plan, w windowParams, newly []int, invocations, keep int) *window {
 	live := p.live[w.scope]
 	m := &Marker{Scope: w.scope, Seq: 1, Trigger: w.trigger, KeepInvocations: keep, Version: markerVersion}
 	var prevLedger *Ledger
@@ -312,14 +338,14 @@ func buildWindow(events []Event, p *plan, w windowParams, newly []int, coveredGr
 		win.original += budget.EstimateContent(e.Content)
 	}
 	m.EventCount += len(newly)
-	m.Invocations += coveredGroups
+	m.Invocations += invocations
 	if live.m != nil {
 		win.input.Previous = live.m.CompactedContent
 		win.original += budget.EstimateContent(summaryContent(live.m.CompactedContent))
 	}
 	win.input.Context = overlapEvents(events, p, w)
 	win.input.Ledger = prevLedger.clone()
-	win.input.Ledger.add(win.input.Events, coveredGroups)
+	win.input.Ledger.add(win.input.Events, invocations)
 	return win
 }
 
