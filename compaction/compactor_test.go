@@ -782,3 +782,26 @@ func TestCompactorUnusableTimestamps(t *testing.T) {
 		})
 	}
 }
+
+// Two compactors (two runners, or two processes) over one session: the one that stores second
+// discards its summary; no event is summarized twice.
+func TestCompactorTwoWriters(t *testing.T) {
+	store := newStore(turns(1, 8)...)
+	slow := newBlocking()
+	c1, rep1 := newCompactor(t, Config{Summarizer: slow}, store)
+	c2, _ := newCompactor(t, Config{Summarizer: &recorder{}}, store)
+	c1.Schedule(manual)
+	slow.waitStarted(t)
+	if m, err := c2.Compact(context.Background(), manual); err != nil || m == nil {
+		t.Fatalf("second writer: %v, %v", m, err)
+	}
+	close(slow.release)
+	c1.Wait(context.Background(), sess)
+	if a := rep1.lastAttempt(t); a.Outcome != OutcomeConflict {
+		t.Errorf("first writer: %s (%s), want conflict", a.Outcome, a.Reason)
+	}
+	if len(store.appends) != 1 {
+		t.Errorf("%d markers stored, want 1", len(store.appends))
+	}
+	assertNoRepeatedRange(t, store.snapshot())
+}

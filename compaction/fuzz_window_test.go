@@ -159,6 +159,26 @@ func (a *fuzzAgent) compact(t *testing.T, r Request, inv string) {
 			}
 		}
 	}
+	// Every invocation with covered events is counted once.
+	withContent, covered := map[string]bool{}, map[string]bool{}
+	for i := range events {
+		if events[i].hasContent() {
+			withContent[events[i].InvocationID] = true
+		}
+		if p.covered[i] && events[i].InvocationID != "" {
+			covered[events[i].InvocationID] = true
+		}
+	}
+	invocations := 0
+	for inv := range covered {
+		if withContent[inv] {
+			invocations++
+		}
+	}
+	if m.Invocations != invocations || m.Ledger.Invocations != invocations {
+		t.Fatalf("after %s compaction at %s: marker counts %d invocations, ledger %d, truth %d",
+			r.Trigger, inv, m.Invocations, m.Ledger.Invocations, invocations)
+	}
 	// The ledger counts every covered call exactly once.
 	tools, _ := truthOf(coveredEvents(events))
 	if diff := cmp.Diff(tools, m.Ledger.Tools, cmpopts.EquateEmpty()); diff != "" {

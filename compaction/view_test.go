@@ -3,6 +3,8 @@ package compaction
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -485,5 +487,50 @@ func TestViewSummaryOrderIsDeterministic(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"S(x:scope a)", "S(mb:scope b)", "S(mc:scope c)"}, want); diff != "" {
 		t.Errorf("View (-want +got):\n%s", diff)
+	}
+}
+
+// Between two compactions a view only grows at its end: events appended to a session (no new
+// marker) never change what the view showed before them, so a request extends the previous one
+// byte for byte (a provider's prompt cache keeps serving the prefix).
+func TestViewPrefixStable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for i := 0; i < 300; i++ {
+		data := make([]byte, 120)
+		for j := range data {
+			data[j] = byte(rng.IntN(256))
+		}
+		events := fuzzSession(data)
+		v := NewViewer(nil)
+		before := v.View(events)
+		grown := slices.Clone(events)
+		for k := 0; k < 5; k++ {
+			grown = append(grown, userEv(fmt.Sprintf("new%d", k), "inew", "a new message"))
+		}
+		after := v.View(grown)
+		if len(after) != len(before)+5 {
+			t.Fatalf("case %d: %d items after appending 5 events to %d", i, len(after), len(before))
+		}
+		if diff := cmp.Diff(before, after[:len(before)]); diff != "" {
+			t.Fatalf("case %d: the view's prefix changed (-before +after):\n%s", i, diff)
+		}
+	}
+}
+
+// Whatever a summarizer wrote, the view's summary is recognized by IsSummary (what the budget
+// pins): the header is added, or normalized when the text already starts with it after blanks.
+func TestSummaryContentIsSummary(t *testing.T) {
+	for _, text := range []string{"plain", SummaryHeader + "\nheaded", " \n" + SummaryHeader + "\nindented", "\t" + SummaryHeader} {
+		m := v2(1, "", "x", "e1")
+		m.CompactedContent = &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{
+			{InlineData: &genai.Blob{MIMEType: "image/png", Data: []byte{1}}}, {Text: "thought", Thought: true}, {Text: text}}}
+		events := stamp(ev("e1"), mustMarkerEvent(t, "m1", m))
+		items := NewViewer(nil).View(events)
+		if len(items) != 1 || !IsSummary(items[0].Summary) {
+			t.Errorf("summary of %q: IsSummary = false: %+v", text, items[0].Summary)
+		}
+		if got := strings.Count(textOf(items[0].Summary), SummaryHeader); got != 1 {
+			t.Errorf("summary of %q holds the header %d times", text, got)
+		}
 	}
 }

@@ -616,3 +616,60 @@ func TestOriginalCallID(t *testing.T) {
 		}
 	}
 }
+
+// An invocation is counted once, when its first event is covered, however many compactions
+// cover the rest of it (a pending call answered later).
+func TestWindowInvocationCount(t *testing.T) {
+	store := newStore(concat([]Event{userEv("i1u", "i1", "Open a ticket."), lrCallEv("i1c", "i1", "lr1", "open_ticket"),
+		respEv("i1r", "i1", "lr1", "open_ticket", map[string]any{"status": "pending"}),
+		modelEv("i1m", "i1", "The ticket waits for approval.")}, turns(2, 2))...)
+	c, rep := newCompactor(t, Config{Interval: 1, RetainRecentInvocations: 1, Summarizer: &recorder{}}, store)
+	ctx := context.Background()
+	m, err := c.Compact(ctx, Request{Session: sess, Trigger: TriggerInvocations, Invocation: "i2"})
+	if err != nil || m == nil || m.Invocations != 1 {
+		t.Fatalf("first compaction: %+v, %v", m, err)
+	}
+	store.add(clientRespEv("i3r", "i3", "lr1", "open_ticket", map[string]any{"status": "approved"}), modelEv("i3m", "i3", "Approved."))
+	store.add(turns(4, 4)...)
+	m, err = c.Compact(ctx, Request{Session: sess, Trigger: TriggerInvocations, Invocation: "i4"})
+	if err != nil || m == nil {
+		t.Fatalf("second compaction: %v, %v", m, err)
+	}
+	if diff := cmp.Diff([]string{"i1c", "i1r", "i2u", "i2m", "i3r", "i3m"}, m.EventIDs); diff != "" {
+		t.Errorf("second compaction covers (-want +got):\n%s", diff)
+	}
+	if m.Invocations != 3 || m.Ledger.Invocations != 3 || rep.lastAttempt(t).InvocationsCovered != 2 {
+		t.Errorf("marker counts %d invocations, ledger %d, attempt %d new; want 3, 3, 2",
+			m.Invocations, m.Ledger.Invocations, rep.lastAttempt(t).InvocationsCovered)
+	}
+}
+
+// The covered part of a split newest invocation counts it; covering its rest later does not
+// count it again.
+func TestWindowInvocationCountSplit(t *testing.T) {
+	big := []Event{userEv("i2u", "i2", "Refactor everything.")}
+	for s := 1; s <= 4; s++ {
+		id := fmt.Sprintf("i2-%d", s)
+		big = append(big, callEv(id+"c", "i2", id, "edit_file", map[string]any{"path": id + ".go"}),
+			respEv(id+"r", "i2", id, "edit_file", map[string]any{"diff": strings.Repeat("+ line\n", 60)}))
+	}
+	store := newStore(concat(turns(1, 1), big)...)
+	c, _ := newCompactor(t, Config{RetainRecentInvocations: 1, RetainRecentTokens: 300, Summarizer: &recorder{}}, store)
+	ctx := context.Background()
+	m, err := c.Compact(ctx, Request{Session: sess, Trigger: TriggerTokens, Invocation: "i2", Live: true, TokenLimit: 400})
+	if err != nil || m == nil {
+		t.Fatalf("token compaction: %v, %v", m, err)
+	}
+	if !slices.Contains(m.EventIDs, "i2-1c") || slices.Contains(m.EventIDs, "i2u") || m.Invocations != 2 {
+		t.Fatalf("token compaction covers %v, counts %d invocations; want part of i2, 2", m.EventIDs, m.Invocations)
+	}
+	store.add(modelEv("i2m", "i2", "Done."))
+	store.add(turns(3, 4)...)
+	m, err = c.Compact(ctx, Request{Session: sess, Trigger: TriggerManual})
+	if err != nil || m == nil {
+		t.Fatalf("manual compaction: %v, %v", m, err)
+	}
+	if !slices.Contains(m.EventIDs, "i2u") || m.Invocations != 3 || m.Ledger.Invocations != 3 {
+		t.Errorf("manual compaction covers %v, counts %d (ledger %d); want the rest of i2 and i3, 3", m.EventIDs, m.Invocations, m.Ledger.Invocations)
+	}
+}
