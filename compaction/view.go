@@ -182,14 +182,19 @@ func (v *Viewer) plan(events []Event) *plan {
 	}
 
 	// Where each scope's summary goes.
+	firstCovered := make(map[string]int, len(p.live)) // one pass, however many scopes
+	for i := range events {
+		if p.covered[i] {
+			if _, ok := firstCovered[events[i].Scope]; !ok {
+				firstCovered[events[i].Scope] = i
+			}
+		}
+	}
 	place := map[int][]string{} // event index → scopes whose summary goes there
 	for scope, lm := range p.live {
 		at := lm.at
-		for i := range events {
-			if p.covered[i] && events[i].Scope == scope {
-				at = i
-				break
-			}
+		if i, ok := firstCovered[scope]; ok {
+			at = i
 		}
 		place[at] = append(place[at], scope)
 	}
