@@ -82,15 +82,13 @@ func selectWindow(events []Event, p *plan, w windowParams) (*window, string) {
 	pr := pairCalls(events, w.scope, w.live || w.trigger != TriggerInvocations, w.running)
 	tail := map[int]bool{}
 	keepInvocations := max(w.retainInvocations, keepFloor)
-	coveredGroups := 0
 	switch w.trigger {
 	case TriggerInvocations:
 		n := len(completed)
 		if n < w.interval+keepInvocations {
 			return nil, reasonBelowInterval
 		}
-		coveredGroups = n - keepInvocations
-		for _, g := range completed[coveredGroups:] {
+		for _, g := range completed[n-keepInvocations:] {
 			for _, i := range g.idx {
 				tail[i] = true
 			}
@@ -108,7 +106,6 @@ func selectWindow(events []Event, p *plan, w windowParams) (*window, string) {
 			return nil, reasonEverythingTail
 		}
 		keepInvocations = max(w.retainInvocations, kept)
-		coveredGroups = len(groups) - kept
 	}
 
 	// Candidates: raw, not in the tail, not pending; then close over pairs.
