@@ -805,3 +805,22 @@ func TestCompactorTwoWriters(t *testing.T) {
 	}
 	assertNoRepeatedRange(t, store.snapshot())
 }
+
+// An LLMSummarizer over a model that ignores its context (issue 9's row): the attempt ends at the
+// timeout with the fallback's summary.
+func TestCompactorTimeoutLLMModel(t *testing.T) {
+	model := &fakeModel{block: make(chan struct{}), replies: []*response.LLMResponse{reply("Goal: late", genai.FinishReasonStop)}}
+	defer close(model.block)
+	store := newStore(turns(1, 6)...)
+	c, rep := newCompactor(t, Config{Summarizer: &LLMSummarizer{Model: model}, Timeout: 400 * time.Millisecond}, store)
+	c.Schedule(manual)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if !c.Wait(ctx, sess) {
+		t.Fatal("the compaction never ended")
+	}
+	a := rep.lastAttempt(t)
+	if a.Outcome != OutcomeCompacted || !a.FallbackUsed || a.Marker.Summarizer != "extractive" || !errors.Is(a.PrimaryErr, context.DeadlineExceeded) {
+		t.Errorf("attempt: %s, fallback %v, primary error %v", a.Outcome, a.FallbackUsed, a.PrimaryErr)
+	}
+}

@@ -75,6 +75,31 @@ func BenchmarkView(b *testing.B) {
 	}
 }
 
+// BenchmarkViewScopes: 20,000 events in 500 isolation scopes, each with its marker (adk-go v2
+// sub-agents): the view stays one pass over the events.
+func BenchmarkViewScopes(b *testing.B) {
+	var events []Event
+	for k := 0; k < 20_000; k++ {
+		e := userEv(fmt.Sprintf("e%d", k), fmt.Sprintf("i%d", k/4), "a message")
+		e.Scope = fmt.Sprintf("s%d", k%500)
+		events = append(events, e)
+	}
+	for s := 0; s < 500; s++ {
+		m := v2(1, "", "summary", fmt.Sprintf("e%d", 19_500+s))
+		m.Scope = fmt.Sprintf("s%d", s)
+		events = append(events, mustMarkerEvent(b, fmt.Sprintf("m%d", s), m))
+	}
+	events = stamp(events...)
+	v := NewViewer(nil)
+	v.View(events)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		v.View(events)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(events)), "ns/event")
+}
+
 // The benchmark's session is what it claims: one chain, the newest marker wins, a raw tail.
 func TestBenchSessionShape(t *testing.T) {
 	events := benchSession(t, 10_000, 100)
