@@ -331,7 +331,11 @@ func (c *Compactor) run(ctx context.Context, r Request, a *Attempt) {
 	w.input.Limits = c.deps.Limits
 	limit := c.cfg.maxSummaryTokens(r.Limits)
 	bound := min(limit, max(w.original-1, 1))
-	sum, err := runSummarizer(ctx, c.cfg.Summarizer, w.input, bound)
+	// The summarizer may take most of the attempt's time, never all of it: a fallback and the
+	// append need the rest (Config.Timeout bounds the whole attempt).
+	sctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout*3/4)
+	defer cancel()
+	sum, err := runSummarizer(sctx, c.cfg.Summarizer, w.input, bound)
 	a.Summarizer = summarizerName(c.cfg.Summarizer)
 	if err != nil && c.cfg.Fallback != nil {
 		a.PrimaryErr, a.FallbackUsed, a.Summarizer = err, true, summarizerName(c.cfg.Fallback)
@@ -352,6 +356,10 @@ func (c *Compactor) run(ctx context.Context, r Request, a *Attempt) {
 		return
 	}
 	m := w.m
+	if m.StartTimestamp <= 0 { // no covered event had a usable timestamp
+		m.StartTimestamp = seconds(c.deps.Now())
+		m.EndTimestamp = m.StartTimestamp
+	}
 	m.CompactedContent, m.Ledger = sum.Content, w.input.Ledger
 	m.CompactedTokens = budget.EstimateContent(sum.Content)
 	m.OriginalTokens = w.original

@@ -56,8 +56,9 @@ type Config struct {
 	// tenth of the model's usable input, between 1,024 and 8,192.
 	MaxSummaryTokens int
 	// Timeout bounds one compaction attempt, summarizer included, whatever the summarizer does
-	// (a late reply is discarded). It runs detached from the request's cancellation.
-	// Default 2 min.
+	// (a late reply is discarded). Config.Summarizer gets three quarters of it, so that the
+	// fallback and the append still have time when it hangs. It runs detached from the request's
+	// cancellation. Default 2 min.
 	Timeout time.Duration
 	// Backoff is the wait before a session's compaction is retried after a failed attempt; it
 	// doubles with each consecutive failure up to 32×. Default 30 s. Manual compactions are not

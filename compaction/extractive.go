@@ -37,11 +37,10 @@ func (s *ExtractiveSummarizer) Summarize(_ context.Context, in SummaryInput) (*S
 	text := in.Ledger.render(maxBytes, false)
 	// A summary another summarizer wrote (an LLM summary before a fallback) holds what no
 	// ledger records (decisions, reasoning): keep its head.
-	if prev := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(textOf(in.Previous)), SummaryHeader)); prev != "" &&
-		!strings.HasPrefix(prev, secGoal) && !strings.HasPrefix(prev, secInstructions) {
+	if prev := modelWritten(in.Previous); prev != "" {
 		room := maxBytes - len(text) - len(earlierSummary) - 1
 		if room > 200 {
-			text = earlierSummary + truncate.Bytes(oneLine(prev), room) + "\n" + text
+			text = earlierSummary + truncate.Bytes(prev, room) + "\n" + text
 		}
 	}
 	if strings.TrimSpace(text) == "" {
@@ -51,3 +50,29 @@ func (s *ExtractiveSummarizer) Summarize(_ context.Context, in SummaryInput) (*S
 }
 
 const earlierSummary = "Earlier summary: "
+
+// modelWritten returns the part of a previous summary that a model wrote, one line: "" for an
+// extractive summary (the ledger restates it). The ledger facts appended to an LLM summary are
+// left out (the new ledger restates them, up to date), and so is the ledger part of an extractive
+// summary that kept an earlier LLM summary's head.
+func modelWritten(prev *genai.Content) string {
+	text, facts := previousSummary(prev)
+	switch {
+	case strings.HasPrefix(text, earlierSummary):
+		line, _, _ := strings.Cut(text, "\n")
+		return strings.TrimSpace(strings.TrimPrefix(line, earlierSummary))
+	case !facts && (strings.HasPrefix(text, secGoal) || strings.HasPrefix(text, secInstructions)):
+		return ""
+	}
+	return oneLine(text)
+}
+
+// previousSummary returns the text of a previous summary without SummaryHeader and without the
+// ledger facts an LLM summary ends with (reporting whether it had them).
+func previousSummary(c *genai.Content) (text string, facts bool) {
+	text = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(textOf(c)), SummaryHeader))
+	if i := strings.LastIndex(text, secRecord); i >= 0 {
+		return strings.TrimSpace(text[:i]), true
+	}
+	return text, false
+}

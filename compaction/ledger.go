@@ -2,8 +2,10 @@ package compaction
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -245,18 +247,24 @@ func responseError(resp map[string]any) string {
 	return ""
 }
 
+// isZero reports whether an exit code means success: a zero number of any numeric type (a tool
+// result held in memory keeps its Go types; a stored one has float64), "0", "" or nil.
 func isZero(v any) bool {
 	switch n := v.(type) {
-	case float64:
-		return n == 0
-	case int:
-		return n == 0
-	case int64:
-		return n == 0
-	case string:
-		return n == "" || n == "0"
 	case nil:
 		return true
+	case string:
+		return n == "" || n == "0"
+	case json.Number:
+		return n == "" || n == "0"
+	}
+	switch r := reflect.ValueOf(v); r.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return r.Int() == 0
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return r.Uint() == 0
+	case reflect.Float32, reflect.Float64:
+		return r.Float() == 0
 	}
 	return false
 }

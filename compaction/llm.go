@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"strings"
+	"unicode/utf8"
 
 	"google.golang.org/genai"
 
@@ -196,12 +197,12 @@ func cmpOr(v, def int) int {
 }
 
 // fitTranscript joins prev (may be "") and lines, dropping the oldest lines (never prev, which is
-// capped to half the budget instead) until the estimate fits maxTokens.
+// capped to half the budget instead) until the estimate fits maxTokens. The newest line is kept
+// even alone, cut to what is left.
 func fitTranscript(prev string, lines []string, maxTokens int) string {
 	maxTokens = max(maxTokens, 64)
 	if prev != "" && budget.EstimateText(prev) > maxTokens/2 {
-		// Text costs at least a quarter token per byte (see budget): 2 bytes per token is safe.
-		prev = truncate.Runes(prev, maxTokens)
+		prev = capTokens(prev, maxTokens/2)
 	}
 	total := 0
 	if prev != "" {
@@ -213,19 +214,47 @@ func fitTranscript(prev string, lines []string, maxTokens int) string {
 		total += costs[i]
 	}
 	dropped := 0
-	for dropped < len(lines)-1 && total > maxTokens {
+	note := func() string { return fmt.Sprintf("[note]: %d earlier transcript lines omitted", dropped) }
+	noteCost := func() int {
+		if dropped == 0 {
+			return 0
+		}
+		return budget.EstimateText(note()) + 1
+	}
+	for dropped < len(lines)-1 && total+noteCost() > maxTokens {
 		total -= costs[dropped]
 		dropped++
+	}
+	total += noteCost()
+	kept := lines[dropped:]
+	if len(kept) == 1 && total > maxTokens {
+		// Only the newest line is left and it does not fit: cut it.
+		kept = []string{capTokens(kept[0], max(costs[len(lines)-1]-1-(total-maxTokens), 1))}
 	}
 	var b strings.Builder
 	if prev != "" {
 		b.WriteString(prev + "\n")
 	}
 	if dropped > 0 {
-		fmt.Fprintf(&b, "[note]: %d earlier transcript lines omitted\n", dropped)
+		b.WriteString(note() + "\n")
 	}
-	b.WriteString(strings.Join(lines[dropped:], "\n"))
+	b.WriteString(strings.Join(kept, "\n"))
 	return b.String()
+}
+
+// capTokens cuts s (head and tail kept, see truncate.Runes) until its estimate is at most
+// maxTokens.
+func capTokens(s string, maxTokens int) string {
+	out := s
+	n := utf8.RuneCountInString(s)
+	for est := budget.EstimateText(out); est > maxTokens && n > 0; est = budget.EstimateText(out) {
+		n = min(n-1, n*maxTokens/est)
+		if n <= 0 {
+			return ""
+		}
+		out = truncate.Runes(s, n)
+	}
+	return out
 }
 
 // transcriptLines renders in as transcript lines for a summarizer prompt: the previous summary
@@ -234,7 +263,9 @@ func fitTranscript(prev string, lines []string, maxTokens int) string {
 // tagged "[context]". Every part is capped at maxPartChars runes (head and tail kept) and escaped
 // with escapeLine, so no content can start a line of its own (no forged turns).
 func transcriptLines(in SummaryInput, maxPartChars int) (prev string, lines []string) {
-	if t := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(textOf(in.Previous)), SummaryHeader)); t != "" {
+	// The ledger facts of the previous summary are left out: the new ones are appended to the
+	// reply, and the model should not copy stale counts.
+	if t, _ := previousSummary(in.Previous); t != "" {
 		prev = "[previous summary]: " + escapeLine(truncate.Runes(t, 4*maxPartChars))
 	}
 	for i := range in.Context {

@@ -135,6 +135,10 @@ func (e *InvalidMarkerError) Error() string {
 // of the record's timestamps.
 func seconds(t time.Time) float64 { return float64(t.UnixMicro()) / 1e6 }
 
+// maxSeconds bounds a record's timestamps (about year 5138), so that micros never overflows: an
+// overflowing timestamp would compare as the most negative one.
+const maxSeconds = 1e11
+
 // micros converts float seconds to whole microseconds (rounded).
 func micros(s float64) int64 { return int64(math.Round(s * 1e6)) }
 
@@ -153,9 +157,10 @@ func (m *Marker) EventCompaction() map[string]any {
 
 // encode returns the record as the JSON-compatible map stored under MetadataKey: the exact shape
 // a database round trip produces (numbers as float64, lists as []any), so in-memory and database
-// sessions hold the same value.
+// sessions hold the same value. It writes m's own version (the compactor writes markerVersion), so
+// a record read back is the marker encoded.
 func (m *Marker) encode() (map[string]any, error) {
-	v, start, end, count := markerVersion, m.StartTimestamp, m.EndTimestamp, m.EventCount
+	v, start, end, count := m.Version, m.StartTimestamp, m.EndTimestamp, m.EventCount
 	ratio := m.CompressionRatio
 	if !finite(ratio) {
 		ratio = 0
@@ -168,6 +173,7 @@ func (m *Marker) encode() (map[string]any, error) {
 		EventCount: &count, Invocations: m.Invocations, KeepInvocations: m.KeepInvocations,
 		OriginalTokens: m.OriginalTokens, CompactedTokens: m.CompactedTokens, CompressionRatio: ratio,
 		Trigger: m.Trigger, Summarizer: m.Summarizer,
+		EdgeEventIDs: m.EdgeEventIDs, ExcludedEventIDs: m.ExcludedEventIDs,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("compaction: encode marker: %w", err)
@@ -276,6 +282,8 @@ func (m *Marker) validate(eventID string) error {
 		return bad("non-finite timestamp")
 	case m.StartTimestamp <= 0 || m.EndTimestamp <= 0:
 		return bad("missing or non-positive timestamp")
+	case m.StartTimestamp > maxSeconds || m.EndTimestamp > maxSeconds:
+		return bad("timestamp out of range")
 	case micros(m.EndTimestamp) < micros(m.StartTimestamp):
 		return bad("inverted range (endTimestamp < startTimestamp)")
 	case m.EventCount < 1:

@@ -132,7 +132,11 @@ func runSummarizer(ctx context.Context, s Summarizer, in SummaryInput, maxTokens
 	select {
 	case r = <-done:
 	case <-ctx.Done():
-		r.err = ctx.Err()
+		select {
+		case r = <-done: // finished too: use it
+		default:
+			r.err = ctx.Err()
+		}
 	}
 	if r.err != nil {
 		var se *SummarizerError

@@ -1,7 +1,12 @@
 package compaction
 
 import (
+	"encoding/binary"
+	"encoding/json"
 	"fmt"
+	"hash/maphash"
+	"math"
+	"slices"
 	"strings"
 
 	"go.uber.org/zap"
@@ -27,7 +32,7 @@ type Viewer struct {
 }
 
 type parsedRecord struct {
-	fingerprint string
+	fingerprint uint64
 	m           *Marker
 	err         error
 }
@@ -177,16 +182,24 @@ func (v *Viewer) plan(events []Event) *plan {
 	}
 
 	// Where each scope's summary goes.
+	firstCovered := make(map[string]int, len(p.live)) // one pass, however many scopes
+	for i := range events {
+		if p.covered[i] {
+			if _, ok := firstCovered[events[i].Scope]; !ok {
+				firstCovered[events[i].Scope] = i
+			}
+		}
+	}
 	place := map[int][]string{} // event index → scopes whose summary goes there
 	for scope, lm := range p.live {
 		at := lm.at
-		for i := range events {
-			if p.covered[i] && events[i].Scope == scope {
-				at = i
-				break
-			}
+		if i, ok := firstCovered[scope]; ok {
+			at = i
 		}
 		place[at] = append(place[at], scope)
+	}
+	for _, scopes := range place {
+		slices.Sort(scopes) // several scopes at one place: the same order in every view
 	}
 	p.items = make([]Item, 0, len(events))
 	for i := range events {
@@ -215,19 +228,75 @@ func (v *Viewer) read(e *Event) (*Marker, error) {
 	return m, err
 }
 
-// fingerprint identifies a record cheaply, so a cached parse is reused only for the same record
-// (ids are not trusted to be unique across sessions).
-func fingerprint(rec any) string {
-	switch r := rec.(type) {
-	case map[string]any:
-		return fmt.Sprint(r["seq"], "|", r["previousMarkerId"], "|", r["eventCount"], "|", r["startTimestamp"], "|",
-			r["endTimestamp"], "|", r["firstEventId"], "|", r["lastEventId"], "|", r["compactedTokens"], "|", len(r))
-	case string:
-		return r
-	case []byte:
-		return string(r)
+// fingerprint identifies a record, so a cached parse is reused only for the same record (ids are
+// not trusted to be unique across sessions: a collision must never show one session another's
+// summary). It hashes the whole record (64-bit, keyed per process): cheaper than parsing it again,
+// and no field is left out.
+func fingerprint(rec any) uint64 {
+	var h maphash.Hash
+	h.SetSeed(fingerprintSeed)
+	hashValue(&h, rec, 0)
+	return h.Sum64()
+}
+
+var fingerprintSeed = maphash.MakeSeed()
+
+// hashValue writes v (a JSON-like value: what a session service hands back) to h, each value
+// tagged and strings length-prefixed so that different values never write the same bytes. Map
+// entries are written in key order; values of other types are hashed through their type and %v
+// text. depth bounds the walk (deeper values are hashed as text).
+func hashValue(h *maphash.Hash, v any, depth int) {
+	if depth > 64 {
+		hashString(h, '?', fmt.Sprintf("%T %v", v, v))
+		return
 	}
-	return fmt.Sprintf("%T", rec)
+	switch x := v.(type) {
+	case nil:
+		h.WriteByte('n')
+	case string:
+		hashString(h, 's', x)
+	case []byte:
+		hashString(h, 'b', string(x))
+	case json.RawMessage:
+		hashString(h, 'r', string(x))
+	case float64:
+		hashUint(h, 'f', math.Float64bits(x))
+	case bool:
+		if x {
+			h.WriteByte('t')
+		} else {
+			h.WriteByte('F')
+		}
+	case []any:
+		hashUint(h, 'a', uint64(len(x)))
+		for _, e := range x {
+			hashValue(h, e, depth+1)
+		}
+	case map[string]any:
+		keys := make([]string, 0, 32)
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		hashUint(h, 'm', uint64(len(x)))
+		for _, k := range keys {
+			hashString(h, 'k', k)
+			hashValue(h, x[k], depth+1)
+		}
+	default:
+		hashString(h, '?', fmt.Sprintf("%T %v", v, v))
+	}
+}
+
+func hashUint(h *maphash.Hash, tag byte, n uint64) {
+	var buf [binary.MaxVarintLen64 + 1]byte
+	buf[0] = tag
+	h.Write(binary.AppendUvarint(buf[:1], n))
+}
+
+func hashString(h *maphash.Hash, tag byte, s string) {
+	hashUint(h, tag, uint64(len(s)))
+	h.WriteString(s)
 }
 
 func reasonOf(err error) string {
@@ -251,7 +320,9 @@ func summaryContent(c *genai.Content) *genai.Content {
 		if p.Text == "" {
 			continue
 		}
-		if !strings.HasPrefix(strings.TrimLeft(p.Text, " \t\r\n"), SummaryHeader) {
+		if trimmed := strings.TrimLeft(p.Text, " \t\r\n"); strings.HasPrefix(trimmed, SummaryHeader) {
+			p.Text = trimmed // IsSummary (what a budget pins) needs the header first
+		} else {
 			p.Text = SummaryHeader + "\n" + p.Text
 		}
 		break

@@ -82,15 +82,13 @@ func selectWindow(events []Event, p *plan, w windowParams) (*window, string) {
 	pr := pairCalls(events, w.scope, w.live || w.trigger != TriggerInvocations, w.running)
 	tail := map[int]bool{}
 	keepInvocations := max(w.retainInvocations, keepFloor)
-	coveredGroups := 0
 	switch w.trigger {
 	case TriggerInvocations:
 		n := len(completed)
 		if n < w.interval+keepInvocations {
 			return nil, reasonBelowInterval
 		}
-		coveredGroups = n - keepInvocations
-		for _, g := range completed[coveredGroups:] {
+		for _, g := range completed[n-keepInvocations:] {
 			for _, i := range g.idx {
 				tail[i] = true
 			}
@@ -108,7 +106,6 @@ func selectWindow(events []Event, p *plan, w windowParams) (*window, string) {
 			return nil, reasonEverythingTail
 		}
 		keepInvocations = max(w.retainInvocations, kept)
-		coveredGroups = len(groups) - kept
 	}
 
 	// Candidates: raw, not in the tail, not pending; then close over pairs.
@@ -136,7 +133,33 @@ func selectWindow(events []Event, p *plan, w windowParams) (*window, string) {
 		return nil, reasonNothingNew
 	}
 	newly := slices.Sorted(maps.Keys(cover))
-	return buildWindow(events, p, w, newly, coveredGroups, keepInvocations), ""
+	return buildWindow(events, p, w, newly, newInvocations(events, p, w.scope, groups, newly), keepInvocations), ""
+}
+
+// newInvocations counts the invocations (groups) of which newly holds the first covered event:
+// an invocation is counted once, when its first event is covered, whether the rest (a pending
+// call, the raw part of a split invocation) is covered now or later.
+func newInvocations(events []Event, p *plan, scope string, groups []group, newly []int) int {
+	already := map[string]bool{}
+	for i := range events {
+		if p.covered[i] && events[i].Scope == scope {
+			already[events[i].InvocationID] = true
+		}
+	}
+	groupOf := make(map[int]int, len(newly))
+	for k, g := range groups {
+		for _, i := range g.idx {
+			groupOf[i] = k
+		}
+	}
+	counted := map[int]bool{}
+	for _, i := range newly {
+		k, ok := groupOf[i]
+		if ok && !counted[k] && !already[groups[k].inv] {
+			counted[k] = true
+		}
+	}
+	return len(counted)
 }
 
 // tokenTail marks in tail the events a token-triggered or manual compaction keeps raw and
@@ -280,7 +303,7 @@ func invocationFailed(events []Event, inv string) bool {
 }
 
 // buildWindow makes the marker and the summarizer input of a selection.
-func buildWindow(events []Event, p *plan, w windowParams, newly []int, coveredGroups, keep int) *window {
+func buildWindow(events []Event, p *plan, w windowParams, newly []int, invocations, keep int) *window {
 	live := p.live[w.scope]
 	m := &Marker{Scope: w.scope, Seq: 1, Trigger: w.trigger, KeepInvocations: keep, Version: markerVersion}
 	var prevLedger *Ledger
@@ -296,11 +319,14 @@ func buildWindow(events []Event, p *plan, w windowParams, newly []int, coveredGr
 	for _, i := range newly {
 		e := &events[i]
 		m.EventIDs = append(m.EventIDs, e.ID)
-		ts := seconds(e.Timestamp)
-		if m.StartTimestamp == 0 || ts < m.StartTimestamp {
-			m.StartTimestamp = ts
+		// The range is informative (coverage is by id): an event without a usable timestamp
+		// (zero, before 1970) is left out of it rather than making the marker invalid.
+		if ts := seconds(e.Timestamp); ts > 0 && ts <= maxSeconds {
+			if m.StartTimestamp == 0 || ts < m.StartTimestamp {
+				m.StartTimestamp = ts
+			}
+			m.EndTimestamp = max(m.EndTimestamp, ts)
 		}
-		m.EndTimestamp = max(m.EndTimestamp, ts)
 		if m.FirstEventID == "" {
 			m.FirstEventID, m.FirstInvocationID = e.ID, e.InvocationID
 		}
@@ -309,14 +335,14 @@ func buildWindow(events []Event, p *plan, w windowParams, newly []int, coveredGr
 		win.original += budget.EstimateContent(e.Content)
 	}
 	m.EventCount += len(newly)
-	m.Invocations += coveredGroups
+	m.Invocations += invocations
 	if live.m != nil {
 		win.input.Previous = live.m.CompactedContent
 		win.original += budget.EstimateContent(summaryContent(live.m.CompactedContent))
 	}
 	win.input.Context = overlapEvents(events, p, w)
 	win.input.Ledger = prevLedger.clone()
-	win.input.Ledger.add(win.input.Events, coveredGroups)
+	win.input.Ledger.add(win.input.Events, invocations)
 	return win
 }
 

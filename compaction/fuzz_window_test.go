@@ -1,0 +1,212 @@
+package compaction
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"google.golang.org/genai"
+)
+
+// fuzzAgent scripts a coding session from fuzz bytes: invocations of calls and responses of every
+// kind the pairing knows (with and without ids, parallel, long-running answered later by the
+// client, confirmations answered later, never answered), some failing, with compactions after
+// and inside invocations.
+type fuzzAgent struct {
+	r     *fuzzReader
+	store *memStore
+	c     *Compactor
+	n     int
+	// pending client answers: events the client sends at the start of a later invocation.
+	later [][]Event
+	// open long-running calls and confirmation requests: event ids that must stay raw.
+	openLR   map[string]bool // call event id → still unanswered by the client
+	openConf map[string]bool // request event id → unconfirmed
+}
+
+func (a *fuzzAgent) id(s string) string {
+	a.n++
+	return fmt.Sprintf("%s-%d", s, a.n)
+}
+
+// invocation appends invocation k; it returns the compaction requests to run after it.
+func (a *fuzzAgent) invocation(t *testing.T, k int) {
+	inv := fmt.Sprintf("i%d", k)
+	evs := []Event{userEv(a.id("u"), inv, fmt.Sprintf("Step %d, please.", k))}
+	if len(a.later) > 0 && a.r.intn(2) == 0 {
+		ans := a.later[0]
+		a.later = a.later[1:]
+		for _, e := range ans {
+			e.InvocationID = inv
+			evs = append(evs, e)
+			if lr, ok := e.Metadata["_lr"].(string); ok {
+				delete(a.openLR, lr)
+			}
+			if rq, ok := e.Metadata["_conf"].(string); ok {
+				delete(a.openConf, rq)
+			}
+		}
+	}
+	a.store.add(evs...)
+	for s, steps := 0, a.r.intn(4); s < steps; s++ {
+		cid := a.id("call")
+		switch a.r.intn(7) {
+		case 0, 1: // a call and its response
+			a.store.add(callEv(a.id("c"), inv, cid, "read_file", map[string]any{"path": fmt.Sprintf("f%d.go", a.r.intn(5))}),
+				respEv(a.id("r"), inv, cid, "read_file", nil))
+		case 2: // id-less calls, answered in order
+			a.store.add(callsEv(a.id("c"), inv, &genai.FunctionCall{Name: "grep"}, &genai.FunctionCall{Name: "grep"}),
+				respEv(a.id("r"), inv, "", "grep", nil), respEv(a.id("r"), inv, "", "grep", nil))
+		case 3: // parallel calls; a token compaction may come between the responses
+			c2 := a.id("call")
+			a.store.add(callsEv(a.id("c"), inv, &genai.FunctionCall{ID: cid, Name: "read_file"}, &genai.FunctionCall{ID: c2, Name: "list_dir"}),
+				respEv(a.id("r"), inv, cid, "read_file", nil))
+			a.maybeLiveCompaction(t, inv)
+			a.store.add(respEv(a.id("r"), inv, c2, "list_dir", nil))
+		case 4: // long-running: the tool answers "pending" at once, the client later
+			call := lrCallEv(a.id("c"), inv, cid, "approve")
+			a.openLR[call.ID] = true
+			a.store.add(call, respEv(a.id("r"), inv, cid, "approve", map[string]any{"status": "pending"}))
+			ans := clientRespEv(a.id("a"), "", cid, "approve", map[string]any{"status": "approved"})
+			ans.Metadata = map[string]any{"_lr": call.ID}
+			a.later = append(a.later, []Event{ans})
+		case 5: // a confirmation, answered later
+			conf := a.id("conf")
+			req := respEv(a.id("q"), inv, cid, "delete_file", map[string]any{"error": "requires confirmation"})
+			req.ConfirmationIDs = []string{cid}
+			a.openConf[req.ID] = true
+			a.store.add(callEv(a.id("c"), inv, cid, "delete_file", map[string]any{"path": "old.log"}), req,
+				callEv(a.id("k"), inv, conf, confirmationCallName, map[string]any{"originalFunctionCall": map[string]any{"id": cid}}))
+			ans := clientRespEv(a.id("a"), "", conf, confirmationCallName, map[string]any{"confirmed": true})
+			ans.Metadata = map[string]any{"_conf": req.ID}
+			a.later = append(a.later, []Event{ans, respEv(a.id("r"), "", cid, "delete_file", map[string]any{"deleted": true})})
+		default: // a call never answered (plain history once its invocation ends)
+			a.store.add(callEv(a.id("c"), inv, cid, "build", nil))
+		}
+		a.maybeLiveCompaction(t, inv)
+	}
+	switch a.r.intn(8) {
+	case 0:
+		a.store.add(Event{ID: a.id("err"), InvocationID: inv, Author: "agent", ErrorCode: "500", Final: true})
+	case 1: // no final answer
+	default:
+		a.store.add(modelEv(a.id("m"), inv, fmt.Sprintf("Step %d done.", k)))
+	}
+	switch a.r.intn(4) {
+	case 0, 1, 2:
+		a.compact(t, Request{Session: sess, Trigger: TriggerInvocations, Invocation: inv}, inv)
+	default:
+		a.compact(t, Request{Session: sess, Trigger: TriggerManual, Invocation: inv}, inv)
+	}
+}
+
+func (a *fuzzAgent) maybeLiveCompaction(t *testing.T, inv string) {
+	if a.r.intn(3) == 0 {
+		a.compact(t, Request{Session: sess, Trigger: TriggerTokens, Invocation: inv, Live: true, TokenLimit: 100 + 10*a.r.next()}, inv)
+	}
+}
+
+// compact runs r and checks the session's invariants.
+func (a *fuzzAgent) compact(t *testing.T, r Request, inv string) {
+	t.Helper()
+	m, err := a.c.Compact(context.Background(), r)
+	if err != nil {
+		t.Fatalf("Compact(%s, %s): %v", r.Trigger, inv, err)
+	}
+	events := a.store.snapshot()
+	p := NewViewer(nil).plan(events)
+	// A call and everything paired with it are covered together or not at all.
+	pr := pairCalls(events, "", false, "")
+	for i, links := range pr.links {
+		for _, j := range links {
+			if p.covered[i] != p.covered[j] {
+				t.Fatalf("after %s compaction at %s: %s covered=%v but its pair %s covered=%v",
+					r.Trigger, inv, events[i].ID, p.covered[i], events[j].ID, p.covered[j])
+			}
+		}
+	}
+	// Pending calls stay raw.
+	for i := range events {
+		if p.covered[i] && (a.openLR[events[i].ID] || a.openConf[events[i].ID]) {
+			t.Fatalf("after %s compaction at %s: pending %s covered", r.Trigger, inv, events[i].ID)
+		}
+	}
+	assertNoRepeatedRange(t, events)
+	if m == nil {
+		return
+	}
+	// The newest invocation's user message stays raw; a sliding window keeps R whole
+	// invocations.
+	groups := invocationGroups(events, p, "")
+	if len(groups) == 0 {
+		t.Fatalf("after %s compaction at %s: nothing left raw", r.Trigger, inv)
+	}
+	for i := range events {
+		if events[i].InvocationID == inv && events[i].isUser() && events[i].userText() != "" && p.covered[i] {
+			t.Fatalf("after %s compaction at %s: the newest user message %s was covered", r.Trigger, inv, events[i].ID)
+		}
+	}
+	if r.Trigger == TriggerInvocations {
+		keep := map[string]bool{}
+		for _, g := range groups[max(len(groups)-a.c.cfg.RetainRecentInvocations, 0):] {
+			keep[g.inv] = true
+		}
+		for i := range events {
+			if p.covered[i] && keep[events[i].InvocationID] {
+				t.Fatalf("after a sliding compaction at %s: %s of a retained invocation covered", inv, events[i].ID)
+			}
+		}
+	}
+	// Every invocation with covered events is counted once.
+	withContent, covered := map[string]bool{}, map[string]bool{}
+	for i := range events {
+		if events[i].hasContent() {
+			withContent[events[i].InvocationID] = true
+		}
+		if p.covered[i] && events[i].InvocationID != "" {
+			covered[events[i].InvocationID] = true
+		}
+	}
+	invocations := 0
+	for inv := range covered {
+		if withContent[inv] {
+			invocations++
+		}
+	}
+	if m.Invocations != invocations || m.Ledger.Invocations != invocations {
+		t.Fatalf("after %s compaction at %s: marker counts %d invocations, ledger %d, truth %d",
+			r.Trigger, inv, m.Invocations, m.Ledger.Invocations, invocations)
+	}
+	// The ledger counts every covered call exactly once.
+	tools, _ := truthOf(coveredEvents(events))
+	if diff := cmp.Diff(tools, m.Ledger.Tools, cmpopts.EquateEmpty()); diff != "" {
+		t.Fatalf("after %s compaction at %s: ledger tool counts (-truth +ledger):\n%s", r.Trigger, inv, diff)
+	}
+}
+
+// FuzzCompactWindow drives a scripted session through sliding, token (mid-invocation) and manual
+// compactions and checks after each one: pairs are covered together, pending calls stay raw, no
+// event is summarized twice, the newest user message and the R newest invocations stay raw, the
+// ledger's counts are exact.
+func FuzzCompactWindow(f *testing.F) {
+	for _, s := range []string{"", "\x01\x02\x03\x04\x05\x06\x07", "\x00\x03\x04\x04\x05\x05\x03\x00\x02\x01\x00",
+		"\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x00\x00\x00\x00\x00\x00",
+		"\x02\x00\x04\x00\x00\x05\x01\x00\x01\x01\x02\x00\x03\x00\x00\x01\x00\x06\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"} {
+		f.Add(uint8(1), uint8(1), []byte(s))
+		f.Add(uint8(2), uint8(2), []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, interval, retain uint8, data []byte) {
+		store := newStore()
+		c, err := New(Config{Interval: 1 + int(interval%4), RetainRecentInvocations: 1 + int(retain%3), Summarizer: &recorder{text: "S"}},
+			Deps{Store: store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := &fuzzAgent{r: &fuzzReader{data: data}, store: store, c: c, openLR: map[string]bool{}, openConf: map[string]bool{}}
+		for k := 1; k <= 12; k++ {
+			a.invocation(t, k)
+		}
+	})
+}

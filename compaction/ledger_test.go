@@ -1,0 +1,518 @@
+package compaction
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"google.golang.org/genai"
+)
+
+// codingInvocation is invocation k of a scripted coding session: a user message, one to three
+// tool calls (one of them a parallel pair), a final answer.
+func codingInvocation(k int) []Event {
+	inv := fmt.Sprintf("i%d", k)
+	id := func(s string) string { return inv + s }
+	out := []Event{userEv(id("u"), inv, fmt.Sprintf("Step %d: look at the next file.", k))}
+	path := fmt.Sprintf("src/f%d.go", k%7)
+	out = append(out, callEv(id("c1"), inv, id("-1"), "read_file", map[string]any{"path": path}),
+		respEv(id("r1"), inv, id("-1"), "read_file", map[string]any{"content": "package f"}))
+	if k%3 == 0 {
+		out = append(out, callsEv(id("c2"), inv,
+			&genai.FunctionCall{ID: id("-2"), Name: "list_dir", Args: map[string]any{"dir": "src"}},
+			&genai.FunctionCall{ID: id("-3"), Name: "grep", Args: map[string]any{"pattern": "TODO", "paths": []any{"src/a.go", path}}}),
+			respEv(id("r2"), inv, id("-2"), "list_dir", map[string]any{"entries": []any{"a.go"}}),
+			respEv(id("r3"), inv, id("-3"), "grep", map[string]any{"matches": 0.0}))
+	}
+	if k%5 == 0 {
+		out = append(out, callEv(id("c4"), inv, id("-4"), "run_tests", map[string]any{"cwd": "."}),
+			respEv(id("r4"), inv, id("-4"), "run_tests", map[string]any{"exit_code": 1.0, "stderr": "ok a\nFAIL f" + strconv.Itoa(k%2)}))
+	}
+	return append(out, modelEv(id("m"), inv, fmt.Sprintf("Step %d done.", k)))
+}
+
+// truthOf counts the tool calls among events (what an exact ledger must say).
+func truthOf(events []Event) (tools map[string]int, paths map[string]map[string]int) {
+	tools, paths = map[string]int{}, map[string]map[string]int{}
+	for _, e := range events {
+		for _, p := range contentParts(e.Content) {
+			if fc := p.FunctionCall; fc != nil {
+				tools[fc.Name]++
+				for _, path := range argPaths(fc.Args) {
+					if paths[path] == nil {
+						paths[path] = map[string]int{}
+					}
+					paths[path][fc.Name]++
+				}
+			}
+		}
+	}
+	return tools, paths
+}
+
+// coveredEvents returns the events the live marker of scope "" hides.
+func coveredEvents(events []Event) []Event {
+	p := NewViewer(nil).plan(events)
+	var out []Event
+	for i := range events {
+		if p.covered[i] {
+			out = append(out, events[i])
+		}
+	}
+	return out
+}
+
+// Tool calls are counted exactly, per tool and per path, however many roll-ups (with overlap)
+// the ledger went through: each covered event once.
+func TestLedgerExactAcrossRollUps(t *testing.T) {
+	store := newStore()
+	c, _ := newCompactor(t, Config{Interval: 2, RetainRecentInvocations: 2, Overlap: 2}, store)
+	ctx := context.Background()
+	compactions := 0
+	for k := 1; k <= 60; k++ {
+		store.add(codingInvocation(k)...)
+		m, err := c.Compact(ctx, Request{Session: sess, Trigger: TriggerInvocations, Invocation: fmt.Sprintf("i%d", k)})
+		if err != nil {
+			t.Fatalf("invocation %d: %v", k, err)
+		}
+		if m == nil {
+			continue
+		}
+		compactions++
+		events := store.snapshot()
+		covered := coveredEvents(events)
+		tools, paths := truthOf(covered)
+		if diff := cmp.Diff(tools, m.Ledger.Tools); diff != "" {
+			t.Fatalf("after invocation %d: tool counts (-truth +ledger):\n%s", k, diff)
+		}
+		if diff := cmp.Diff(paths, m.Ledger.Paths); diff != "" {
+			t.Fatalf("after invocation %d: path counts (-truth +ledger):\n%s", k, diff)
+		}
+		if m.Ledger.Events != len(covered) || m.EventCount != len(covered) {
+			t.Fatalf("after invocation %d: ledger counts %d events, marker %d, truth %d", k, m.Ledger.Events, m.EventCount, len(covered))
+		}
+		if m.Ledger.Invocations != m.Invocations || m.Invocations != k-2 {
+			t.Fatalf("after invocation %d: ledger %d invocations, marker %d, want %d", k, m.Ledger.Invocations, m.Invocations, k-2)
+		}
+		// The summary the model reads says the same.
+		text := textOf(m.CompactedContent)
+		total := 0
+		for _, n := range tools {
+			total += n
+		}
+		if !strings.Contains(text, fmt.Sprintf("read_file ×%d", tools["read_file"])) ||
+			!strings.Contains(text, fmt.Sprintf("(%d calls over %d invocations)", total, k-2)) {
+			t.Fatalf("after invocation %d: summary does not state the exact counts:\n%s", k, text)
+		}
+	}
+	if compactions < 20 {
+		t.Errorf("%d compactions over 60 invocations, want one every other invocation", compactions)
+	}
+}
+
+// The first user message is the goal; messages stating rules are kept verbatim in every later
+// summary; the rest are requests, the newest verbatim.
+func TestLedgerUserMessages(t *testing.T) {
+	store := newStore()
+	c, _ := newCompactor(t, Config{Interval: 1, RetainRecentInvocations: 1, Overlap: 2}, store)
+	ctx := context.Background()
+	messages := map[int]string{
+		1:  "Build a CLI that converts CSV files to JSON.",
+		2:  "Never touch the vendor/ directory.",
+		5:  "Use port 8443 for the test server.",
+		9:  "From now on, write tests first.",
+		12: "Don't add dependencies.",
+	}
+	var rules []string
+	compactions := 0
+	for k := 1; k <= 40; k++ {
+		inv := fmt.Sprintf("i%d", k)
+		text, ok := messages[k]
+		if !ok {
+			text = fmt.Sprintf("Continue with part %d of the converter.", k)
+		}
+		store.add(userEv(inv+"u", inv, text), modelEv(inv+"m", inv, "Done with "+inv+"."))
+		m, err := c.Compact(ctx, Request{Session: sess, Trigger: TriggerInvocations, Invocation: inv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k > 1 && ok {
+			rules = append(rules, text)
+		}
+		if m == nil {
+			continue
+		}
+		compactions++
+		summary := textOf(m.CompactedContent)
+		if m.Ledger.Goal != messages[1] || !strings.Contains(summary, secGoal+messages[1]) {
+			t.Fatalf("after %s: goal %q; summary:\n%s", inv, m.Ledger.Goal, summary)
+		}
+		// Every rule the summary covers (all but the one in the raw tail) is in it, verbatim.
+		for _, r := range rules {
+			if r == text {
+				continue
+			}
+			if !strings.Contains(summary, "- "+r) {
+				t.Fatalf("after %s: rule %q missing from the summary:\n%s", inv, r, summary)
+			}
+		}
+		if latest := latestRequest(k-1, messages); latest != "" && !strings.Contains(summary, secLatest+latest) {
+			t.Fatalf("after %s: latest covered request missing:\n%s", inv, summary)
+		}
+	}
+	if compactions < 20 {
+		t.Errorf("%d compactions over 40 invocations", compactions)
+	}
+}
+
+// latestRequest is the newest plain request among messages 2..upTo ("" if none).
+func latestRequest(upTo int, rules map[int]string) string {
+	for k := upTo; k > 1; k-- {
+		if _, ok := rules[k]; !ok {
+			return fmt.Sprintf("Continue with part %d of the converter.", k)
+		}
+	}
+	return ""
+}
+
+func TestLedgerAddUserText(t *testing.T) {
+	l := &Ledger{}
+	l.addUserText("the goal")
+	for k := 1; k <= 20; k++ {
+		l.addUserText(fmt.Sprintf("request %d %s", k, strings.Repeat("x", 200)))
+	}
+	for k := 1; k <= 45; k++ {
+		l.addUserText(fmt.Sprintf("always do thing %d", k))
+	}
+	if l.Goal != "the goal" {
+		t.Errorf("goal = %q", l.Goal)
+	}
+	if len(l.Requests) != maxRequests || l.RequestsDropped != 20-maxRequests {
+		t.Errorf("%d requests kept, %d dropped; want %d, %d", len(l.Requests), l.RequestsDropped, maxRequests, 20-maxRequests)
+	}
+	for i, r := range l.Requests {
+		n := len([]rune(r))
+		if i < len(l.Requests)-4 && n > maxShortRequestLen+40 || i >= len(l.Requests)-4 && n != len(fmt.Sprintf("request %d ", 9+i))+200 {
+			t.Errorf("request %d has %d runes", i, n)
+		}
+	}
+	if len(l.Instructions) != maxInstructions || l.InstructionsDropped != 5 || l.Instructions[0] != "always do thing 6" {
+		t.Errorf("instructions: %d kept (first %q), %d dropped", len(l.Instructions), l.Instructions[0], l.InstructionsDropped)
+	}
+	out := l.render(1<<20, false)
+	if !strings.Contains(out, "(5 older instructions omitted)") || !strings.Contains(out, "(8 older requests omitted)") {
+		t.Errorf("render does not say what was omitted:\n%s", out)
+	}
+}
+
+func TestInstructionCue(t *testing.T) {
+	for text, want := range map[string]bool{
+		"Never touch vendor/":              true,
+		"always run gofmt":                 true,
+		"Don't add dependencies":           true,
+		"dont add dependencies":            true,
+		"use port 8443":                    true,
+		"Use the staging database":         true,
+		"Make sure the tests pass":         true,
+		"please read main.go":              false,
+		"what does this function do?":      false,
+		"the alwaysOn flag is broken":      false,
+		"this is a must-have feature":      true, // a cue word on its own counts
+		"Prefer small commits":             true,
+		"remember: the API key is in .env": true,
+	} {
+		if got := instructionCue.MatchString(text); got != want {
+			t.Errorf("instructionCue(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
+
+func TestLedgerErrors(t *testing.T) {
+	resp := func(name string, r map[string]any) Event { return respEv("r", "i", "c", name, r) }
+	cases := []struct {
+		name  string
+		event Event
+		want  []string
+	}{
+		{"error field", resp("read_file", map[string]any{"error": "open x: no such file\nstack..."}), []string{"tool read_file: open x: no such file"}},
+		{"error false", resp("read_file", map[string]any{"error": false}), nil},
+		{"error empty", resp("read_file", map[string]any{"error": ""}), nil},
+		{"error nil", resp("read_file", map[string]any{"error": nil}), nil},
+		{"error map", resp("read_file", map[string]any{"error": map[string]any{"code": 5}}), []string{"tool read_file: map[code:5]"}},
+		{"exit code with stderr", resp("run", map[string]any{"exit_code": 2.0, "stderr": "compiling\nfatal: bad flag\n\n"}), []string{"tool run: exit 2 fatal: bad flag"}},
+		{"exit code, stdout only", resp("run", map[string]any{"returncode": 1.0, "stdout": "1 test failed"}), []string{"tool run: exit 1 1 test failed"}},
+		{"exitCode string", resp("run", map[string]any{"exitCode": "127"}), []string{"tool run: exit 127"}},
+		{"exit 0", resp("run", map[string]any{"exit_code": 0.0, "stderr": "warning"}), nil},
+		{"exit \"0\"", resp("run", map[string]any{"exit_status": "0"}), nil},
+		{"exit 0 as int", resp("run", map[string]any{"exit_code": 0}), nil},
+		{"exit 0 as int32", resp("run", map[string]any{"exit_code": int32(0)}), nil},
+		{"exit 0 as uint8", resp("run", map[string]any{"exit_code": uint8(0)}), nil},
+		{"exit 3 as int64", resp("run", map[string]any{"exit_code": int64(3)}), []string{"tool run: exit 3"}},
+		{"exit 0 as float32", resp("run", map[string]any{"exit_code": float32(0)}), nil},
+		{"exit 0 as json.Number", resp("run", map[string]any{"exit_code": json.Number("0")}), nil},
+		{"exit 1 as json.Number", resp("run", map[string]any{"exit_code": json.Number("1")}), []string{"tool run: exit 1"}},
+		{"model error", Event{ID: "e", Author: "agent", ErrorCode: "RESOURCE_EXHAUSTED"}, []string{"model error RESOURCE_EXHAUSTED"}},
+		{"no response", resp("run", nil), nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			l := &Ledger{}
+			l.add([]Event{tc.event}, 0)
+			if diff := cmp.Diff(tc.want, l.Errors, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLedgerErrorsDedupedAndBounded(t *testing.T) {
+	l := &Ledger{}
+	var events []Event
+	for k := 0; k < 30; k++ {
+		events = append(events, respEv("r", "i", "c", "run", map[string]any{"error": fmt.Sprintf("failure %d", k%20)}))
+	}
+	events = append(events, respEv("r", "i", "c", "run", map[string]any{"error": strings.Repeat("é", 1000)}))
+	l.add(events, 1)
+	if len(l.Errors) != maxErrors {
+		t.Fatalf("%d errors kept, want %d", len(l.Errors), maxErrors)
+	}
+	seen := map[string]bool{}
+	for _, e := range l.Errors {
+		if seen[e] {
+			t.Errorf("error %q kept twice", e)
+		}
+		seen[e] = true
+		if n := len([]rune(e)); n > maxErrorLen+40 {
+			t.Errorf("error of %d runes kept", n)
+		}
+	}
+	if !strings.HasPrefix(l.Errors[len(l.Errors)-1], "tool run: éé") {
+		t.Errorf("the newest error is not last: %q", l.Errors[len(l.Errors)-1])
+	}
+}
+
+func TestLedgerAnswersAndEvents(t *testing.T) {
+	l := &Ledger{}
+	events := []Event{
+		userEv("u", "i1", "goal"),
+		modelEv("a1", "i1", "first answer"),
+		{ID: "th", Author: "agent", Content: &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{Text: "thinking", Thought: true}}}},
+		modelEv("a2", "i1", "second\n\nanswer"),
+		modelEv("a3", "i1", "third answer"),
+		modelEv("a4", "i1", "fourth answer"),
+		{ID: "mk", Author: "user", Metadata: map[string]any{MetadataKey: map[string]any{}}}, // marker-only: not counted
+		noContent("state", "i1"),
+	}
+	l.add(events, 1)
+	want := []string{"second answer", "third answer", "fourth answer"}
+	if diff := cmp.Diff(want, l.Answers); diff != "" {
+		t.Errorf("answers (-want +got):\n%s", diff)
+	}
+	if l.Events != 7 || l.Invocations != 1 {
+		t.Errorf("ledger counts %d events, %d invocations; want 7, 1", l.Events, l.Invocations)
+	}
+}
+
+func TestArgPaths(t *testing.T) {
+	cases := []struct {
+		args map[string]any
+		want []string
+	}{
+		{map[string]any{"path": "README"}, []string{"README"}},                                  // a path key
+		{map[string]any{"query": "main.go"}, []string{"main.go"}},                               // looks like a path
+		{map[string]any{"query": "hello world.go"}, nil},                                        // spaces
+		{map[string]any{"n": 3.0, "flag": true}, nil},                                           // not strings
+		{map[string]any{"paths": []any{"b.go", "a.go", 3.0, "a.go"}}, []string{"a.go", "b.go"}}, // a list under a path key
+		{map[string]any{"items": []any{"b.go"}}, nil},                                           // a list under another key
+		{map[string]any{"path": strings.Repeat("a", 201)}, nil},                                 // too long
+		{map[string]any{"src": "x", "dst": "y/z"}, []string{"x", "y/z"}},
+	}
+	for _, tc := range cases {
+		if diff := cmp.Diff(tc.want, argPaths(tc.args), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("argPaths(%v) (-want +got):\n%s", tc.args, diff)
+		}
+	}
+}
+
+// bigLedger is a ledger with every section full.
+func bigLedger() *Ledger {
+	l := &Ledger{}
+	var events []Event
+	events = append(events, userEv("g", "i0", "Port the billing service to Go."))
+	for k := 0; k < 200; k++ {
+		inv := fmt.Sprintf("i%d", k)
+		if k%10 == 0 {
+			events = append(events, userEv("u", inv, fmt.Sprintf("Always keep rule %d in mind.", k)))
+		} else if k%3 == 0 {
+			events = append(events, userEv("u", inv, fmt.Sprintf("Now do part %d.", k)))
+		}
+		for j := 0; j <= k%4; j++ {
+			events = append(events, callEv("c", inv, "", []string{"read_file", "edit_file", "grep"}[j%3],
+				map[string]any{"path": fmt.Sprintf("svc/pkg%d/file%d.go", k%9, k)}))
+		}
+		if k%17 == 0 {
+			events = append(events, respEv("r", inv, "", "run_tests", map[string]any{"exit_code": 1.0, "stderr": fmt.Sprintf("FAIL pkg%d", k)}))
+		}
+		events = append(events, modelEv("m", inv, fmt.Sprintf("Finished part %d.", k)))
+	}
+	l.add(events, 200)
+	return l
+}
+
+// pathTotal sums the calls a rendered files section accounts for: listed paths plus "and N more
+// paths (M calls)".
+var (
+	listedPath = regexp.MustCompile(`(?m)^- \S+ \(((?:[\w]+ ×\d+(?:, )?)+)\)$`)
+	usesRe     = regexp.MustCompile(`×(\d+)`)
+	morePaths  = regexp.MustCompile(`(?m)^- and (\d+) more paths \((\d+) calls\)$`)
+)
+
+func pathTotal(out string) (listed, calls, more int) {
+	for _, m := range listedPath.FindAllStringSubmatch(out, -1) {
+		listed++
+		for _, u := range usesRe.FindAllStringSubmatch(m[1], -1) {
+			n, _ := strconv.Atoi(u[1])
+			calls += n
+		}
+	}
+	if m := morePaths.FindStringSubmatch(out); m != nil {
+		more, _ = strconv.Atoi(m[1])
+		n, _ := strconv.Atoi(m[2])
+		calls += n
+	}
+	return listed, calls, more
+}
+
+// Render is bounded by maxBytes, drops the least important items first, and keeps the path
+// totals exact.
+func TestLedgerRenderBounded(t *testing.T) {
+	l := bigLedger()
+	truthCalls := l.OtherPathCalls
+	for _, tools := range l.Paths {
+		for _, n := range tools {
+			truthCalls += n
+		}
+	}
+	full := l.render(1<<20, false)
+	if _, calls, _ := pathTotal(full); calls != truthCalls {
+		t.Fatalf("full render accounts for %d path calls, the ledger for %d:\n%s", calls, truthCalls, full)
+	}
+	prevLen := len(full)
+	for _, maxBytes := range []int{8000, 6 << 10, 4000, 3000, 2000, 1500, 1000, 500, 200, 50, 10, 1} {
+		for _, facts := range []bool{false, true} {
+			out := l.render(maxBytes, facts)
+			if len(out) > maxBytes {
+				t.Errorf("render(%d, %v) = %d bytes", maxBytes, facts, len(out))
+			}
+			if listed, calls, _ := pathTotal(out); listed > 0 && calls != truthCalls {
+				t.Errorf("render(%d, %v): %d paths listed account for %d calls, want %d:\n%s", maxBytes, facts, listed, calls, truthCalls, out)
+			}
+			if !facts && maxBytes >= 2000 && !strings.Contains(out, secGoal+"Port the billing service to Go.") {
+				t.Errorf("render(%d): the goal was dropped before everything else:\n%s", maxBytes, out)
+			}
+			if facts && maxBytes >= 200 && !strings.HasPrefix(out, secRecord) {
+				t.Errorf("render(%d, facts) does not start with %q", maxBytes, secRecord)
+			}
+		}
+		out := l.render(maxBytes, false)
+		if len(out) > prevLen {
+			t.Errorf("render(%d) is longer than a render with more room", maxBytes)
+		}
+		prevLen = len(out)
+	}
+	// At a size where answers and requests no longer fit, the instructions still do.
+	out := l.render(3000, false)
+	if strings.Contains(out, secAnswers) || !strings.Contains(out, "Always keep rule 190 in mind.") {
+		t.Errorf("render(3000): answers should go before instructions:\n%s", out)
+	}
+}
+
+// Equal ledgers render to equal bytes, however their maps were filled.
+func TestLedgerRenderDeterministic(t *testing.T) {
+	want := bigLedger().render(DefaultExtractiveMaxBytes, false)
+	for i := 0; i < 20; i++ {
+		l := bigLedger()
+		// Rebuild the maps in a random insertion order.
+		paths := map[string]map[string]int{}
+		keys := make([]string, 0, len(l.Paths))
+		for k := range l.Paths {
+			keys = append(keys, k)
+		}
+		rand.Shuffle(len(keys), func(a, b int) { keys[a], keys[b] = keys[b], keys[a] })
+		for _, k := range keys {
+			paths[k] = l.Paths[k]
+		}
+		l.Paths = paths
+		if got := l.render(DefaultExtractiveMaxBytes, false); got != want {
+			t.Fatalf("render %d differs:\n%s", i, cmp.Diff(want, got))
+		}
+		if got := l.clone().render(DefaultExtractiveMaxBytes, false); got != want {
+			t.Fatalf("a clone renders differently:\n%s", cmp.Diff(want, got))
+		}
+	}
+}
+
+// More paths than the ledger lists: the rest are counted, and the render says how many.
+func TestLedgerOtherPaths(t *testing.T) {
+	l := &Ledger{}
+	var events []Event
+	for k := 0; k < maxPaths+10; k++ {
+		events = append(events, callEv("c", "i", "", "read_file", map[string]any{"path": fmt.Sprintf("f%03d.go", k)}))
+	}
+	// The paths beyond the bound are called again.
+	for k := maxPaths; k < maxPaths+10; k++ {
+		events = append(events, callEv("c", "i", "", "read_file", map[string]any{"path": fmt.Sprintf("f%03d.go", k)}))
+	}
+	l.add(events, 1)
+	if len(l.Paths) != maxPaths || l.OtherPathCalls != 20 {
+		t.Fatalf("%d paths listed, %d other calls; want %d, 20", len(l.Paths), l.OtherPathCalls, maxPaths)
+	}
+	// The calls are exact. (OtherPaths counts one path per call on an unlisted path, 20 here,
+	// not the 10 distinct paths: a ledger keeps no record of unlisted paths to tell them apart.)
+	if _, calls, _ := pathTotal(l.render(1<<20, false)); calls != maxPaths+20 {
+		t.Errorf("render accounts for %d calls, want %d:\n%s", calls, maxPaths+20, l.render(1<<20, false))
+	}
+}
+
+func TestLedgerToolsBound(t *testing.T) {
+	l := &Ledger{}
+	var events []Event
+	for k := 0; k < maxTools+5; k++ {
+		events = append(events, callEv("c", "i", "", fmt.Sprintf("tool%02d", k), nil))
+	}
+	events = append(events, callEv("c", "i", "", "tool00", nil), callEv("c", "i", "", "tool64", nil), callEv("c", "i", "", "  ", nil))
+	l.add(events, 1)
+	if len(l.Tools) != maxTools || l.Tools["tool00"] != 2 || l.OtherTools != 6 {
+		t.Errorf("%d tools, tool00 ×%d, %d others; want %d, 2, 6", len(l.Tools), l.Tools["tool00"], l.OtherTools, maxTools)
+	}
+	out := l.render(1<<20, false)
+	if !strings.Contains(out, "others ×6 (67 calls over 1 invocations)") {
+		t.Errorf("render:\n%s", out)
+	}
+}
+
+func TestLedgerCloneIsDeep(t *testing.T) {
+	l := bigLedger()
+	c := l.clone()
+	c.Paths["svc/pkg0/file0.go"]["read_file"] = 99
+	c.Tools["grep"] = 99
+	c.Instructions[0] = "changed"
+	if l.Paths["svc/pkg0/file0.go"]["read_file"] == 99 || l.Tools["grep"] == 99 || l.Instructions[0] == "changed" {
+		t.Error("clone shares state with the original")
+	}
+	var nilLedger *Ledger
+	if got := nilLedger.clone(); got == nil || got.Events != 0 {
+		t.Errorf("nil clone = %+v", got)
+	}
+	if !slices.Equal(bigLedger().Errors, l.Errors) {
+		t.Error("bigLedger is not deterministic")
+	}
+}

@@ -1,0 +1,276 @@
+package compaction
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/genai"
+)
+
+// fullMarker is a version 2 marker with every field the compactor writes set.
+func fullMarker() *Marker {
+	return &Marker{
+		Seq: 3, Previous: "m2", EventIDs: []string{"e7", "e8", "e9"}, Scope: "sub",
+		StartTimestamp: 1767225600.000001, EndTimestamp: 1767225700.5,
+		CompactedContent: genai.NewContentFromText("Goal: ship v2", genai.RoleUser),
+		Ledger: &Ledger{Goal: "ship v2", Tools: map[string]int{"read_file": 3},
+			Paths: map[string]map[string]int{"a/b.go": {"read_file": 3}}, Events: 9, Invocations: 4},
+		FirstEventID: "e1", LastEventID: "e9", FirstInvocationID: "i1", LastInvocationID: "i4",
+		EventCount: 9, Invocations: 4, KeepInvocations: 2,
+		OriginalTokens: 900, CompactedTokens: 30, CompressionRatio: 30,
+		Trigger: TriggerTokens, Summarizer: "extractive", Version: 2,
+	}
+}
+
+// dbRoundTrip is what a database session service hands back for a record: JSON decoded into
+// map[string]any (float64 numbers, []any lists).
+func dbRoundTrip(t testing.TB, v any) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestMarkerRecordRoundTrip(t *testing.T) {
+	want := fullMarker()
+	md, err := markerMetadata(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, ok := md[MetadataKey].(map[string]any)
+	if !ok {
+		t.Fatalf("metadata[%q] is %T, want map[string]any", MetadataKey, md[MetadataKey])
+	}
+	// The stored map is already in the shape a database round trip produces, so in-memory and
+	// database sessions hold equal values.
+	if diff := cmp.Diff(dbRoundTrip(t, rec), rec); diff != "" {
+		t.Errorf("stored record differs from its database round trip (-db +stored):\n%s", diff)
+	}
+	for _, key := range []string{"version", "seq", "previousMarkerId", "eventIds", "scope", "startTimestamp",
+		"endTimestamp", "compactedContent", "ledger", "firstEventId", "lastEventId", "eventCount",
+		"keepInvocations", "trigger", "summarizer"} {
+		if _, ok := rec[key]; !ok {
+			t.Errorf("record has no key %q: %v", key, rec)
+		}
+	}
+	b, _ := json.Marshal(rec)
+	shapes := map[string]any{
+		"map":             rec,
+		"database map":    dbRoundTrip(t, rec),
+		"json string":     string(b),
+		"json bytes":      b,
+		"json.RawMessage": json.RawMessage(b),
+	}
+	for name, raw := range shapes {
+		t.Run(name, func(t *testing.T) {
+			got, err := ReadMarker(&Event{ID: "m3", Metadata: map[string]any{MetadataKey: raw}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("ReadMarker (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestReadMarkerNoRecord(t *testing.T) {
+	for name, e := range map[string]*Event{
+		"nil event":   nil,
+		"no metadata": {ID: "e1"},
+		"other keys":  {ID: "e1", Metadata: map[string]any{"x": 1}},
+		"nil record":  {ID: "e1", Metadata: map[string]any{MetadataKey: nil}},
+	} {
+		m, err := ReadMarker(e)
+		if m != nil || err != nil {
+			t.Errorf("%s: ReadMarker = %v, %v; want nil, nil", name, m, err)
+		}
+	}
+}
+
+func TestReadMarkerInvalid(t *testing.T) {
+	valid := func(edit func(r map[string]any)) map[string]any {
+		md, err := markerMetadata(fullMarker())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := md[MetadataKey].(map[string]any)
+		edit(r)
+		return r
+	}
+	text := func(s string) map[string]any {
+		return map[string]any{"role": "user", "parts": []any{map[string]any{"text": s}}}
+	}
+	cases := []struct {
+		name   string
+		record any
+		reason string
+	}{
+		{"int", 42, "unsupported record type int"},
+		{"marker pointer", fullMarker(), "unsupported record type *compaction.Marker"},
+		{"slice", []any{1, 2}, "unsupported record type []interface {}"},
+		{"not json", "{not json", "record does not decode"},
+		{"json of the wrong shape", `{"eventIds": 3}`, "record does not decode"},
+		{"NaN in a map", valid(func(r map[string]any) { r["startTimestamp"] = math.NaN() }), "cannot encode record"},
+		{"channel in a map", valid(func(r map[string]any) { r["x"] = make(chan int) }), "cannot encode record"},
+		{"no start", valid(func(r map[string]any) { delete(r, "startTimestamp") }), "missing startTimestamp or endTimestamp"},
+		{"no end", valid(func(r map[string]any) { delete(r, "endTimestamp") }), "missing startTimestamp or endTimestamp"},
+		{"no event count", valid(func(r map[string]any) { delete(r, "eventCount") }), "missing eventCount"},
+		{"zero start", valid(func(r map[string]any) { r["startTimestamp"] = 0.0 }), "missing or non-positive timestamp"},
+		{"negative end", valid(func(r map[string]any) { r["endTimestamp"] = -5.0 }), "missing or non-positive timestamp"},
+		{"huge end", valid(func(r map[string]any) { r["endTimestamp"] = 1e308 }), "timestamp out of range"},
+		{"huge start before a normal end", valid(func(r map[string]any) { r["startTimestamp"] = 1e300 }), "timestamp out of range"},
+		{"inverted", valid(func(r map[string]any) { r["startTimestamp"], r["endTimestamp"] = 20.0, 10.0 }), "inverted range"},
+		{"zero count", valid(func(r map[string]any) { r["eventCount"] = 0.0 }), "empty range"},
+		{"no content", valid(func(r map[string]any) { delete(r, "compactedContent") }), "compactedContent has no text"},
+		{"blank text", valid(func(r map[string]any) { r["compactedContent"] = text(" \n\t") }), "compactedContent has no text"},
+		{"thought only", valid(func(r map[string]any) {
+			r["compactedContent"] = map[string]any{"parts": []any{map[string]any{"text": "hmm", "thought": true}}}
+		}), "compactedContent has no text"},
+		{"null parts only", valid(func(r map[string]any) { r["compactedContent"] = map[string]any{"parts": []any{nil}} }), "compactedContent has no text"},
+		{"negative version", valid(func(r map[string]any) { r["version"] = -1.0 }), "negative version"},
+		{"v2 seq 0", valid(func(r map[string]any) { delete(r, "seq") }), "seq must be ≥ 1"},
+		{"v2 no event ids", valid(func(r map[string]any) { delete(r, "eventIds") }), "no eventIds"},
+		{"v2 seq 2 without previous", valid(func(r map[string]any) { delete(r, "previousMarkerId") }), "seq > 1 without previousMarkerId"},
+		{"v2 count below ids", valid(func(r map[string]any) { r["eventCount"] = 2.0 }), "eventCount below the number of eventIds"},
+		{"v1 without first id", valid(func(r map[string]any) { delete(r, "version"); delete(r, "firstEventId") }), "missing firstEventId or lastEventId"},
+		{"v1 without last id", valid(func(r map[string]any) { delete(r, "version"); r["lastEventId"] = "" }), "missing firstEventId or lastEventId"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := ReadMarker(&Event{ID: "bad1", Metadata: map[string]any{MetadataKey: tc.record}})
+			if tc.reason == "" {
+				if err != nil {
+					t.Fatalf("ReadMarker: %v, want a valid marker", err)
+				}
+				return
+			}
+			var ime *InvalidMarkerError
+			if !errors.As(err, &ime) {
+				t.Fatalf("ReadMarker = %v, %v; want an *InvalidMarkerError", m, err)
+			}
+			if m != nil {
+				t.Errorf("ReadMarker returned a marker with its error: %+v", m)
+			}
+			if !strings.Contains(ime.Reason, tc.reason) || ime.EventID != "bad1" {
+				t.Errorf("error = %+v, want reason containing %q for event bad1", ime, tc.reason)
+			}
+			if !strings.Contains(err.Error(), "event bad1") {
+				t.Errorf("Error() = %q, want it to name the event", err.Error())
+			}
+		})
+	}
+}
+
+// The reason of an invalid record never quotes the record's content (it is logged).
+func TestInvalidMarkerErrorHasNoContent(t *testing.T) {
+	secret := "the user's password is hunter2"
+	records := []any{
+		secret,
+		map[string]any{"compactedContent": map[string]any{"parts": []any{map[string]any{"text": secret}}}},
+		map[string]any{"startTimestamp": 1.0, "endTimestamp": 2.0, "eventCount": 1.0, "summarizer": secret},
+	}
+	for _, r := range records {
+		_, err := ReadMarker(&Event{Metadata: map[string]any{MetadataKey: r}})
+		if err == nil {
+			t.Fatalf("ReadMarker(%v) = nil error", r)
+		}
+		if strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("error %q quotes the record", err)
+		}
+		if (&InvalidMarkerError{Reason: "x"}).Error() != "compaction: invalid marker: x" {
+			t.Errorf("Error() without an event id = %q", (&InvalidMarkerError{Reason: "x"}).Error())
+		}
+	}
+}
+
+// A version 1 record (no version, no seq, no eventIds) is read as version 1 with its range
+// fields.
+func TestReadMarkerVersion1(t *testing.T) {
+	rec := map[string]any{
+		"startTimestamp": 100.0, "endTimestamp": 200.0, "eventCount": 4.0,
+		"compactedContent": map[string]any{"role": "user", "parts": []any{nil, map[string]any{"text": "old summary"}}},
+		"firstEventId":     "e1", "lastEventId": "e4", "firstInvocationId": "i1", "lastInvocationId": "i2",
+		"edgeEventIds": []any{"e4"}, "excludedEventIds": []any{"e3"},
+		"originalTokens": 50.0, "compactedTokens": 5.0, "compressionRatio": 10.0, "trigger": "invocations",
+	}
+	got, err := ReadMarker(&Event{ID: "old", Metadata: map[string]any{MetadataKey: rec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Marker{
+		Version: 1, StartTimestamp: 100, EndTimestamp: 200, EventCount: 4,
+		CompactedContent: genai.NewContentFromText("old summary", genai.RoleUser),
+		FirstEventID:     "e1", LastEventID: "e4", FirstInvocationID: "i1", LastInvocationID: "i2",
+		EdgeEventIDs: []string{"e4"}, ExcludedEventIDs: []string{"e3"},
+		OriginalTokens: 50, CompactedTokens: 5, CompressionRatio: 10, Trigger: TriggerInvocations,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ReadMarker (-want +got):\n%s", diff)
+	}
+	if !got.legacy() {
+		t.Error("a record without version is not legacy")
+	}
+}
+
+func TestMarkerMetadataValidates(t *testing.T) {
+	m := fullMarker()
+	m.EventIDs = nil
+	if _, err := markerMetadata(m); err == nil {
+		t.Error("markerMetadata accepted a version 2 marker without eventIds")
+	}
+	if _, err := markerMetadata(nil); err == nil {
+		t.Error("markerMetadata accepted a nil marker")
+	}
+	// A non-finite ratio cannot be stored in JSON: it is written as 0, the marker still stored.
+	m = fullMarker()
+	m.CompressionRatio = math.Inf(1)
+	md, err := markerMetadata(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := md[MetadataKey].(map[string]any)["compressionRatio"]; got != 0.0 {
+		t.Errorf("compressionRatio = %v, want 0", got)
+	}
+}
+
+func TestMarkerEventCompaction(t *testing.T) {
+	got := fullMarker().EventCompaction()
+	want := map[string]any{
+		"startTimestamp":   1767225600.000001,
+		"endTimestamp":     1767225700.5,
+		"compactedContent": map[string]any{"role": "user", "parts": []any{map[string]any{"text": "Goal: ship v2"}}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("EventCompaction (-want +got):\n%s", diff)
+	}
+}
+
+// A record read back is the marker encoded, version 1 included (its version, edge and excluded
+// ids are kept).
+func TestMarkerRecordRoundTripVersion1(t *testing.T) {
+	want := &Marker{Version: 1, StartTimestamp: 100, EndTimestamp: 200, EventCount: 3,
+		CompactedContent: genai.NewContentFromText("old", genai.RoleUser), FirstEventID: "e1", LastEventID: "e3",
+		EdgeEventIDs: []string{"e3"}, ExcludedEventIDs: []string{"e2"}}
+	md, err := markerMetadata(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadMarker(&Event{Metadata: md})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+}
