@@ -43,8 +43,11 @@ func codingInvocation(k int) []Event {
 func truthOf(events []Event) (tools map[string]int, paths map[string]map[string]int) {
 	tools, paths = map[string]int{}, map[string]map[string]int{}
 	for _, e := range events {
-		for _, p := range contentParts(e.Content) {
-			if fc := p.FunctionCall; fc != nil {
+		if e.Content == nil {
+			continue
+		}
+		for _, p := range e.Content.Parts {
+			if fc := p.FunctionCall; p != nil && fc != nil {
 				tools[fc.Name]++
 				for _, path := range argPaths(fc.Args) {
 					if paths[path] == nil {
