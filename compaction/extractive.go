@@ -2,6 +2,8 @@ package compaction
 
 import (
 	"context"
+
+	"github.com/adkctx/adkctx/budget"
 	"strings"
 
 	"google.golang.org/genai"
@@ -34,19 +36,32 @@ func (s *ExtractiveSummarizer) Summarize(_ context.Context, in SummaryInput) (*S
 	if maxBytes <= 0 {
 		maxBytes = DefaultExtractiveMaxBytes
 	}
-	text := in.Ledger.render(maxBytes, false)
-	// A summary another summarizer wrote (an LLM summary before a fallback) holds what no
-	// ledger records (decisions, reasoning): keep its head.
-	if prev := modelWritten(in.Previous); prev != "" {
-		room := maxBytes - len(text) - len(earlierSummary) - 1
-		if room > 200 {
-			text = earlierSummary + truncate.Bytes(prev, room) + "\n" + text
+	var text string
+	for {
+		text = s.render(in, maxBytes)
+		// Stay under the compactor's bound: a rejected fallback would stop compaction.
+		if in.MaxTokens <= 0 || budget.EstimateText(text) <= in.MaxTokens || maxBytes < 256 {
+			break
 		}
+		maxBytes = maxBytes * 4 / 5
 	}
 	if strings.TrimSpace(text) == "" {
 		return nil, nil
 	}
 	return &Summary{Content: genai.NewContentFromText(text, genai.RoleUser), Summarizer: s.Name()}, nil
+}
+
+// render is the ledger in maxBytes, after the head of a summary another summarizer wrote (an LLM
+// summary before a fallback holds what no ledger records: decisions, reasoning).
+func (s *ExtractiveSummarizer) render(in SummaryInput, maxBytes int) string {
+	text := in.Ledger.render(maxBytes, false)
+	if prev := modelWritten(in.Previous, in.PreviousSummarizer); prev != "" {
+		room := maxBytes - len(text) - len(earlierSummary) - 1
+		if room > 200 {
+			text = earlierSummary + truncate.Bytes(prev, room) + "\n" + text
+		}
+	}
+	return text
 }
 
 const earlierSummary = "Earlier summary: "
@@ -55,9 +70,11 @@ const earlierSummary = "Earlier summary: "
 // extractive summary (the ledger restates it). The ledger facts appended to an LLM summary are
 // left out (the new ledger restates them, up to date), and so is the ledger part of an extractive
 // summary that kept an earlier LLM summary's head.
-func modelWritten(prev *genai.Content) string {
+func modelWritten(prev *genai.Content, by string) string {
 	text, facts := previousSummary(prev)
 	switch {
+	case by == "extractive" && !strings.HasPrefix(text, earlierSummary):
+		return ""
 	case strings.HasPrefix(text, earlierSummary):
 		line, _, _ := strings.Cut(text, "\n")
 		return strings.TrimSpace(strings.TrimPrefix(line, earlierSummary))

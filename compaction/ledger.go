@@ -44,8 +44,7 @@ type Ledger struct {
 	RequestsDropped     int      `json:"requestsDropped,omitempty"`
 	// Paths maps a path a tool was called on to the calls per tool name.
 	Paths map[string]map[string]int `json:"paths,omitempty"`
-	// OtherPaths and OtherPathCalls count paths (and their calls) beyond the listed ones.
-	OtherPaths     int `json:"otherPaths,omitempty"`
+	// OtherPathCalls counts the calls on paths beyond the listed ones.
 	OtherPathCalls int `json:"otherPathCalls,omitempty"`
 	// Tools maps a tool name to its number of calls; OtherTools counts calls of unlisted tools.
 	Tools      map[string]int `json:"tools,omitempty"`
@@ -161,7 +160,6 @@ func (l *Ledger) addCall(name string, args map[string]any) {
 			continue
 		}
 		if len(l.Paths) >= maxPaths {
-			l.OtherPaths++
 			l.OtherPathCalls++
 			continue
 		}
@@ -337,7 +335,7 @@ func (l *Ledger) render(maxBytes int, facts bool) string {
 		files = append(files, p+" ("+strings.Join(uses, ", ")+")")
 	}
 	// Paths dropped to fit maxBytes are still counted, so totals stay exact.
-	otherPaths, otherCalls := l.OtherPaths, l.OtherPathCalls
+	otherCalls := l.OtherPathCalls
 	tools := slices.Collect(maps.Keys(l.Tools))
 	slices.SortFunc(tools, func(a, b string) int { return cmp.Or(cmp.Compare(l.Tools[b], l.Tools[a]), cmp.Compare(a, b)) })
 	total := l.OtherTools
@@ -394,7 +392,7 @@ func (l *Ledger) render(maxBytes int, facts bool) string {
 		order := []string{secInstructions, secRequests, secFiles, secTools, secErrors, secAnswers}
 		for _, title := range order {
 			for _, s := range secs {
-				if s.title != title || len(s.items) == 0 && !(s.title == secFiles && otherPaths > 0) {
+				if s.title != title || len(s.items) == 0 && !(s.title == secFiles && otherCalls > 0) {
 					continue
 				}
 				if b.Len() > 0 {
@@ -408,8 +406,8 @@ func (l *Ledger) render(maxBytes int, facts bool) string {
 				for _, it := range s.items {
 					b.WriteString("\n- " + it)
 				}
-				if s.title == secFiles && otherPaths > 0 {
-					fmt.Fprintf(&b, "\n- and %d more paths (%d calls)", otherPaths, otherCalls)
+				if s.title == secFiles && otherCalls > 0 {
+					fmt.Fprintf(&b, "\n- and %d calls on other paths", otherCalls)
 				}
 			}
 			if title == secRequests && len(latest) > 0 {
@@ -435,7 +433,7 @@ func (l *Ledger) render(maxBytes int, facts bool) string {
 		}
 		if s.title == secFiles { // least used path first
 			last := paths[len(s.items)-1]
-			otherPaths, otherCalls = otherPaths+1, otherCalls+pathCalls(last)
+			otherCalls += pathCalls(last)
 			s.items = s.items[:len(s.items)-1]
 		} else { // oldest first
 			s.items = s.items[1:]

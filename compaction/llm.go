@@ -124,7 +124,7 @@ func (s *LLMSummarizer) Summarize(ctx context.Context, in SummaryInput) (*Summar
 	req := &request.LLMRequest{
 		Model:    s.Model.Name(),
 		Contents: []*genai.Content{genai.NewContentFromText(prompt, genai.RoleUser)},
-		Config:   &genai.GenerateContentConfig{MaxOutputTokens: int32(min(cmpOr(s.MaxOutputTokens, DefaultSummaryOutputTokens), 1<<30))},
+		Config:   &genai.GenerateContentConfig{MaxOutputTokens: int32(min(cmpOr(s.MaxOutputTokens, DefaultSummaryOutputTokens), outputBound(in.MaxTokens), 1<<30))},
 	}
 	var (
 		text    strings.Builder
@@ -182,11 +182,27 @@ func (s *LLMSummarizer) Summarize(ctx context.Context, in SummaryInput) (*Summar
 		return nil, reject("empty")
 	}
 	if in.Ledger != nil {
-		if facts := in.Ledger.render(ledgerFactsBytes, true); facts != secRecord {
+		if facts := in.Ledger.render(factsBytes(in.MaxTokens), true); facts != secRecord {
 			out += "\n\n" + facts
 		}
 	}
 	return &Summary{Content: genai.NewContentFromText(out, genai.RoleUser), Usage: usage, Summarizer: s.Name()}, nil
+}
+
+// outputBound and factsBytes split a summary bound between the model's text (three quarters)
+// and the ledger facts appended to it (the rest, at a conservative 3 bytes per token).
+func outputBound(maxTokens int) int {
+	if maxTokens <= 0 {
+		return 1 << 30
+	}
+	return max(maxTokens*3/4, 256)
+}
+
+func factsBytes(maxTokens int) int {
+	if maxTokens <= 0 {
+		return ledgerFactsBytes
+	}
+	return min(ledgerFactsBytes, max(maxTokens/4*3, 256))
 }
 
 func cmpOr(v, def int) int {
@@ -330,7 +346,7 @@ func jsonText(v any) string {
 // line break (\n, \r, \v, \f, U+0085, U+2028, U+2029) is written as an escape, so s cannot start
 // a line of its own.
 func escapeLine(s string) string {
-	if !strings.ContainsAny(s, "\\\n\r\v\f\u0085\u2028\u2029") {
+	if !strings.ContainsAny(s, "\\\n\r\v\f\x1c\x1d\x1e\u0085\u2028\u2029") {
 		return s
 	}
 	var b strings.Builder
@@ -347,7 +363,7 @@ func escapeLine(s string) string {
 			b.WriteString(`\v`)
 		case '\f':
 			b.WriteString(`\f`)
-		case '\u0085', '\u2028', '\u2029':
+		case '\x1c', '\x1d', '\x1e', '\u0085', '\u2028', '\u2029':
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteRune(r)

@@ -35,6 +35,11 @@ type SummaryInput struct {
 	// Config.Models): a summarizer calling a model sizes its prompt with it. Nil: the built-in
 	// registry.
 	Limits func(model string) budget.Limits
+	// PreviousSummarizer names the summarizer that wrote Previous ("extractive", "llm:<model>").
+	PreviousSummarizer string
+	// MaxTokens is the largest summary, in estimated tokens, the compactor accepts (a larger one
+	// is rejected); a summarizer should stay under it. 0: no bound.
+	MaxTokens int
 }
 
 func (in SummaryInput) limits(model string) budget.Limits {
@@ -114,6 +119,7 @@ func summarizerName(s Summarizer) string {
 // be at most maxTokens (estimated) tokens.
 func runSummarizer(ctx context.Context, s Summarizer, in SummaryInput, maxTokens int) (*Summary, error) {
 	name := summarizerName(s)
+	in.MaxTokens = maxTokens
 	type result struct {
 		sum *Summary
 		err error

@@ -68,8 +68,8 @@ func selectWindow(events []Event, p *plan, w windowParams) (*window, string) {
 	}
 	live := p.live[w.scope]
 	var keepFloor int
-	if live.m != nil {
-		keepFloor = live.m.KeepInvocations
+	if live.m != nil && live.m.Trigger != TriggerInvocations {
+		keepFloor = live.m.KeepInvocations // the tail a token compaction chose: do not wipe it
 	}
 	if w.trigger == TriggerInvocations && !w.live && invocationFailed(events, w.running) {
 		return nil, reasonFailed
@@ -93,6 +93,9 @@ func selectWindow(events []Event, p *plan, w windowParams) (*window, string) {
 				tail[i] = true
 			}
 		}
+		// The floor a token compaction set holds for this one compaction; the next sliding
+		// window keeps R again.
+		keepInvocations = w.retainInvocations
 		for _, g := range groups { // the running invocation, when live
 			if w.live && g.inv == w.running {
 				for _, i := range g.idx {
@@ -337,7 +340,7 @@ func buildWindow(events []Event, p *plan, w windowParams, newly []int, invocatio
 	m.EventCount += len(newly)
 	m.Invocations += invocations
 	if live.m != nil {
-		win.input.Previous = live.m.CompactedContent
+		win.input.Previous, win.input.PreviousSummarizer = live.m.CompactedContent, live.m.Summarizer
 		win.original += budget.EstimateContent(summaryContent(live.m.CompactedContent))
 	}
 	win.input.Context = overlapEvents(events, p, w)

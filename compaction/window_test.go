@@ -142,17 +142,30 @@ func TestWindowSliding(t *testing.T) {
 			wantReason: reasonBelowInterval, // 6 raw < θ 3 + keep 4
 		},
 		{
-			name: "the live marker's KeepInvocations is kept and rolled up",
+			name: "a token compaction's KeepInvocations holds for the next sliding window, which keeps R again",
 			cfg:  cfg,
 			events: concat(turns(1, 1), []Event{mustMarkerEvent(t, "t1", func() *Marker {
 				m := v2(1, "", "token summary", "i1u", "i1m")
-				m.KeepInvocations = 4
+				m.KeepInvocations, m.Trigger = 4, TriggerTokens
 				return m
 			}())}, turns(2, 8)),
 			req:      sliding("i8"),
 			wantIDs:  idsOf(turns(2, 4), "i"),
 			wantView: concat([]string{"S(m1:S)"}, idsOf(turns(5, 8), "i")),
-			wantKeep: 4,
+			wantKeep: cfg.RetainRecentInvocations,
+		},
+		{
+			name: "a sliding-window marker's KeepInvocations does not raise the floor",
+			cfg:  cfg,
+			events: concat(turns(1, 1), []Event{mustMarkerEvent(t, "t1", func() *Marker {
+				m := v2(1, "", "sliding summary", "i1u", "i1m")
+				m.KeepInvocations, m.Trigger = 4, TriggerInvocations
+				return m
+			}())}, turns(2, 8)),
+			req:      sliding("i8"),
+			wantIDs:  idsOf(turns(2, 6), "i"),
+			wantView: concat([]string{"S(m1:S)"}, idsOf(turns(7, 8), "i")),
+			wantKeep: cfg.RetainRecentInvocations,
 		},
 		{
 			name: "an event without invocation id joins the invocation before it",
