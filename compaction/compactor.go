@@ -251,12 +251,61 @@ func (c *Compactor) Close(ctx context.Context) error {
 }
 
 // Compact runs one compaction of r now, on the caller's goroutine, ignoring backoff (a manual
-// compaction). It returns the stored marker, or nil when nothing was stored, and the error of a
-// failed attempt.
+// compaction): after the compaction of the session in flight, if any; a trigger that arrives
+// meanwhile runs after it. It honours ctx (and Config.Timeout) and fails after Close. It returns
+// the stored marker, or nil when nothing was stored, and the error of a failed attempt.
 func (c *Compactor) Compact(ctx context.Context, r Request) (*Marker, error) {
+	f, err := c.acquire(ctx, r.Session)
+	if err != nil {
+		return nil, err
+	}
+	defer c.release(r.Session, f)
 	a := c.attempt(ctx, r, true)
 	return a.Marker, a.Err
 }
+
+// acquire waits until no compaction of s is in flight and registers one for the caller.
+func (c *Compactor) acquire(ctx context.Context, s Session) (*flight, error) {
+	for {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return nil, errClosed
+		}
+		f, busy := c.flights[s]
+		if !busy {
+			f = &flight{done: make(chan struct{})}
+			c.flights[s] = f
+			c.mu.Unlock()
+			return f, nil
+		}
+		c.mu.Unlock()
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// release ends the caller's flight, or hands it to a trigger that arrived meanwhile.
+func (c *Compactor) release(s Session, f *flight) {
+	c.mu.Lock()
+	next := f.next
+	f.next = nil
+	if next == nil {
+		delete(c.flights, s)
+		close(f.done)
+		c.mu.Unlock()
+		return
+	}
+	c.wg.Add(1)
+	c.mu.Unlock()
+	go c.fly(f, *next)
+}
+
+// errClosed is returned by Compact after Close.
+var errClosed = errors.New("compaction: the compactor is closed")
 
 // attempt runs one compaction and reports it. Backoff applies unless manual.
 func (c *Compactor) attempt(ctx context.Context, r Request, manual bool) Attempt {
@@ -271,7 +320,12 @@ func (c *Compactor) attempt(ctx context.Context, r Request, manual bool) Attempt
 			return a
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.Timeout)
+	// A background compaction outlives the request that triggered it; a manual one is the
+	// caller's to cancel.
+	if !manual {
+		ctx = context.WithoutCancel(ctx)
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	c.run(ctx, r, &a)
 	switch a.Outcome {

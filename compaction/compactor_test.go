@@ -824,3 +824,39 @@ func TestCompactorTimeoutLLMModel(t *testing.T) {
 		t.Errorf("attempt: %s, fallback %v, primary error %v", a.Outcome, a.FallbackUsed, a.PrimaryErr)
 	}
 }
+
+// A manual compaction waits for the compaction of the session in flight instead of running
+// beside it, and fails after Close.
+func TestManualCompactionJoinsTheSingleFlight(t *testing.T) {
+	store := newStore(turns(1, 8)...)
+	release := make(chan struct{})
+	var running, overlap atomic.Int32
+	gate := &funcSummarizer{name: "gate", f: func(ctx context.Context, in SummaryInput) (*Summary, error) {
+		if running.Add(1) > 1 {
+			overlap.Add(1)
+		}
+		defer running.Add(-1)
+		<-release
+		return (&ExtractiveSummarizer{}).Summarize(ctx, in)
+	}}
+	c, _ := newCompactor(t, Config{Interval: 2, RetainRecentInvocations: 2, Summarizer: gate, NoFallback: true}, store)
+	c.Schedule(Request{Session: sess, Trigger: TriggerInvocations, Invocation: "i8"})
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Compact(context.Background(), Request{Session: sess, Trigger: TriggerManual})
+		done <- err
+	}()
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !c.Idle(context.Background()) || overlap.Load() != 0 {
+		t.Errorf("the manual compaction ran beside the scheduled one (%d overlaps)", overlap.Load())
+	}
+	if err := c.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Compact(context.Background(), Request{Session: sess, Trigger: TriggerManual}); err == nil {
+		t.Error("Compact after Close succeeded")
+	}
+}
