@@ -15,7 +15,6 @@ import (
 	"google.golang.org/adk/runner"
 	"google.golang.org/adk/session"
 	"google.golang.org/genai"
-
 )
 
 // demoScript is the scripted session: questions about the demo repository that make the agent

@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
 )
 
 var snakeCase = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
@@ -210,7 +209,7 @@ func TestREPL(t *testing.T) {
 		"TestTotalRoundsHalfEvenOnce", // the answer quotes the log's tail
 		"→ search_text(pattern=TODO)",
 		"outside the working directory", // confinement, as a tool error the model reports
-		"9 user turns, ",                 // /tokens
+		"9 user turns, ",                // /tokens
 		"model calls",
 		"limits for offline-coder: window 32,768",
 		"user turns remaining before the soft limit",

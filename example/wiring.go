@@ -37,9 +37,9 @@ type agentSetup struct {
 	WorkDir  string          // AGENTS.md files apply from the project root down to here
 	// Summarizer: extractive offline; nil with Gemini (the agent's own model, extractive fallback).
 	Summarizer  compaction.Summarizer
-	Synchronous bool                // compact on the turn that triggers it (the demo's figures)
-	Models      []budget.ModelInfo  // context windows for models adkctx does not know
-	Logger      *zap.Logger         // JSON lines: every budget decision, truncation, compaction
+	Synchronous bool                 // compact on the turn that triggers it (the demo's figures)
+	Models      []budget.ModelInfo   // context windows for models adkctx does not know
+	Logger      *zap.Logger          // JSON lines: every budget decision, truncation, compaction
 	Meter       metric.MeterProvider // nil: the global provider (no cost until an SDK is installed)
 }
 
