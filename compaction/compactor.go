@@ -370,8 +370,10 @@ func (c *Compactor) run(ctx context.Context, r Request, a *Attempt) {
 		return
 	}
 
-	// Store it, unless a newer marker of the scope landed meanwhile. One retry: the database
-	// service refuses an append through a handle older than the session's last update.
+	// Store it, unless a newer marker of the scope landed meanwhile. The database service
+	// refuses an append through a handle older than the session's last update: a running
+	// invocation that stores an event between the read and the append makes it stale. Read
+	// again and retry, pausing a little longer each time so that a burst of events passes.
 	for try := 0; ; try++ {
 		fresh, handle, err := c.deps.Store.Load(ctx, r.Session)
 		if err != nil {
@@ -387,11 +389,17 @@ func (c *Compactor) run(ctx context.Context, r Request, a *Attempt) {
 			a.Outcome, a.Marker, a.MarkerID = OutcomeCompacted, m, id
 			return
 		}
-		if try == 1 || ctx.Err() != nil {
+		if try == maxStoreTries-1 || ctx.Err() != nil {
 			fail(err)
 			return
 		}
 		events = fresh
+		select {
+		case <-time.After(storeRetryPause << try):
+		case <-ctx.Done():
+			fail(err)
+			return
+		}
 	}
 }
 
