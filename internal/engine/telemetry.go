@@ -189,18 +189,20 @@ func newTelemetry(mp metric.MeterProvider, tp trace.TracerProvider) (*telemetry,
 // current span there is the agent's invoke_agent span.
 func (t *telemetry) decision(ctx context.Context, l budget.Limits, d request.BudgetDecision, reused int, sent bool) {
 	model := AttrModel.String(l.Model)
-	if t.decisions.Enabled(ctx) || t.requestTokens.Enabled(ctx) {
+	// Metrics are recorded without the span: exemplars would cost more than the measurements.
+	mctx := context.Background()
+	if t.decisions.Enabled(mctx) || t.requestTokens.Enabled(mctx) {
 		o := t.opts(l.Model)
-		t.decisions.Add(ctx, 1, o.action(d.Action))
+		t.decisions.Add(mctx, 1, o.action(d.Action))
 		if sent && d.TurnsDropped > 0 {
-			t.turnsDropped.Add(ctx, int64(d.TurnsDropped), o.model)
+			t.turnsDropped.Add(mctx, int64(d.TurnsDropped), o.model)
 		}
 		values := []int{d.EstimatedTokens, d.PredictedTokens, d.FinalTokens, reused}
 		if !sent {
 			values = values[:2] // a refused request was never sent
 		}
 		for i, n := range values {
-			t.requestTokens.Record(ctx, int64(n), o.kinds[i])
+			t.requestTokens.Record(mctx, int64(n), o.kinds[i])
 		}
 	}
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
@@ -219,7 +221,8 @@ func (t *telemetry) decision(ctx context.Context, l budget.Limits, d request.Bud
 	}
 }
 
-func (t *telemetry) usage(ctx context.Context, model string, u budget.Usage) {
+func (t *telemetry) usage(_ context.Context, model string, u budget.Usage) {
+	ctx := context.Background() // no exemplars, as in decision
 	if !t.tokenUsage.Enabled(ctx) && !t.requestTokens.Enabled(ctx) {
 		return
 	}
