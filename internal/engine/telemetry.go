@@ -235,10 +235,10 @@ func (t *telemetry) usage(_ context.Context, model string, u budget.Usage) {
 // truncation records a cut tool result: metrics, and an event on the current span (adk-go's
 // execute_tool span, which covers the after-tool callbacks).
 func (t *telemetry) truncation(ctx context.Context, tool string, original, kept int) {
-	if t.truncations.Enabled(ctx) || t.omitted.Enabled(ctx) {
+	if mctx := context.Background(); t.truncations.Enabled(mctx) || t.omitted.Enabled(mctx) {
 		attrs := metric.WithAttributes(AttrToolName.String(tool))
-		t.truncations.Add(ctx, 1, attrs)
-		t.omitted.Add(ctx, int64(original-kept), attrs)
+		t.truncations.Add(mctx, 1, attrs)
+		t.omitted.Add(mctx, int64(original-kept), attrs)
 	}
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		span.AddEvent(EventTruncation, trace.WithAttributes(AttrToolName.String(tool),
@@ -246,7 +246,8 @@ func (t *telemetry) truncation(ctx context.Context, tool string, original, kept 
 	}
 }
 
-func (t *telemetry) instructions(ctx context.Context, bytes, skipped int) {
+func (t *telemetry) instructions(_ context.Context, bytes, skipped int) {
+	ctx := context.Background() // no exemplars, as in decision
 	if bytes > 0 {
 		t.instrBytes.Record(ctx, int64(bytes))
 	}
