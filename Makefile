@@ -4,7 +4,7 @@ STATICCHECK  := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN          := $(CURDIR)/.bin
 PKGS         := ./...
 
-.PHONY: test tidy vet staticcheck unit figures fuzz bench run
+.PHONY: test tidy vet staticcheck unit figures fuzz bench run screenshot
 
 test: tidy vet staticcheck unit figures fuzz
 
@@ -42,5 +42,10 @@ fuzz:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
+# make run RUNFLAGS='-metrics-addr 127.0.0.1:9464' also serves the metrics for Prometheus.
 run:
-	$(GO) run ./example -demo
+	$(GO) run ./example -demo $(RUNFLAGS)
+
+# The web UI screenshot in docs/ (installs Debian's chromium when missing; not part of test).
+screenshot:
+	scripts/screenshot.sh

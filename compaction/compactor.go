@@ -426,8 +426,14 @@ func (c *Compactor) run(ctx context.Context, r Request, a *Attempt) {
 		return
 	}
 
-	// Store it, unless a newer marker of the scope landed meanwhile. One retry: the database
-	// service refuses an append through a handle older than the session's last update.
+	// Store it, unless a newer marker of the scope landed meanwhile. The database service
+	// refuses an append through a handle older than the session's last update: a running
+	// invocation that stores an event between the read and the append makes it stale. Whether
+	// that is what happened is read from the store, not from the error's text: when the session
+	// changed since the handle was read, the append lost a race; it is retried, pausing a little
+	// longer each time so a burst of events passes, and after the last try the summary is
+	// discarded as a conflict (the next trigger redoes it; no backoff). An append that fails on
+	// an unchanged session is a failure.
 	for try := 0; ; try++ {
 		fresh, handle, err := c.deps.Store.Load(ctx, r.Session)
 		if err != nil {
@@ -443,12 +449,37 @@ func (c *Compactor) run(ctx context.Context, r Request, a *Attempt) {
 			a.Outcome, a.Marker, a.MarkerID = OutcomeCompacted, m, id
 			return
 		}
-		if try == 1 || ctx.Err() != nil {
+		after, _, lerr := c.deps.Store.Load(ctx, r.Session)
+		switch {
+		case lerr != nil || !changed(fresh, after):
 			fail(err)
+			return
+		case try == maxStoreTries-1:
+			a.Outcome, a.Reason, a.Err = OutcomeConflict, "session_busy", err
 			return
 		}
 		events = fresh
+		select {
+		case <-time.After(storeRetryPause << try):
+		case <-ctx.Done():
+			fail(err)
+			return
+		}
 	}
+}
+
+// changed reports whether after holds an event before does not.
+func changed(before, after []Event) bool {
+	known := make(map[string]bool, len(before))
+	for i := range before {
+		known[before[i].ID] = true
+	}
+	for i := range after {
+		if !known[after[i].ID] {
+			return true
+		}
+	}
+	return false
 }
 
 // scopesOf returns the isolation scopes of events, "" first.

@@ -539,30 +539,49 @@ func TestCompactorConflict(t *testing.T) {
 // An append error is retried once through a fresh load; a second error fails the attempt.
 func TestCompactorAppendRetry(t *testing.T) {
 	stale := errors.New("stale session")
-	t.Run("retried", func(t *testing.T) {
+	// writer stores an event of a running invocation before each append, as a runner does.
+	writer := func(s *memStore) { s.add(Event{ID: fmt.Sprint("w", s.loads), InvocationID: "i9", Author: "user", Content: genai.NewContentFromText("more", genai.RoleUser)}) }
+	t.Run("retried after the session changed", func(t *testing.T) {
 		store := newStore(turns(1, 8)...)
 		store.appendErrs = []error{stale}
+		store.beforeAppend = func(s *memStore) {
+			if len(s.appendErrs) > 0 {
+				writer(s)
+			}
+		}
 		c, rep := newCompactor(t, Config{Summarizer: &recorder{}}, store)
 		m, err := c.Compact(context.Background(), manual)
 		if err != nil || m == nil {
 			t.Fatalf("Compact = %v, %v", m, err)
 		}
-		if store.loads != 3 || len(store.appends) != 1 {
-			t.Errorf("%d loads, %d markers; want 3 (selection, check, retry), 1", store.loads, len(store.appends))
+		if store.loads != 4 || len(store.appends) != 1 {
+			t.Errorf("%d loads, %d markers; want 4 (selection, check, after the refusal, retry), 1", store.loads, len(store.appends))
 		}
 		if a := rep.lastAttempt(t); a.Outcome != OutcomeCompacted || a.MarkerID != "m1" {
 			t.Errorf("attempt: %s %q", a.Outcome, a.MarkerID)
 		}
 	})
-	t.Run("fails twice", func(t *testing.T) {
+	t.Run("refused on an unchanged session", func(t *testing.T) {
 		store := newStore(turns(1, 8)...)
-		store.appendErrs = []error{stale, stale}
+		store.appendErrs = []error{stale}
 		c, rep := newCompactor(t, Config{Summarizer: &recorder{}}, store)
 		if m, err := c.Compact(context.Background(), manual); m != nil || !errors.Is(err, stale) {
 			t.Fatalf("Compact = %v, %v; want the append error", m, err)
 		}
 		if a := rep.lastAttempt(t); a.Outcome != OutcomeFailed || a.Failures != 1 {
 			t.Errorf("attempt: %s, %d failures", a.Outcome, a.Failures)
+		}
+	})
+	t.Run("losing every race is a conflict, not a failure", func(t *testing.T) {
+		store := newStore(turns(1, 8)...)
+		store.appendErrs = []error{stale, stale, stale, stale, stale}
+		store.beforeAppend = writer
+		c, rep := newCompactor(t, Config{Summarizer: &recorder{}}, store)
+		if m, _ := c.Compact(context.Background(), manual); m != nil {
+			t.Fatalf("Compact stored %v", m)
+		}
+		if a := rep.lastAttempt(t); a.Outcome != OutcomeConflict || a.Failures != 0 {
+			t.Errorf("attempt: %s, %d failures; want a conflict without backoff", a.Outcome, a.Failures)
 		}
 	})
 	t.Run("load fails", func(t *testing.T) {

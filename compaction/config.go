@@ -23,6 +23,10 @@ const (
 	DefaultRetainFraction = 0.5
 	// maxBackoffDoublings bounds the backoff at 32 × Config.Backoff.
 	maxBackoffDoublings = 5
+	// maxStoreTries and storeRetryPause bound the attempts to append a marker (5, 10, 20 and
+	// 40 ms apart).
+	maxStoreTries   = 5
+	storeRetryPause = 5 * time.Millisecond
 )
 
 // Config configures compaction (hooks.Config.Compaction). Zero values mean the documented

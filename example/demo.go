@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -14,8 +15,6 @@ import (
 	"google.golang.org/adk/runner"
 	"google.golang.org/adk/session"
 	"google.golang.org/genai"
-
-	"github.com/adkctx/adkctx/compaction"
 )
 
 // demoScript is the scripted session: questions about the demo repository that make the agent
@@ -121,23 +120,13 @@ type DemoReport struct {
 	InstructionFiles  int `json:"instruction_files"`  // AGENTS.md files merged into the system instruction
 	InstructionsBytes int `json:"instructions_bytes"` // size of the merged text
 
-	SessionID string        `json:"session_id"`
-	WorkDir   string        `json:"work_dir"` // where the tools worked (a temp dir for the demo repository)
-	DBPath    string        `json:"db_path"`  // the SQLite file
-	LogPath   string        `json:"log_path"` // the zap JSON-lines log
-	PerTurn   []TurnFigures `json:"per_turn"`
-}
-
-// demoOptions configure runDemo.
-type demoOptions struct {
-	turns    int
-	workDir  string
-	dbPath   string
-	logPath  string
-	sessions session.Service // the SQLite store
-	choice   modelChoice
-	progress *progress
-	setup    agentSetup
+	SessionID    string        `json:"session_id"`
+	WorkDir      string        `json:"work_dir"`      // where the tools worked (a temp dir for the demo repository)
+	DBPath       string        `json:"db_path"`       // the SQLite file
+	DBTemporary  bool          `json:"db_temporary"`  // the SQLite file is removed at exit (no -db)
+	LogPath      string        `json:"log_path"`      // the zap JSON-lines log
+	LogTemporary bool          `json:"log_temporary"` // the log is removed at exit (no -log)
+	PerTurn      []TurnFigures `json:"per_turn"`
 }
 
 // runStats are one run's figures.
@@ -149,27 +138,75 @@ type runStats struct {
 
 const userID = "developer"
 
-// runDemo plays the script with adkctx (SQLite store) and without (in-memory store, no
-// callbacks), and gathers the report.
-func runDemo(ctx context.Context, o demoOptions, logOffset int64) (*DemoReport, error) {
-	msgs := script(o.turns)
+// demo runs -demo: the script with adkctx, then without, and prints the report. Compaction runs
+// synchronously here (on the turn that triggers it) so that the figures are the same on every
+// run; applications keep the default, in the background.
+func (a *app) demo(ctx context.Context, o options, keySet bool, stdout, stderr io.Writer, env func(string) string) error {
+	if o.report == "text" {
+		fmt.Fprintf(stdout, "adkctx demo with the OFFLINE model %q: deterministic, no network,\na %s-token context window.\n",
+			a.choice.llm.Name(), thousands(offlineWindow))
+		about := a.workDir
+		if o.dir == "" {
+			about = "the demo repository (" + demoWorkDir + " of a small monorepo)"
+		}
+		fmt.Fprintf(stdout, "%d scripted turns about %s,\nplayed twice: with adkctx (SQLite sessions) and without (in-memory sessions, no adkctx).\n",
+			o.turns, about)
+		if keySet {
+			fmt.Fprintln(stdout, "(An API key is set, but -demo always uses the offline model so that both runs\nsee the same answers; run without -demo to talk to Gemini.)")
+		}
+	}
+	var logOffset int64
+	if st, err := os.Stat(a.logPath); err == nil {
+		logOffset = st.Size()
+	}
+	rep, err := a.runDemo(ctx, o.turns, newProgress(stderr), logOffset)
+	if err != nil {
+		return err
+	}
+	rep.DBTemporary, rep.LogTemporary = a.tempDB, a.tempLog
+	if o.report == "json" {
+		err = writeJSON(stdout, rep)
+	} else {
+		writeText(stdout, rep, terminalWidth(env))
+	}
+	if err != nil || a.metrics == nil {
+		return err
+	}
+	// Keep serving the metrics for a person (or Prometheus) to scrape.
+	fmt.Fprintf(stderr, "serving adkctx metrics at %s until interrupted (Ctrl-C)\n", a.metrics.URL)
+	<-ctx.Done()
+	return nil
+}
+
+// runDemo plays the script with adkctx (SQLite store) and without (in-memory store, no adkctx),
+// and gathers the report.
+func (a *app) runDemo(ctx context.Context, turns int, p *progress, logOffset int64) (_ *DemoReport, err error) {
+	msgs := script(turns)
 	sessionID := fmt.Sprintf("demo-%s", newID())
 
 	// With adkctx.
-	r, h, err := newAgent(o.setup)
+	var cl cleanups
+	setup := a.setup
+	setup.Synchronous = true
+	h, rc, err := a.wire(setup, &cl)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := o.sessions.Create(ctx, &session.CreateRequest{AppName: appName, UserID: userID, SessionID: sessionID}); err != nil {
+	defer func() { err = errors.Join(err, cl.run()) }()
+	r, err := runner.New(rc)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.store.Create(ctx, &session.CreateRequest{AppName: appName, UserID: userID, SessionID: sessionID}); err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
 	}
-	with, err := playScript(ctx, r, sessionID, msgs, "with adkctx", o.progress)
+	with, err := playScript(ctx, r, sessionID, msgs, "with adkctx", p)
 	if err != nil {
 		return nil, fmt.Errorf("run with adkctx: %w", err)
 	}
 
-	// Without adkctx: the same script, the same model, a plain in-memory store, no callbacks.
-	plain := o.setup
+	// Without adkctx: the same script, the same model, a plain in-memory store, no plugin.
+	plain := a.setup
 	plain.Sessions = session.InMemoryService()
 	pr, err := newPlainAgent(plain)
 	if err != nil {
@@ -178,7 +215,7 @@ func runDemo(ctx context.Context, o demoOptions, logOffset int64) (*DemoReport, 
 	if _, err := plain.Sessions.Create(ctx, &session.CreateRequest{AppName: appName, UserID: userID, SessionID: sessionID}); err != nil {
 		return nil, err
 	}
-	without, err := playScript(ctx, pr, sessionID, msgs, "without adkctx", o.progress)
+	without, err := playScript(ctx, pr, sessionID, msgs, "without adkctx", p)
 	if err != nil {
 		return nil, fmt.Errorf("run without adkctx: %w", err)
 	}
@@ -187,13 +224,13 @@ func runDemo(ctx context.Context, o demoOptions, logOffset int64) (*DemoReport, 
 		return nil, err
 	}
 
-	limits := h.Limits(o.choice.llm.Name())
+	limits := h.Limits(a.choice.llm.Name())
 	rep := &DemoReport{
-		Model: o.choice.llm.Name(), Offline: o.choice.offline, Turns: len(msgs),
+		Model: a.choice.llm.Name(), Offline: a.choice.offline, Turns: len(msgs),
 		ContextWindow: limits.Window, SoftLimit: limits.Soft, HardLimit: limits.Hard,
 		LargeOutputsWithout:  large,
 		CompactionsByTrigger: map[string]int{},
-		SessionID:            sessionID, WorkDir: o.workDir, DBPath: o.dbPath, LogPath: o.logPath,
+		SessionID:            sessionID, WorkDir: a.workDir, DBPath: a.dbPath, LogPath: a.logPath,
 		EventsYielded: len(with.eventIDs),
 	}
 	for i := range msgs {
@@ -220,24 +257,21 @@ func runDemo(ctx context.Context, o demoOptions, logOffset int64) (*DemoReport, 
 	rep.RequestsOverWindowWithout = without.over(limits.Window)
 
 	// What storage holds: every event, plus the compaction markers.
-	raw, err := o.sessions.Get(ctx, &session.GetRequest{AppName: appName, UserID: userID, SessionID: sessionID})
+	stored, err := storedEvents(ctx, a.store, sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("read the stored session: %w", err)
 	}
-	for ev := range raw.Session.Events().All() {
+	for _, ev := range stored {
 		rep.EventsStored++
-		if !compaction.IsCompactionEvent(ev) {
-			continue
-		}
-		rep.Compactions++
-		if m, err := compaction.ReadMarker(ev); err == nil {
-			rep.CompactionsByTrigger[m.Trigger]++
+		if m := readMarker(ev); m != nil {
+			rep.Compactions++
+			rep.CompactionsByTrigger[string(m.Trigger)]++
 		}
 	}
 	if merged, err := h.Instructions(""); err == nil {
 		rep.InstructionFiles, rep.InstructionsBytes = len(merged.Sources), merged.Bytes
 	}
-	if err := countLog(o.logPath, logOffset, rep); err != nil {
+	if err := countLog(a.logPath, logOffset, rep); err != nil {
 		return nil, err
 	}
 	return rep, nil

@@ -9,11 +9,15 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
-	"strings"
 	"time"
 
+	"google.golang.org/adk/cmd/launcher/full"
+	"google.golang.org/adk/runner"
 	"google.golang.org/adk/session"
+
+	"github.com/adkctx/adkctx/hooks"
 )
 
 func main() {
@@ -25,16 +29,22 @@ func main() {
 
 // options are the command-line flags.
 type options struct {
-	demo      bool
-	report    string
-	turns     int
-	dir       string
-	db        string
-	logPath   string
-	model     string
-	offline   bool
-	sessionID string
+	demo        bool
+	report      string
+	turns       int
+	dir         string
+	db          string
+	logPath     string
+	model       string
+	offline     bool
+	sessionID   string
+	metricsAddr string
+	// launch are the arguments for adk-go's launcher: "console ..." or "web ...".
+	launch []string
 }
+
+// launcherModes are the first words that hand the rest of the command line to adk-go's launcher.
+var launcherModes = []string{"console", "web"}
 
 func parseFlags(args []string, stdout io.Writer) (options, error) {
 	var o options
@@ -43,15 +53,19 @@ func parseFlags(args []string, stdout io.Writer) (options, error) {
 	fs.BoolVar(&o.demo, "demo", false, "run the scripted session with and without adkctx and print the comparison")
 	fs.StringVar(&o.report, "report", "text", "demo report format: text or json")
 	fs.IntVar(&o.turns, "turns", len(demoScript), "demo: number of scripted user turns")
-	fs.StringVar(&o.dir, "dir", "", "directory the agent works in (default: the embedded demo repository, extracted to a temp dir)")
-	fs.StringVar(&o.db, "db", "", "SQLite file for sessions (default: a file in the temp dir; -demo: a fresh temp file)")
-	fs.StringVar(&o.logPath, "log", "", "zap JSON-lines log file (default: a file in the temp dir)")
+	fs.StringVar(&o.dir, "dir", "", "directory the agent works in (default: the embedded demo repository, extracted to a temp dir and removed at exit)")
+	fs.StringVar(&o.db, "db", "", "SQLite file for sessions, kept (default: a temp file removed at exit)")
+	fs.StringVar(&o.logPath, "log", "", "zap JSON-lines log file, kept (default: a temp file removed at exit)")
 	fs.StringVar(&o.model, "model", "gemini-2.5-flash", "Gemini model, used when GOOGLE_API_KEY or GEMINI_API_KEY is set")
 	fs.BoolVar(&o.offline, "offline", false, "use the offline model even when an API key is set")
 	fs.StringVar(&o.sessionID, "session", "", "interactive: session id to resume or create (default: a new one)")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve adkctx's OpenTelemetry metrics for Prometheus at http://ADDR/metrics (e.g. 127.0.0.1:9464)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, "usage: example [flags]")
+			fmt.Fprintln(stdout, "usage: example [flags]              interactive session (REPL)")
+			fmt.Fprintln(stdout, "       example -demo [flags]        scripted session with and without adkctx")
+			fmt.Fprintln(stdout, "       example [flags] web [...]    adk-go's launcher: REST API and web UI (default: web api webui)")
+			fmt.Fprintln(stdout, "       example [flags] console      adk-go's launcher: its console")
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
 			return o, err
@@ -59,7 +73,16 @@ func parseFlags(args []string, stdout io.Writer) (options, error) {
 		return o, usagef("%s (see -h)", oneLine(err))
 	}
 	if fs.NArg() > 0 {
-		return o, usagef("unexpected argument %q (see -h)", fs.Arg(0))
+		if !slices.Contains(launcherModes, fs.Arg(0)) {
+			return o, usagef("unexpected argument %q (see -h)", fs.Arg(0))
+		}
+		o.launch = fs.Args()
+		if o.demo {
+			return o, usagef("-demo and %s exclude each other", fs.Arg(0))
+		}
+		if len(o.launch) == 1 && o.launch[0] == "web" {
+			o.launch = append(o.launch, "api", "webui")
+		}
 	}
 	if o.report != "text" && o.report != "json" {
 		return o, usagef("-report %s: want text or json", o.report)
@@ -95,117 +118,171 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return 1
 }
 
-func execute(ctx context.Context, o options, stdin io.Reader, stdout, stderr io.Writer, env func(string) string) error {
-	key := apiKey(env)
-	offline := key == "" || o.offline || o.demo
+// cleanups run in reverse order of registration, whatever the exit path.
+type cleanups []func() error
+
+func (c *cleanups) add(f func() error) { *c = append(*c, f) }
+
+func (c cleanups) run() error {
+	var errs []error
+	for _, f := range slices.Backward(c) {
+		errs = append(errs, f())
+	}
+	return errors.Join(errs...)
+}
+
+// removeFiles removes files that may not exist.
+func removeFiles(paths ...string) func() error {
+	return func() error {
+		var errs []error
+		for _, p := range paths {
+			if err := os.RemoveAll(p); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	}
+}
+
+// app is everything the modes share.
+type app struct {
+	workDir, dbPath, logPath string
+	tempDB, tempLog          bool
+	store                    *store
+	choice                   modelChoice
+	setup                    agentSetup
+	metrics                  *metricsServer
+}
+
+// prepare opens what every mode needs and registers how to close it.
+func prepare(ctx context.Context, o options, env func(string) string, cl *cleanups) (*app, error) {
+	a := &app{}
+	offline := apiKey(env) == "" || o.offline || o.demo
 	if !offline {
-		if _, err := chooseModelName(o.model); err != nil {
-			return err
+		if err := checkKnownModel(o.model); err != nil {
+			return nil, err
 		}
 	}
-
 	// The directory the agent works in.
-	workDir := o.dir
-	if workDir != "" {
-		st, err := os.Stat(workDir)
+	if o.dir != "" {
+		st, err := os.Stat(o.dir)
 		if err != nil || !st.IsDir() {
-			return usagef("-dir %s: no such directory", workDir)
+			return nil, usagef("-dir %s: no such directory", o.dir)
 		}
-		if workDir, err = filepath.Abs(workDir); err != nil {
-			return usagef("-dir %s: %v", o.dir, err)
+		if a.workDir, err = filepath.Abs(o.dir); err != nil {
+			return nil, usagef("-dir %s: %v", o.dir, err)
 		}
 	} else {
 		root, wd, err := extractDemoRepo()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		defer os.RemoveAll(root)
-		workDir = wd
+		cl.add(removeFiles(root))
+		a.workDir = wd
 	}
 
-	// Storage and log.
-	dbPath, logPath := o.db, o.logPath
-	if dbPath == "" {
-		if o.demo {
-			p, err := tempFile("adkctx-demo-*.db")
-			if err != nil {
-				return err
-			}
-			dbPath = p
-		} else {
-			dbPath = filepath.Join(os.TempDir(), "adkctx-example.db")
+	// Storage and log: temporary unless named.
+	a.dbPath, a.logPath = o.db, o.logPath
+	if a.dbPath == "" {
+		p, err := tempFile("adkctx-example-*.db")
+		if err != nil {
+			return nil, err
 		}
+		a.dbPath, a.tempDB = p, true
+		cl.add(removeFiles(sqliteFiles(p)...)) // after the store is closed
 	}
-	if logPath == "" {
-		if o.demo {
-			p, err := tempFile("adkctx-demo-*.jsonl")
-			if err != nil {
-				return err
-			}
-			logPath = p
-		} else {
-			logPath = filepath.Join(os.TempDir(), "adkctx-example.jsonl")
+	if a.logPath == "" {
+		p, err := tempFile("adkctx-example-*.jsonl")
+		if err != nil {
+			return nil, err
 		}
+		a.logPath, a.tempLog = p, true
+		cl.add(removeFiles(p))
 	}
-	sessions, err := openSessions(dbPath)
+	var err error
+	if a.store, err = openStore(a.dbPath); err != nil {
+		return nil, err
+	}
+	cl.add(a.store.Close)
+	logger, closeLog, err := openLog(a.logPath)
+	if err != nil {
+		return nil, err
+	}
+	cl.add(closeLog)
+	if o.metricsAddr != "" {
+		if a.metrics, err = serveMetrics(o.metricsAddr); err != nil {
+			return nil, err
+		}
+		cl.add(a.metrics.Close)
+	}
+
+	if a.choice, err = chooseModel(ctx, o.model, apiKey(env), offline, env); err != nil {
+		return nil, err
+	}
+	tools, err := newTools(a.workDir)
+	if err != nil {
+		return nil, usagef("-dir %s: %v", a.workDir, err)
+	}
+	a.setup = agentSetup{
+		LLM: a.choice.llm, Tools: tools, Sessions: a.store, WorkDir: a.workDir,
+		Summarizer: a.choice.summarizer, Models: a.choice.models, Logger: logger,
+	}
+	if a.metrics != nil {
+		a.setup.Meter = a.metrics.Provider
+	}
+	return a, nil
+}
+
+// wire wires the agent and registers Hooks.Close: background compactions drain before the
+// store is closed.
+func (a *app) wire(s agentSetup, cl *cleanups) (*hooks.Hooks, runner.Config, error) {
+	h, rc, err := wire(s)
+	if err != nil {
+		return nil, rc, err
+	}
+	cl.add(func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		return h.Close(ctx)
+	})
+	return h, rc, nil
+}
+
+func execute(ctx context.Context, o options, stdin io.Reader, stdout, stderr io.Writer, env func(string) string) (err error) {
+	var cl cleanups
+	defer func() { err = errors.Join(err, cl.run()) }()
+	a, err := prepare(ctx, o, env, &cl)
 	if err != nil {
 		return err
 	}
-	var logOffset int64
-	if st, err := os.Stat(logPath); err == nil {
-		logOffset = st.Size()
-	}
-	logger, closeLog, err := openLog(logPath)
-	if err != nil {
-		return err
-	}
-	defer closeLog()
-
-	choice, err := chooseModel(ctx, o.model, key, offline, logger)
-	if err != nil {
-		return err
-	}
-	tools, err := newTools(workDir)
-	if err != nil {
-		return usagef("-dir %s: %v", workDir, err)
-	}
-	setup := agentSetup{
-		LLM: choice.llm, Tools: tools, Sessions: sessions, WorkDir: workDir,
-		Summarizer: choice.summarizer, Fallback: choice.fallback, Models: choice.models, Logger: logger,
-	}
-	prog := newProgress(stderr)
-
-	if o.demo {
-		if o.report == "text" {
-			fmt.Fprintf(stdout, "adkctx demo with the OFFLINE model %q: deterministic, no network,\na %s-token context window.\n",
-				choice.llm.Name(), thousands(offlineWindow))
-			about := workDir
-			if o.dir == "" {
-				about = "the demo repository (" + demoWorkDir + " of a small monorepo)"
-			}
-			fmt.Fprintf(stdout, "%d scripted turns about %s,\nplayed twice: with adkctx (SQLite sessions) and without (in-memory sessions, no callbacks).\n",
-				o.turns, about)
-			if key != "" {
-				fmt.Fprintln(stdout, "(An API key is set, but -demo always uses the offline model so that both runs\nsee the same answers; run without -demo to talk to Gemini.)")
-			}
+	if a.metrics != nil {
+		w := stdout
+		if o.report == "json" || len(o.launch) > 0 {
+			w = stderr // stdout is the JSON report, or the launcher's
 		}
-		rep, err := runDemo(ctx, demoOptions{
-			turns: o.turns, workDir: workDir, dbPath: dbPath, logPath: logPath,
-			sessions: sessions, choice: choice, progress: prog, setup: setup,
-		}, logOffset)
+		fmt.Fprintf(w, "adkctx metrics for Prometheus: %s\n", a.metrics.URL)
+	}
+	switch {
+	case o.demo:
+		return a.demo(ctx, o, apiKey(env) != "", stdout, stderr, env)
+	case len(o.launch) > 0:
+		_, rc, err := a.wire(a.setup, &cl)
 		if err != nil {
 			return err
 		}
-		closeLog()
-		if o.report == "json" {
-			return writeJSON(stdout, rep)
-		}
-		writeText(stdout, rep, terminalWidth(env))
-		return nil
+		return full.NewLauncher().Execute(ctx, launcherConfig(rc), o.launch)
+	default:
+		return a.interactive(ctx, o, stdin, stdout, stderr, &cl)
 	}
+}
 
-	// Interactive.
-	r, h, err := newAgent(setup)
+// interactive runs the REPL.
+func (a *app) interactive(ctx context.Context, o options, stdin io.Reader, stdout, stderr io.Writer, cl *cleanups) error {
+	h, rc, err := a.wire(a.setup, cl)
+	if err != nil {
+		return err
+	}
+	r, err := runner.New(rc)
 	if err != nil {
 		return err
 	}
@@ -214,32 +291,34 @@ func execute(ctx context.Context, o options, stdin io.Reader, stdout, stderr io.
 	if sessionID == "" {
 		sessionID = "repl-" + time.Now().UTC().Format("20060102-150405") + "-" + newID()[:4]
 	}
-	if _, err := sessions.Get(ctx, &session.GetRequest{AppName: appName, UserID: userID, SessionID: sessionID}); err == nil {
+	if _, err := a.store.Get(ctx, &session.GetRequest{AppName: appName, UserID: userID, SessionID: sessionID}); err == nil {
 		resumed = true
-	} else if _, err := sessions.Create(ctx, &session.CreateRequest{AppName: appName, UserID: userID, SessionID: sessionID}); err != nil {
+	} else if _, err := a.store.Create(ctx, &session.CreateRequest{AppName: appName, UserID: userID, SessionID: sessionID}); err != nil {
 		return fmt.Errorf("create session %s: %w", sessionID, err)
 	}
-	if choice.offline {
-		fmt.Fprintf(stdout, "adkctx example with the OFFLINE model %q (no API key set: deterministic, no network).\n", choice.llm.Name())
+	if a.choice.offline {
+		fmt.Fprintf(stdout, "adkctx example with the OFFLINE model %q (no API key set: deterministic, no network).\n", a.choice.llm.Name())
 		fmt.Fprintln(stdout, "It lists, reads and searches when you name files in `backticks` or say \"search for X\".")
 	} else {
-		fmt.Fprintf(stdout, "adkctx example with Gemini model %q.\n", choice.llm.Name())
+		fmt.Fprintf(stdout, "adkctx example with Gemini model %q (summaries by the same model, extractive fallback).\n", a.choice.llm.Name())
 	}
 	verb := "new session"
 	if resumed {
 		verb = "resumed session"
 	}
-	fmt.Fprintf(stdout, "working directory: %s\n%s %s in %s; log: %s\n/help for commands.\n", workDir, verb, sessionID, dbPath, logPath)
-	rp := &repl{r: r, h: h, sessions: sessions, sessionID: sessionID, modelName: choice.llm.Name(), out: stdout, progress: prog}
+	fmt.Fprintf(stdout, "working directory: %s\n%s %s in %s%s; log: %s%s\n/help for commands.\n",
+		a.workDir, verb, sessionID, a.dbPath, tempNote(a.tempDB, "-db"), a.logPath, tempNote(a.tempLog, "-log"))
+	rp := &repl{r: r, h: h, stored: a.store, viewed: rc.SessionService, sessionID: sessionID,
+		modelName: a.choice.llm.Name(), out: stdout, progress: newProgress(stderr)}
 	return rp.loop(ctx, stdin)
 }
 
-// chooseModelName checks that adkctx knows the model's context window.
-func chooseModelName(name string) (string, error) {
-	if strings.TrimSpace(name) == "" {
-		return "", usagef("-model is empty")
+// tempNote says that a file is removed at exit.
+func tempNote(temp bool, flag string) string {
+	if !temp {
+		return ""
 	}
-	return name, checkKnownModel(name)
+	return " (temporary: removed at exit; name it with " + flag + " to keep it)"
 }
 
 func tempFile(pattern string) (string, error) {

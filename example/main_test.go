@@ -5,21 +5,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/glebarez/sqlite"
-	"google.golang.org/adk/session"
-	"google.golang.org/adk/session/database"
-	"gorm.io/gorm"
-	gormlogger "gorm.io/gorm/logger"
-
-	"github.com/adkctx/adkctx/compaction"
 )
 
 var snakeCase = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
@@ -107,23 +97,16 @@ func TestDemoReport(t *testing.T) {
 	}
 
 	// Storage: a fresh service over the same file holds every original event plus the markers.
-	svc, err := database.NewSessionService(sqlite.Open(db), &gorm.Config{Logger: gormlogger.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := svc.Get(context.Background(), &session.GetRequest{AppName: appName, UserID: userID, SessionID: rep.SessionID})
-	if err != nil {
-		t.Fatalf("session %s not in %s: %v", rep.SessionID, db, err)
-	}
+	events := reopen(t, db, rep.SessionID)
 	var markers, userMessages, others int
 	seen := map[string]bool{}
-	for ev := range resp.Session.Events().All() {
+	for _, ev := range events {
 		if seen[ev.ID] {
 			t.Errorf("event %s stored twice", ev.ID)
 		}
 		seen[ev.ID] = true
 		switch {
-		case compaction.IsCompactionEvent(ev):
+		case readMarker(ev) != nil:
 			markers++
 		case ev.Author == "user" && ev.Content != nil && isUserMessage(ev.Content):
 			userMessages++
@@ -226,9 +209,10 @@ func TestREPL(t *testing.T) {
 		"TestTotalRoundsHalfEvenOnce", // the answer quotes the log's tail
 		"→ search_text(pattern=TODO)",
 		"outside the working directory", // confinement, as a tool error the model reports
-		"model calls",                   // /tokens
+		"9 user turns, ",                // /tokens
+		"model calls",
 		"limits for offline-coder: window 32,768",
-		"turns remaining before the soft limit",
+		"user turns remaining before the soft limit",
 		"#1 at event ", // /compaction-status: a compaction happened during the 8 questions
 		"× smaller), trigger ",
 		"storage: ",
@@ -243,7 +227,7 @@ func TestREPL(t *testing.T) {
 			t.Errorf("REPL output lacks %q", want)
 		}
 	}
-	if !strings.Contains(out, "compacted ") && !strings.Contains(out, "nothing to compact") {
+	if !strings.Contains(out, "compacted: seq ") && !strings.Contains(out, "nothing to compact") {
 		t.Errorf("/compact printed neither a marker nor \"nothing to compact\"")
 	}
 	if strings.Contains(out, "this line is never read") {
@@ -294,6 +278,8 @@ func TestBadInput(t *testing.T) {
 		{"bad turns", []string{"-demo", "-turns", "0"}, noEnv, "-turns 0"},
 		{"unknown flag", []string{"-bogus"}, noEnv, "bogus"},
 		{"stray argument", []string{"extra"}, noEnv, "unexpected argument"},
+		{"demo and the launcher", []string{"-demo", "web"}, noEnv, "exclude each other"},
+		{"metrics address taken", []string{"-metrics-addr", "256.0.0.1:1"}, noEnv, "-metrics-addr"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -311,32 +297,6 @@ func TestBadInput(t *testing.T) {
 				t.Errorf("stderr leaks a password or a stack: %q", stderr)
 			}
 		})
-	}
-}
-
-// TestInterrupt: Ctrl-C (the context's end) leaves the REPL even while it waits for input.
-func TestInterrupt(t *testing.T) {
-	dir := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pr, pw := io.Pipe()
-	defer pw.Close()
-	var out, errb bytes.Buffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"-db", filepath.Join(dir, "s.db"), "-log", filepath.Join(dir, "l.jsonl")}, pr, &out, &errb, noEnv)
-	}()
-	if _, err := pw.Write([]byte("/help\n")); err != nil { // returns once the REPL has read it
-		t.Fatal(err)
-	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != 130 || errb.String() != "example: interrupted\n" {
-			t.Errorf("exit code %d, stderr %q; want 130, \"example: interrupted\"", code, errb.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the REPL did not stop on interrupt")
 	}
 }
 

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -22,18 +24,22 @@ import (
 )
 
 const replHelp = `Type a question for the agent, or a command:
-  /tokens             token usage of this session, the model's limits, turns left before compaction
+  /tokens             token usage of this session, the model's limits, user turns left before compaction
   /compact            compact the session's history now
   /compaction-status  compaction markers in storage: ranges, event counts, token ratios
   /instructions       the merged AGENTS.md instructions, with the files they come from
   /help               this text
-  /quit               leave (the session stays in the SQLite file)`
+  /quit               leave (the session stays in the SQLite file named with -db)`
+
+// maxLine bounds one line of input: a longer line is refused, and the session goes on.
+const maxLine = 1 << 20
 
 // repl is the interactive mode.
 type repl struct {
 	r         *runner.Runner
 	h         *hooks.Hooks
-	sessions  session.Service // the bare store (raw events)
+	stored    session.Service // the bare store: every event, markers included
+	viewed    session.Service // adkctx's wrapper: what the model sees
 	sessionID string
 	modelName string
 	out       io.Writer
@@ -47,25 +53,31 @@ func (s *repl) loop(ctx context.Context, in io.Reader) error {
 	lines, readErr := readLines(ctx, in)
 	fmt.Fprint(s.out, "> ")
 	for {
-		var line string
+		var l line
 		var ok bool
 		select {
 		case <-ctx.Done():
 			fmt.Fprintln(s.out)
 			return ctx.Err()
-		case line, ok = <-lines:
+		case l, ok = <-lines:
 		}
 		if !ok {
 			fmt.Fprintln(s.out)
 			return <-readErr
 		}
-		line = strings.TrimSpace(line)
-		if line == "" {
+		if l.tooLong > 0 {
+			fmt.Fprintf(s.out, "line refused: %s bytes is over the %s-byte limit of one message; nothing was sent\n",
+				thousands(l.tooLong), thousands(maxLine))
 			fmt.Fprint(s.out, "> ")
 			continue
 		}
-		if strings.HasPrefix(line, "/") {
-			cmd := strings.Fields(line)[0]
+		text := strings.TrimSpace(l.text)
+		if text == "" {
+			fmt.Fprint(s.out, "> ")
+			continue
+		}
+		if strings.HasPrefix(text, "/") {
+			cmd := strings.Fields(text)[0]
 			switch cmd {
 			case "/quit", "/exit":
 				fmt.Fprintln(s.out, "bye")
@@ -83,7 +95,7 @@ func (s *repl) loop(ctx context.Context, in io.Reader) error {
 			default:
 				fmt.Fprintf(s.out, "unknown command %s (try /help)\n", cmd)
 			}
-		} else if err := s.ask(ctx, line); err != nil {
+		} else if err := s.ask(ctx, text); err != nil {
 			if ctx.Err() != nil {
 				fmt.Fprintln(s.out)
 				return ctx.Err()
@@ -94,26 +106,73 @@ func (s *repl) loop(ctx context.Context, in io.Reader) error {
 	}
 }
 
+// line is one line of input, or the length of a line over maxLine (which is dropped).
+type line struct {
+	text    string
+	tooLong int
+}
+
 // readLines reads in line by line on its own goroutine, so that Ctrl-C ends the REPL even while
-// it waits for input. The goroutine stops at EOF or once ctx is done.
-func readLines(ctx context.Context, in io.Reader) (<-chan string, <-chan error) {
-	lines := make(chan string)
+// it waits for input. A line over maxLine is read through and dropped (only its length is
+// kept). The goroutine stops at EOF or once ctx is done.
+func readLines(ctx context.Context, in io.Reader) (<-chan line, <-chan error) {
+	lines := make(chan line)
 	errc := make(chan error, 1)
 	go func() {
 		defer close(lines)
-		sc := bufio.NewScanner(in)
-		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-		for sc.Scan() {
+		br := bufio.NewReaderSize(in, 64<<10)
+		for {
+			l, err := readLine(br)
+			if err != nil && (l.text == "" && l.tooLong == 0) {
+				if errors.Is(err, io.EOF) {
+					err = nil
+				}
+				errc <- err
+				return
+			}
 			select {
-			case lines <- sc.Text():
+			case lines <- l:
 			case <-ctx.Done():
 				errc <- ctx.Err()
 				return
 			}
+			if err != nil { // the last line had no newline
+				errc <- nil
+				return
+			}
 		}
-		errc <- sc.Err()
 	}()
 	return lines, errc
+}
+
+// readLine reads one line without its line ending ("\n" or "\r\n"), keeping it only when it is
+// at most maxLine bytes; a longer line is read through and only its length kept.
+func readLine(br *bufio.Reader) (line, error) {
+	var buf []byte
+	n := 0 // bytes read for this line, its ending included
+	for {
+		chunk, err := br.ReadSlice('\n')
+		n += len(chunk)
+		if n <= maxLine+2 { // maxLine bytes and "\r\n"
+			buf = append(buf, chunk...)
+		} else {
+			buf = nil
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if buf != nil || n == 0 {
+			text := strings.TrimSuffix(strings.TrimSuffix(string(buf), "\n"), "\r")
+			if len(text) <= maxLine {
+				return line{text: text}, err
+			}
+			return line{tooLong: len(text)}, err
+		}
+		if bytes.HasSuffix(chunk, []byte("\n")) {
+			n--
+		}
+		return line{tooLong: n}, err
+	}
 }
 
 // ask sends one message to the agent and prints its tool calls and answer.
@@ -164,36 +223,27 @@ func formatArgs(args map[string]any) string {
 	return strings.Join(parts, ", ")
 }
 
-// rawEvents returns every stored event of the session, markers included.
-func (s *repl) rawEvents(ctx context.Context) ([]*session.Event, error) {
-	resp, err := s.sessions.Get(ctx, &session.GetRequest{AppName: appName, UserID: userID, SessionID: s.sessionID})
-	if err != nil {
-		return nil, err
-	}
-	return compaction.RawEvents(resp.Session), nil
-}
-
 // tokens prints the session's usage report and the model's limits.
 func (s *repl) tokens(ctx context.Context) {
 	limits := s.h.Limits(s.modelName)
 	rep := s.h.Usage(appName, userID, s.sessionID)
 	source := "this process"
-	if rep.Turns == 0 {
-		// A resumed session: rebuild the accounting from the usage stored on its events.
-		if events, err := s.rawEvents(ctx); err == nil {
-			stored := budget.ReportFromEvents(s.sessionID, func(yield func(*session.Event) bool) {
-				for _, e := range events {
-					if !yield(e) {
-						return
-					}
+	if rep.ModelCalls == 0 {
+		// A resumed session: adkctx restores its accounting at the next turn; until then the
+		// usage stored on the model's events gives the same figures.
+		if events, err := storedEvents(ctx, s.stored, s.sessionID); err == nil {
+			var tally budget.Tally
+			for _, ev := range events {
+				if ev.UsageMetadata != nil && !ev.Partial && ev.Author == agentName {
+					tally.Add(ev.InvocationID, budget.UsageFrom(ev.UsageMetadata))
 				}
-			}, limits)
-			if stored.Turns > 0 {
+			}
+			if stored := tally.Report(limits); stored.ModelCalls > 0 {
 				rep, source = stored, "stored events"
 			}
 		}
 	}
-	fmt.Fprintf(s.out, "session %s (usage from %s): %d model calls\n", s.sessionID, source, rep.Turns)
+	fmt.Fprintf(s.out, "session %s (usage from %s): %d user turns, %d model calls\n", s.sessionID, source, rep.Turns, rep.ModelCalls)
 	fmt.Fprintf(s.out, "  total:  %s prompt + %s output tokens (cached %s, thinking %s)\n",
 		thousands(rep.Total.Prompt), thousands(rep.Total.Output), thousands(rep.Total.Cached), thousands(rep.Total.Thought))
 	fmt.Fprintf(s.out, "  last request: %s prompt tokens, %s output tokens\n", thousands(rep.Last.Prompt), thousands(rep.Last.Output))
@@ -205,9 +255,9 @@ func (s *repl) tokens(ctx context.Context) {
 		s.modelName, known, thousands(limits.Window), thousands(limits.Usable), thousands(limits.Soft), thousands(limits.Hard))
 	switch {
 	case rep.TurnsRemaining < 0:
-		fmt.Fprintln(s.out, "  turns remaining before the soft limit: unknown yet (needs two model calls with growth)")
+		fmt.Fprintln(s.out, "  user turns remaining before the soft limit: unknown yet (needs two turns with growth)")
 	default:
-		fmt.Fprintf(s.out, "  turns remaining before the soft limit: about %d (average growth %.0f tokens per call)\n", rep.TurnsRemaining, rep.AvgTurnGrowth)
+		fmt.Fprintf(s.out, "  user turns remaining before the soft limit: about %d (average growth %.0f tokens per turn)\n", rep.TurnsRemaining, rep.AvgTurnGrowth)
 	}
 }
 
@@ -222,41 +272,71 @@ func (s *repl) compact(ctx context.Context) {
 	case m == nil:
 		fmt.Fprintln(s.out, "nothing to compact")
 	default:
-		fmt.Fprintf(s.out, "compacted %d events (%s..%s, %s–%s): %s → %s tokens (%.1f× smaller), summarizer %s\n",
-			m.EventCount, short(m.FirstEventID), short(m.LastEventID),
-			m.Start().Format(time.TimeOnly), m.End().Format(time.TimeOnly),
-			thousands(m.OriginalTokens), thousands(m.CompactedTokens), m.CompressionRatio, orNone(m.Summarizer))
+		fmt.Fprintf(s.out, "compacted: %s\n", describeMarker(m))
 	}
 }
 
 // compactionStatus lists the markers in storage.
 func (s *repl) compactionStatus(ctx context.Context) {
-	events, err := s.rawEvents(ctx)
+	events, err := storedEvents(ctx, s.stored, s.sessionID)
 	if err != nil {
 		fmt.Fprintf(s.out, "cannot read the session: %s\n", oneLine(err))
 		return
 	}
-	view := compaction.View(events, nil)
+	view, err := storedEvents(ctx, s.viewed, s.sessionID)
+	if err != nil {
+		fmt.Fprintf(s.out, "cannot read the session's view: %s\n", oneLine(err))
+		return
+	}
 	n := 0
 	for i, e := range events {
-		if !compaction.IsCompactionEvent(e) {
+		m, err := compaction.ReadMarker(&compaction.Event{ID: e.ID, Metadata: e.CustomMetadata})
+		if m == nil && err == nil {
 			continue
 		}
 		n++
-		m, err := compaction.ReadMarker(e)
 		if err != nil {
 			fmt.Fprintf(s.out, "  #%d at event %d: unreadable marker (ignored): %s\n", n, i+1, oneLine(err))
 			continue
 		}
-		fmt.Fprintf(s.out, "  #%d at event %d/%d: covers %d events (%s..%s, invocations %s..%s), %s → %s tokens (%.1f× smaller), trigger %s, summarizer %s\n",
-			n, i+1, len(events), m.EventCount, short(m.FirstEventID), short(m.LastEventID),
-			short(m.FirstInvocationID), short(m.LastInvocationID),
-			thousands(m.OriginalTokens), thousands(m.CompactedTokens), m.CompressionRatio, m.Trigger, orNone(m.Summarizer))
+		fmt.Fprintf(s.out, "  #%d at event %d/%d: %s\n", n, i+1, len(events), describeMarker(m))
 	}
 	if n == 0 {
 		fmt.Fprintln(s.out, "  no compaction markers yet")
 	}
-	fmt.Fprintf(s.out, "storage: %d events (%d markers); the model sees %d (summaries + recent events)\n", len(events), n, len(view))
+	fmt.Fprintf(s.out, "storage: %d events (%d markers); the model sees %d (summary + recent events)\n", len(events), n, len(view))
+}
+
+// describeMarker is one line about a compaction marker.
+func describeMarker(m *compaction.Marker) string {
+	return fmt.Sprintf("seq %d covers %d events (%s..%s, invocations %s..%s, %s–%s), %s → %s tokens (%.1f× smaller), trigger %s, summarizer %s",
+		m.Seq, m.EventCount, short(m.FirstEventID), short(m.LastEventID), short(m.FirstInvocationID), short(m.LastInvocationID),
+		seconds(m.StartTimestamp).Format(time.TimeOnly), seconds(m.EndTimestamp).Format(time.TimeOnly),
+		thousands(m.OriginalTokens), thousands(m.CompactedTokens), m.CompressionRatio, m.Trigger, orNone(m.Summarizer))
+}
+
+// seconds converts a marker timestamp (seconds since the Unix epoch) to local time.
+func seconds(f float64) time.Time {
+	return time.Unix(0, int64(f*float64(time.Second))).Local()
+}
+
+// storedEvents returns the session's events as svc serves them: every stored event from the
+// bare store, the compacted view from adkctx's wrapper.
+func storedEvents(ctx context.Context, svc session.Service, sessionID string) ([]*session.Event, error) {
+	resp, err := svc.Get(ctx, &session.GetRequest{AppName: appName, UserID: userID, SessionID: sessionID})
+	if err != nil {
+		return nil, err
+	}
+	return slices.Collect(resp.Session.Events().All()), nil
+}
+
+// readMarker returns the compaction marker an event carries, or nil.
+func readMarker(e *session.Event) *compaction.Marker {
+	m, err := compaction.ReadMarker(&compaction.Event{ID: e.ID, Metadata: e.CustomMetadata})
+	if err != nil {
+		return nil
+	}
+	return m
 }
 
 // instructions prints the merged AGENTS.md text with its provenance.

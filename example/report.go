@@ -93,8 +93,8 @@ func writeSummary(w io.Writer, rep *DemoReport) {
 	fmt.Fprintf(w, "  budget decisions:     %d logged, one per model call; %d requests trimmed\n", rep.BudgetDecisions, rep.RequestsTrimmed)
 	fmt.Fprintf(w, "  AGENTS.md:            %d files merged into every request (%s bytes)\n", rep.InstructionFiles, thousands(rep.InstructionsBytes))
 	fmt.Fprintf(w, "  SQLite session:       %s: %d events, every original one + %d markers\n", rep.SessionID, rep.EventsStored, rep.Compactions)
-	fmt.Fprintf(w, "%s%s\n", indent, rep.DBPath)
-	fmt.Fprintf(w, "  zap log (JSON lines): %s\n", rep.LogPath)
+	fmt.Fprintf(w, "%s%s%s\n", indent, rep.DBPath, tempNote(rep.DBTemporary, "-db"))
+	fmt.Fprintf(w, "  zap log (JSON lines): %s%s\n", rep.LogPath, tempNote(rep.LogTemporary, "-log"))
 }
 
 func orNone(s string) string {

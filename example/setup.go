@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -33,9 +34,20 @@ func usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
-// openSessions opens (creating if needed) the SQLite session store at path through adk-go's
-// database session service.
-func openSessions(path string) (session.Service, error) {
+// store is adk-go's database session service over one SQLite file, with the connection pool
+// the example closes itself: adk-go's service has no Close, and an SQLite file left open keeps
+// its data in the -wal file.
+type store struct {
+	session.Service
+	db *sql.DB
+}
+
+// Close closes the database: the last connection checkpoints the write-ahead log into the file
+// and removes the -wal file.
+func (s *store) Close() error { return s.db.Close() }
+
+// openStore opens (creating if needed) the SQLite session store at path.
+func openStore(path string) (*store, error) {
 	lower := strings.ToLower(path)
 	if strings.HasPrefix(lower, "postgres://") || strings.HasPrefix(lower, "postgresql://") {
 		return nil, usagef("-db %s: this example ships only the SQLite driver; build it with gorm's postgres driver "+
@@ -56,15 +68,24 @@ func openSessions(path string) (session.Service, error) {
 		return nil, usagef("-db %s: cannot open for reading and writing: %v", path, unwrapPathError(err))
 	}
 	_ = f.Close()
-	svc, err := database.NewSessionService(sqlite.Open(path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)"),
-		&gorm.Config{Logger: gormlogger.Discard})
+	db, err := sql.Open(sqlite.DriverName, path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)")
 	if err != nil {
+		return nil, usagef("-db %s: %v", path, oneLine(err))
+	}
+	svc, err := database.NewSessionService(&sqlite.Dialector{Conn: db}, &gorm.Config{Logger: gormlogger.Discard})
+	if err == nil {
+		err = database.AutoMigrate(svc)
+	}
+	if err != nil {
+		_ = db.Close()
 		return nil, usagef("-db %s: not a usable SQLite database: %v", path, oneLine(err))
 	}
-	if err := database.AutoMigrate(svc); err != nil {
-		return nil, usagef("-db %s: not a usable SQLite database: %v", path, oneLine(err))
-	}
-	return svc, nil
+	return &store{Service: svc, db: db}, nil
+}
+
+// sqliteFiles are the files SQLite keeps for the database at path.
+func sqliteFiles(path string) []string {
+	return []string{path, path + "-wal", path + "-shm", path + "-journal"}
 }
 
 func unwrapPathError(err error) error {
@@ -95,7 +116,7 @@ func oneLine(err error) string {
 
 // openLog returns a zap logger writing JSON lines to path (appending), and an idempotent close
 // function.
-func openLog(path string) (*zap.Logger, func(), error) {
+func openLog(path string) (*zap.Logger, func() error, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, nil, usagef("-log %s: %v", path, unwrapPathError(err))
@@ -103,18 +124,22 @@ func openLog(path string) (*zap.Logger, func(), error) {
 	enc := zap.NewProductionEncoderConfig()
 	enc.TimeKey = "ts"
 	enc.EncodeTime = zapcore.ISO8601TimeEncoder
-	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.AddSync(f), zapcore.DebugLevel)
-	logger := zap.New(core)
+	logger := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.AddSync(f), zapcore.DebugLevel))
 	var once sync.Once
-	return logger, func() { once.Do(func() { _ = logger.Sync(); _ = f.Close() }) }, nil
+	var closeErr error
+	return logger, func() error {
+		once.Do(func() { _ = logger.Sync(); closeErr = f.Close() })
+		return closeErr
+	}, nil
 }
 
 // modelChoice is the model and summarizer the program runs with.
 type modelChoice struct {
-	llm        model.LLM
-	offline    bool
+	llm     model.LLM
+	offline bool
+	// summarizer is nil with Gemini: Hooks.Wire then makes the agent's own model the
+	// summarizer, with the extractive one as fallback.
 	summarizer compaction.Summarizer
-	fallback   compaction.Summarizer
 	models     []budget.ModelInfo // registry overrides (the offline model's window)
 }
 
@@ -126,28 +151,30 @@ func apiKey(env func(string) string) string {
 	return env("GEMINI_API_KEY")
 }
 
-// chooseModel returns Gemini when a key is set (and not forced offline), the offline model
-// otherwise.
-func chooseModel(ctx context.Context, name, key string, forceOffline bool, logger *zap.Logger) (modelChoice, error) {
+// chooseModel returns adk-go's Gemini model when a key is set (and not forced offline), the
+// offline model otherwise. GOOGLE_GEMINI_BASE_URL, which the genai client honours, is read
+// through env too, so tests can point the example at a local fake of the Gemini API.
+func chooseModel(ctx context.Context, name, key string, forceOffline bool, env func(string) string) (modelChoice, error) {
 	if key == "" || forceOffline {
 		return offlineChoice(), nil
 	}
 	if err := checkKnownModel(name); err != nil {
 		return modelChoice{}, err
 	}
-	llm, err := gemini.NewModel(ctx, name, &genai.ClientConfig{APIKey: key, Backend: genai.BackendGeminiAPI})
+	cfg := &genai.ClientConfig{APIKey: key, Backend: genai.BackendGeminiAPI}
+	cfg.HTTPOptions.BaseURL = env("GOOGLE_GEMINI_BASE_URL")
+	llm, err := gemini.NewModel(ctx, name, cfg)
 	if err != nil {
 		return modelChoice{}, usagef("-model %s: %v", name, oneLine(err))
 	}
-	return modelChoice{
-		llm:        llm,
-		summarizer: &compaction.LLMSummarizer{Model: llm, Logger: logger},
-		fallback:   &compaction.ExtractiveSummarizer{},
-	}, nil
+	return modelChoice{llm: llm}, nil
 }
 
 // checkKnownModel fails for a model whose context window adkctx does not know.
 func checkKnownModel(name string) error {
+	if strings.TrimSpace(name) == "" {
+		return usagef("-model is empty")
+	}
 	if _, known := budget.NewRegistry().Lookup(name); !known {
 		return usagef("-model %s: unknown model (adkctx's registry has no context window for it; try gemini-2.5-flash or gemini-2.5-pro)", name)
 	}

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
+	"google.golang.org/adk/agent"
 	"google.golang.org/adk/agent/llmagent"
 	"google.golang.org/adk/artifact"
+	"google.golang.org/adk/cmd/launcher"
 	"google.golang.org/adk/model"
-	"google.golang.org/adk/plugin"
 	"google.golang.org/adk/runner"
 	"google.golang.org/adk/session"
 	"google.golang.org/adk/tool"
@@ -16,77 +18,76 @@ import (
 )
 
 const (
-	appName   = "adkctx-example"
+	// agentName is the agent's name, and the app name its sessions are stored under: adk-go's
+	// launcher names an app after its root agent, so the REPL, the demo and the web UI share
+	// sessions.
 	agentName = "coder"
+	appName   = agentName
 	// instruction is the agent's own instruction. adk-go templates it ({name} is a state lookup),
 	// so it holds no braces; AGENTS.md text goes in through adkctx instead.
 	instruction = "You are a careful coding assistant working in one repository. Use list_files, read_file " +
 		"and search_text to look at the code before answering; cite paths and line numbers."
 )
 
-// agentSetup is what newAgent needs: the model, the tools, the storage and where AGENTS.md applies.
+// agentSetup is what wire needs.
 type agentSetup struct {
-	LLM        model.LLM
-	Tools      []tool.Tool
-	Sessions   session.Service       // the storage (SQLite here); adkctx wraps it
-	WorkDir    string                // AGENTS.md files apply from the project root down to here
-	Summarizer compaction.Summarizer // offline: extractive; with Gemini: the LLM summarizer
-	Fallback   compaction.Summarizer // used when Summarizer fails (nil: none)
-	Models     []budget.ModelInfo    // context windows for models adkctx does not know
-	Logger     *zap.Logger           // JSON lines: every budget decision, truncation, compaction
+	LLM      model.LLM
+	Tools    []tool.Tool
+	Sessions session.Service // the storage (SQLite here); adkctx wraps it
+	WorkDir  string          // AGENTS.md files apply from the project root down to here
+	// Summarizer: extractive offline; nil with Gemini (the agent's own model, extractive fallback).
+	Summarizer  compaction.Summarizer
+	Synchronous bool                 // compact on the turn that triggers it (the demo's figures)
+	Models      []budget.ModelInfo   // context windows for models adkctx does not know
+	Logger      *zap.Logger          // JSON lines: every budget decision, truncation, compaction
+	Meter       metric.MeterProvider // nil: the global provider (no cost until an SDK is installed)
 }
 
-// newAgent wires adkctx into an adk-go agent the way an application does: the callbacks go in
-// llmagent.Config, the plugin and the session-service wrapper in runner.Config.
-func newAgent(s agentSetup) (*runner.Runner, *hooks.Hooks, error) {
+// wire builds the agent and wires adkctx into its runner configuration with one call,
+// Hooks.Wire: adkctx's plugin is added and the session service wrapped (the model sees the
+// compacted view; every original event stays in s.Sessions).
+func wire(s agentSetup) (*hooks.Hooks, runner.Config, error) {
 	h, err := hooks.New(hooks.Config{
-		Logger:       s.Logger,
-		Models:       s.Models,
-		Instructions: &hooks.InstructionsConfig{WorkDir: s.WorkDir},
-		Compaction:   &compaction.Config{Summarizer: s.Summarizer, Fallback: s.Fallback},
+		Logger:        s.Logger,
+		Models:        s.Models,
+		Instructions:  &hooks.InstructionsConfig{WorkDir: s.WorkDir},
+		Compaction:    &compaction.Config{Summarizer: s.Summarizer, Synchronous: s.Synchronous},
+		MeterProvider: s.Meter,
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, runner.Config{}, err
 	}
-	coder, err := llmagent.New(llmagent.Config{
-		Name:                 agentName,
-		Model:                s.LLM,
-		Instruction:          instruction,
-		Tools:                s.Tools,
-		BeforeModelCallbacks: []llmagent.BeforeModelCallback{h.BeforeModel()},
-		AfterModelCallbacks:  []llmagent.AfterModelCallback{h.AfterModel()},
-		AfterToolCallbacks:   []llmagent.AfterToolCallback{h.AfterTool()},
-	})
+	coder, err := llmagent.New(llmagent.Config{Name: agentName, Model: s.LLM, Instruction: instruction, Tools: s.Tools})
 	if err != nil {
-		return nil, nil, err
+		return nil, runner.Config{}, err
 	}
-	p, err := h.Plugin()
-	if err != nil {
-		return nil, nil, err
-	}
-	r, err := runner.New(runner.Config{
+	rc, err := h.Wire(runner.Config{
 		AppName:        appName,
 		Agent:          coder,
-		SessionService: h.SessionService(s.Sessions),
-		PluginConfig:   runner.PluginConfig{Plugins: []*plugin.Plugin{p}},
+		SessionService: s.Sessions,
 		// Truncated tool outputs are saved whole here (use a persistent artifact.Service in production).
 		ArtifactService: artifact.InMemoryService(),
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, runner.Config{}, err
 	}
-	return r, h, nil
+	return h, rc, nil
 }
 
-// newPlainAgent is the same agent without adkctx: no callbacks, no plugin, the bare session
-// service. The demo replays its script through it for comparison.
+// launcherConfig is the same wiring for adk-go's launcher (console, REST API, web UI).
+func launcherConfig(rc runner.Config) *launcher.Config {
+	return &launcher.Config{
+		SessionService:  rc.SessionService,
+		ArtifactService: rc.ArtifactService,
+		PluginConfig:    rc.PluginConfig,
+		AgentLoader:     agent.NewSingleLoader(rc.Agent),
+	}
+}
+
+// newPlainAgent is the same agent without adkctx: no plugin, the bare session service. The demo
+// replays its script through it for comparison.
 func newPlainAgent(s agentSetup) (*runner.Runner, error) {
-	coder, err := llmagent.New(llmagent.Config{
-		Name:        agentName,
-		Model:       s.LLM,
-		Instruction: instruction,
-		Tools:       s.Tools,
-	})
+	coder, err := llmagent.New(llmagent.Config{Name: agentName, Model: s.LLM, Instruction: instruction, Tools: s.Tools})
 	if err != nil {
 		return nil, err
 	}

@@ -3,54 +3,71 @@ package hooks_test
 import (
 	"context"
 	"fmt"
+	"iter"
 	"log"
 
 	"go.uber.org/zap"
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/agent/llmagent"
-	"google.golang.org/adk/plugin"
+	"google.golang.org/adk/model"
 	"google.golang.org/adk/runner"
 	"google.golang.org/adk/session"
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
-	"github.com/adkctx/adkctx/internal/llmtest"
 )
 
-// Wiring adkctx into an adk-go agent, as the README shows: the callbacks go into
-// llmagent.Config, the plugin and the session wrapper into runner.Config.
+// echoModel stands in for a real model (gemini.NewModel(...) in an application): it answers
+// every request with "ok" and reports usage as a real model does.
+type echoModel struct{}
+
+func (echoModel) Name() string { return "echo-model" }
+
+func (echoModel) GenerateContent(_ context.Context, req *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
+	return func(yield func(*model.LLMResponse, error) bool) {
+		prompt := int32(0)
+		for _, c := range req.Contents {
+			for _, p := range c.Parts {
+				prompt += int32(len(p.Text)/4 + 1)
+			}
+		}
+		yield(&model.LLMResponse{
+			Content:       genai.NewContentFromText("ok", genai.RoleModel),
+			UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: prompt, CandidatesTokenCount: 1, TotalTokenCount: prompt + 1},
+			TurnComplete:  true,
+		}, nil)
+	}
+}
+
+// Wiring adkctx into an adk-go runner with one call, as the README shows: Wire adds adkctx's
+// plugin and wraps the session service. With compaction on and no summarizer configured, the
+// agent's own model writes the summaries (the extractive summarizer is the fallback).
 func Example() {
 	ctx := context.Background()
-	llm := &llmtest.Model{UsageScale: 1} // any model.LLM, e.g. gemini.NewModel(...)
-
 	h, err := hooks.New(hooks.Config{
 		Logger:     zap.NewNop(), // your *zap.Logger
-		Compaction: &compaction.Config{Interval: 5, Overlap: 2},
+		Compaction: &compaction.Config{},
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	assistant, err := llmagent.New(llmagent.Config{
-		Name: "assistant", Model: llm, Instruction: "Be brief.",
-		BeforeModelCallbacks: []llmagent.BeforeModelCallback{h.BeforeModel()},
-		AfterModelCallbacks:  []llmagent.AfterModelCallback{h.AfterModel()},
-		AfterToolCallbacks:   []llmagent.AfterToolCallback{h.AfterTool()},
-	})
+	defer h.Close(ctx) // lets background compactions finish
+
+	assistant, err := llmagent.New(llmagent.Config{Name: "assistant", Model: echoModel{}, Instruction: "Be brief."})
 	if err != nil {
 		log.Fatal(err)
 	}
-	adkctxPlugin, err := h.Plugin()
-	if err != nil {
-		log.Fatal(err)
-	}
-	r, err := runner.New(runner.Config{
+	rc, err := h.Wire(runner.Config{
 		AppName:           "demo",
 		Agent:             assistant,
-		SessionService:    h.SessionService(session.InMemoryService()),
-		PluginConfig:      runner.PluginConfig{Plugins: []*plugin.Plugin{adkctxPlugin}},
+		SessionService:    session.InMemoryService(), // or database.NewSessionService(...)
 		AutoCreateSession: true,
 	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	r, err := runner.New(rc)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -62,8 +79,8 @@ func Example() {
 		fmt.Println(ev.Author+":", ev.Content.Parts[0].Text)
 	}
 	usage := h.Usage("demo", "user", "s1")
-	fmt.Println("model calls:", usage.Turns, "prompt tokens:", usage.Last.Prompt > 0)
+	fmt.Println("user turns:", usage.Turns, "model calls:", usage.ModelCalls, "prompt tokens reported:", usage.Last.Prompt > 0)
 	// Output:
 	// assistant: ok
-	// model calls: 1 prompt tokens: true
+	// user turns: 1 model calls: 1 prompt tokens reported: true
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"weak"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/adkctx/adkctx"
@@ -206,7 +207,7 @@ func (e *Engine) Compact(ctx context.Context, s compaction.Session) (*compaction
 	if c == nil {
 		return nil, errors.New("adkctx: compaction is not configured (set Config.Compaction and wire the session service)")
 	}
-	r := compaction.Request{Session: s, Trigger: compaction.TriggerManual}
+	r := compaction.Request{Session: s, Trigger: compaction.TriggerManual, Link: trace.SpanContextFromContext(ctx)}
 	if st, ok := e.sessions.Get(s); ok {
 		st.mu.Lock()
 		r.Limits, r.TokenLimit = st.limits, st.tokenLimit
@@ -260,7 +261,13 @@ type sessionState struct {
 	seq           int                            // model calls so far (call_seq)
 	calls         *lru.Cache[callKey, *call]     // calls in flight
 	streams       *lru.Cache[streamKey, *stream] // per agent and branch
-	runs          []string                       // invocations the plugin saw start (newest last)
+	runs          []run                          // invocations the plugin saw start (newest last)
+}
+
+// run is an invocation the plugin saw start, with the span of its first model call.
+type run struct {
+	id   string
+	span trace.SpanContext
 }
 
 // callKey names the model calls of one agent in one branch of one invocation: they are

@@ -54,6 +54,7 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 	sm := st.stream(streamKey{c.Branch(), c.AgentName()})
 	prevDrop, prevPrint := sm.turnsDrop, sm.prefix
 	plugin := st.sawRun(c.InvocationID())
+	st.noteSpan(c.InvocationID(), trace.SpanContextFromContext(ctx))
 	st.mu.Unlock()
 	if e.CompactionOn() && !plugin {
 		e.wiringError("plugin_missing", "compaction is configured but the adkctx plugin does not run: nothing is ever compacted. "+
@@ -67,9 +68,11 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 			kind, msg := errkind.Of(err)
 			e.log.Warn("agents.md instructions unavailable", zap.String("session_id", s.ID), zap.String("work_dir", dir),
 				zap.String("error_kind", string(kind)), zap.String("error", msg))
-		} else if merged.Text != "" {
-			request.InjectInstructions(req, merged.Text)
-			instructionBytes = len(merged.Text)
+		} else {
+			if merged.Text != "" {
+				request.InjectInstructions(req, merged.Text)
+				instructionBytes = len(merged.Text)
+			}
 			e.tel.instructions(ctx, len(merged.Text), len(merged.Skipped))
 		}
 	}
@@ -146,7 +149,7 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 		zap.Int("responses_reordered", norm.Reordered),
 		zap.Int("instruction_bytes", instructionBytes),
 	)
-	e.tel.decision(ctx, limits, d, reused)
+	e.tel.decision(ctx, limits, d, reused, err == nil)
 	if err != nil {
 		kind, msg := errkind.Of(err)
 		e.log.Warn("budget decision", append(fields, zap.String("error_kind", string(kind)), zap.String("error", msg))...)
@@ -277,20 +280,38 @@ func (st *sessionState) noteRun(inv string) {
 	if inv == "" || st.sawRun(inv) {
 		return
 	}
-	st.runs = append(st.runs, inv)
+	st.runs = append(st.runs, run{id: inv})
 	if len(st.runs) > maxRunsInSession {
 		st.runs = st.runs[1:]
 	}
 }
 
 // sawRun reports whether the plugin saw invocation start. Hold st.mu.
-func (st *sessionState) sawRun(inv string) bool {
-	for _, r := range st.runs {
-		if r == inv {
-			return true
+func (st *sessionState) sawRun(inv string) bool { return st.findRun(inv) != nil }
+
+func (st *sessionState) findRun(inv string) *run {
+	for i := range st.runs {
+		if st.runs[i].id == inv {
+			return &st.runs[i]
 		}
 	}
-	return false
+	return nil
+}
+
+// noteSpan remembers the span current in the invocation's first model call (adk-go's
+// invoke_agent span): AfterRun runs outside it, and its compaction is linked to it. Hold st.mu.
+func (st *sessionState) noteSpan(inv string, sc trace.SpanContext) {
+	if r := st.findRun(inv); r != nil && !r.span.IsValid() {
+		r.span = sc
+	}
+}
+
+// runSpan returns the span noted for the invocation, or fallback. Hold st.mu.
+func (st *sessionState) runSpan(inv string, fallback trace.SpanContext) trace.SpanContext {
+	if r := st.findRun(inv); r != nil && r.span.IsValid() {
+		return r.span
+	}
+	return fallback
 }
 
 // projected predicts the next request's size when content is added to the last request.

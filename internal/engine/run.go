@@ -64,10 +64,11 @@ func (e *Engine) AfterRun(ctx context.Context, s compaction.Session, invocation 
 	st.mu.Lock()
 	st.forgetInvocation(invocation)
 	limits, tokenLimit := st.limits, st.tokenLimit
+	link := st.runSpan(invocation, trace.SpanContextFromContext(ctx))
 	st.mu.Unlock()
 	if c := e.getCompactor(); c != nil {
 		c.Schedule(compaction.Request{Session: s, Trigger: compaction.TriggerInvocations, Invocation: invocation,
-			Limits: limits, TokenLimit: tokenLimit, Link: trace.SpanContextFromContext(ctx)})
+			Limits: limits, TokenLimit: tokenLimit, Link: link})
 	}
 }
 

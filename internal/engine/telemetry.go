@@ -2,9 +2,12 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"sync"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
@@ -14,31 +17,66 @@ import (
 	"github.com/adkctx/adkctx/processors/request"
 )
 
-// instrumentation is the OpenTelemetry instrumentation scope of adkctx.
-const instrumentation = "github.com/adkctx/adkctx"
+// Instrumentation is the OpenTelemetry instrumentation scope of adkctx's meter and tracer.
+const Instrumentation = "github.com/adkctx/adkctx"
 
-// Attribute keys. gen_ai.* follow the OpenTelemetry GenAI semantic conventions; the rest are
-// adkctx's. None carries a session id or conversation text: cardinality is bounded by the
-// models, tools and the fixed value sets below.
+// Attribute keys. gen_ai.* and error.type follow the OpenTelemetry semantic conventions; the
+// rest are adkctx's. No metric attribute carries a session id or conversation text: cardinality
+// is bounded by the models, the tools, the summarizers and the fixed value sets below.
 const (
-	attrModel      = attribute.Key("gen_ai.request.model")
-	attrOperation  = attribute.Key("gen_ai.operation.name")
-	attrTokenType  = attribute.Key("gen_ai.token.type")
-	attrToolName   = attribute.Key("gen_ai.tool.name")
-	attrErrorType  = attribute.Key("error.type")
-	attrAction     = attribute.Key("adkctx.budget.action")
-	attrTokenKind  = attribute.Key("adkctx.token.kind")
-	attrTrigger    = attribute.Key("adkctx.compaction.trigger")
-	attrOutcome    = attribute.Key("adkctx.compaction.outcome")
-	attrSummarizer = attribute.Key("adkctx.compaction.summarizer")
+	AttrModel      = attribute.Key("gen_ai.request.model")
+	AttrOperation  = attribute.Key("gen_ai.operation.name")
+	AttrTokenType  = attribute.Key("gen_ai.token.type")
+	AttrToolName   = attribute.Key("gen_ai.tool.name")
+	AttrSession    = attribute.Key("gen_ai.conversation.id") // spans only
+	AttrErrorType  = attribute.Key("error.type")
+	AttrAction     = attribute.Key("adkctx.budget.action")
+	AttrTokenKind  = attribute.Key("adkctx.token.kind")
+	AttrTrigger    = attribute.Key("adkctx.compaction.trigger")
+	AttrOutcome    = attribute.Key("adkctx.compaction.outcome")
+	AttrSummarizer = attribute.Key("adkctx.compaction.summarizer")
 )
 
-// telemetry holds the instruments. With no SDK installed the global providers are no-ops and
-// every call costs a few nanoseconds.
+// Metric names.
+const (
+	MetricDecisions      = "adkctx.budget.decisions"
+	MetricTurnsDropped   = "adkctx.budget.turns_dropped"
+	MetricRequestTokens  = "adkctx.request.tokens"
+	MetricTokenUsage     = "gen_ai.client.token.usage"
+	MetricCompactions    = "adkctx.compaction.attempts"
+	MetricDuration       = "adkctx.compaction.duration"
+	MetricCompression    = "adkctx.compaction.compression_ratio"
+	MetricSummarizerErrs = "adkctx.compaction.summarizer.errors"
+	MetricFallbacks      = "adkctx.compaction.fallbacks"
+	MetricTruncations    = "adkctx.tool.truncations"
+	MetricOmitted        = "adkctx.tool.omitted"
+	MetricInstrBytes     = "adkctx.instructions.injected"
+	MetricFilesSkipped   = "adkctx.instructions.files_skipped"
+)
+
+// Span and span event names.
+const (
+	SpanCompaction      = "adkctx.compaction"
+	EventBudgetDecision = "adkctx.budget_decision"
+	EventTruncation     = "adkctx.tool_output_truncated"
+)
+
+// Bucket boundaries. The SDK's default histogram buckets end at 10,000: too low for tokens and
+// bytes. Token buckets are the GenAI semantic conventions' advice for gen_ai.client.token.usage.
+var (
+	tokenBuckets    = []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304}
+	byteBuckets     = []float64{256, 1024, 4096, 16384, 32768, 65536, 262144, 1048576}
+	durationBuckets = []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120}
+	ratioBuckets    = []float64{1, 2, 4, 8, 16, 32, 64, 128, 256}
+)
+
+// telemetry holds the instruments. With no SDK installed the global providers are no-ops and a
+// model call costs a few nanoseconds of telemetry.
 type telemetry struct {
 	tracer trace.Tracer
 
 	decisions      metric.Int64Counter
+	turnsDropped   metric.Int64Counter
 	requestTokens  metric.Int64Histogram
 	tokenUsage     metric.Int64Histogram
 	compactions    metric.Int64Counter
@@ -47,9 +85,59 @@ type telemetry struct {
 	summarizerErrs metric.Int64Counter
 	fallbacks      metric.Int64Counter
 	truncations    metric.Int64Counter
-	bytesOmitted   metric.Int64Counter
+	omitted        metric.Int64Counter
 	instrBytes     metric.Int64Histogram
 	filesSkipped   metric.Int64Counter
+
+	// Attribute sets per model, built once: building a set costs more than recording it.
+	mu      sync.Mutex
+	byModel map[string]*modelOpts
+}
+
+// Token kinds of adkctx.request.tokens, in the order of modelOpts.kinds.
+var tokenKinds = [...]string{"estimated", "predicted", "final", "prefix_reused", "reported"}
+
+var actions = [...]request.Action{request.ActionNone, request.ActionCompactionNeeded, request.ActionTrimmed, request.ActionRejected}
+
+// modelOpts are the measurement options of one model.
+type modelOpts struct {
+	model         metric.MeasurementOption
+	actions       [len(actions)]metric.MeasurementOption
+	kinds         [len(tokenKinds)]metric.MeasurementOption
+	input, output metric.MeasurementOption
+}
+
+func (t *telemetry) opts(model string) *modelOpts {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if o, ok := t.byModel[model]; ok {
+		return o
+	}
+	if len(t.byModel) >= maxModels {
+		clear(t.byModel) // hostile input: many model names
+	}
+	m := AttrModel.String(model)
+	o := &modelOpts{model: metric.WithAttributes(m)}
+	for i, a := range actions {
+		o.actions[i] = metric.WithAttributes(m, AttrAction.String(string(a)))
+	}
+	for i, k := range tokenKinds {
+		o.kinds[i] = metric.WithAttributes(m, AttrTokenKind.String(k))
+	}
+	op := AttrOperation.String("generate_content")
+	o.input = metric.WithAttributes(m, op, AttrTokenType.String("input"))
+	o.output = metric.WithAttributes(m, op, AttrTokenType.String("output"))
+	t.byModel[model] = o
+	return o
+}
+
+func (o *modelOpts) action(a request.Action) metric.MeasurementOption {
+	for i, known := range actions {
+		if a == known {
+			return o.actions[i]
+		}
+	}
+	return metric.WithAttributes(AttrAction.String(string(a))) // not reached: the actions are fixed
 }
 
 func newTelemetry(mp metric.MeterProvider, tp trace.TracerProvider) (*telemetry, error) {
@@ -59,56 +147,68 @@ func newTelemetry(mp metric.MeterProvider, tp trace.TracerProvider) (*telemetry,
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
-	m := mp.Meter(instrumentation)
-	t := &telemetry{tracer: tp.Tracer(instrumentation)}
+	m := mp.Meter(Instrumentation)
+	t := &telemetry{tracer: tp.Tracer(Instrumentation), byModel: map[string]*modelOpts{}}
 	var errs []error
 	counter := func(name, unit, desc string) metric.Int64Counter {
 		c, err := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
 		errs = append(errs, err)
 		return c
 	}
-	histogram := func(name, unit, desc string) metric.Int64Histogram {
-		h, err := m.Int64Histogram(name, metric.WithUnit(unit), metric.WithDescription(desc))
+	histogram := func(name, unit, desc string, buckets []float64) metric.Int64Histogram {
+		h, err := m.Int64Histogram(name, metric.WithUnit(unit), metric.WithDescription(desc), metric.WithExplicitBucketBoundaries(buckets...))
 		errs = append(errs, err)
 		return h
 	}
-	t.decisions = counter("adkctx.budget.decisions", "{decision}", "Budget decisions, one per model call, by action and model.")
-	t.requestTokens = histogram("adkctx.request.tokens", "{token}", "Request size per model call: estimated, predicted (calibrated), final (as sent) and prefix_reused (shared with the previous request).")
-	t.tokenUsage = histogram("gen_ai.client.token.usage", "{token}", "Tokens the model reported per call (input and output).")
-	t.compactions = counter("adkctx.compaction.attempts", "{attempt}", "Compaction attempts by trigger and outcome.")
-	ft, err := m.Float64Histogram("adkctx.compaction.duration", metric.WithUnit("s"), metric.WithDescription("Duration of compaction attempts that ran."))
-	t.compactionTime = ft
-	errs = append(errs, err)
-	fr, err := m.Float64Histogram("adkctx.compaction.compression_ratio", metric.WithUnit("1"), metric.WithDescription("Tokens replaced divided by summary tokens, per compaction."))
-	t.compression = fr
-	errs = append(errs, err)
-	t.summarizerErrs = counter("adkctx.compaction.summarizer.errors", "{error}", "Summarizer failures by error kind and summarizer.")
-	t.fallbacks = counter("adkctx.compaction.fallbacks", "{compaction}", "Compactions whose summary came from the fallback summarizer.")
-	t.truncations = counter("adkctx.tool.truncations", "{result}", "Tool results cut before they were stored, by tool.")
-	t.bytesOmitted = counter("adkctx.tool.omitted_bytes", "By", "Bytes of tool output kept out of the prompt, by tool.")
-	t.instrBytes = histogram("adkctx.instructions.bytes", "By", "AGENTS.md bytes injected per model call.")
-	t.filesSkipped = counter("adkctx.instructions.skipped_files", "{file}", "AGENTS.md files skipped (unreadable, outside the root, special files).")
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	fhistogram := func(name, unit, desc string, buckets []float64) metric.Float64Histogram {
+		h, err := m.Float64Histogram(name, metric.WithUnit(unit), metric.WithDescription(desc), metric.WithExplicitBucketBoundaries(buckets...))
+		errs = append(errs, err)
+		return h
+	}
+	t.decisions = counter(MetricDecisions, "{decision}", "Budget decisions, one per model call, by action (trimmed and rejected are the trims and refusals) and model.")
+	t.turnsDropped = counter(MetricTurnsDropped, "{turn}", "Whole user turns left out of trimmed requests, by model.")
+	t.requestTokens = histogram(MetricRequestTokens, "{token}", "Request size per model call, by kind: estimated, predicted (calibrated), final (as sent), prefix_reused (shared with the previous request), reported (by the model).", tokenBuckets)
+	t.tokenUsage = histogram(MetricTokenUsage, "{token}", "Tokens the model reported per call (input and output).", tokenBuckets)
+	t.compactions = counter(MetricCompactions, "{attempt}", "Compaction attempts by trigger and outcome.")
+	t.compactionTime = fhistogram(MetricDuration, "s", "Duration of the compaction attempts that ran, by trigger and outcome.", durationBuckets)
+	t.compression = fhistogram(MetricCompression, "1", "Tokens replaced divided by summary tokens, per stored compaction, by trigger.", ratioBuckets)
+	t.summarizerErrs = counter(MetricSummarizerErrs, "{error}", "Summarizer failures by error kind and summarizer.")
+	t.fallbacks = counter(MetricFallbacks, "{compaction}", "Compactions whose summary came from the fallback summarizer, by the primary's error kind.")
+	t.truncations = counter(MetricTruncations, "{result}", "Tool results cut before they were stored, by tool.")
+	t.omitted = counter(MetricOmitted, "By", "Bytes of tool output kept out of the prompt, by tool.")
+	t.instrBytes = histogram(MetricInstrBytes, "By", "AGENTS.md bytes injected into the system instruction, per model call.", byteBuckets)
+	t.filesSkipped = counter(MetricFilesSkipped, "{file}", "AGENTS.md files left out of the injected instructions (unreadable, special, outside the root, over budget), counted on each model call.")
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return t, nil
 }
 
-func (t *telemetry) decision(ctx context.Context, l budget.Limits, d request.BudgetDecision, reused int) {
-	model := attrModel.String(l.Model)
-	t.decisions.Add(ctx, 1, metric.WithAttributes(model, attrAction.String(string(d.Action))))
-	for _, kv := range []struct {
-		kind string
-		n    int
-	}{{"estimated", d.EstimatedTokens}, {"predicted", d.PredictedTokens}, {"final", d.FinalTokens}, {"prefix_reused", reused}} {
-		t.requestTokens.Record(ctx, int64(kv.n), metric.WithAttributes(model, attrTokenKind.String(kv.kind)))
+// decision records a budget decision: metrics, and an event on the span current in BeforeModel.
+// adk-go v1 starts its generate_content span only after the before-model callbacks, so the
+// current span there is the agent's invoke_agent span.
+func (t *telemetry) decision(ctx context.Context, l budget.Limits, d request.BudgetDecision, reused int, sent bool) {
+	model := AttrModel.String(l.Model)
+	// Metrics are recorded without the span: exemplars would cost more than the measurements.
+	mctx := context.Background()
+	if t.decisions.Enabled(mctx) || t.requestTokens.Enabled(mctx) {
+		o := t.opts(l.Model)
+		t.decisions.Add(mctx, 1, o.action(d.Action))
+		if sent && d.TurnsDropped > 0 {
+			t.turnsDropped.Add(mctx, int64(d.TurnsDropped), o.model)
+		}
+		values := []int{d.EstimatedTokens, d.PredictedTokens, d.FinalTokens, reused}
+		if !sent {
+			values = values[:2] // a refused request was never sent
+		}
+		for i, n := range values {
+			t.requestTokens.Record(mctx, int64(n), o.kinds[i])
+		}
 	}
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
-		span.AddEvent("adkctx.budget_decision", trace.WithAttributes(
+		span.AddEvent(EventBudgetDecision, trace.WithAttributes(
 			model,
-			attrAction.String(string(d.Action)),
+			AttrAction.String(string(d.Action)),
 			attribute.Int("adkctx.tokens.estimated", d.EstimatedTokens),
 			attribute.Int("adkctx.tokens.predicted", d.PredictedTokens),
 			attribute.Int("adkctx.tokens.final", d.FinalTokens),
@@ -121,33 +221,47 @@ func (t *telemetry) decision(ctx context.Context, l budget.Limits, d request.Bud
 	}
 }
 
-func (t *telemetry) usage(ctx context.Context, model string, u budget.Usage) {
-	attrs := func(typ string) metric.MeasurementOption {
-		return metric.WithAttributes(attrModel.String(model), attrOperation.String("generate_content"), attrTokenType.String(typ))
+func (t *telemetry) usage(_ context.Context, model string, u budget.Usage) {
+	ctx := context.Background() // no exemplars, as in decision
+	if !t.tokenUsage.Enabled(ctx) && !t.requestTokens.Enabled(ctx) {
+		return
 	}
-	t.tokenUsage.Record(ctx, int64(u.Prompt), attrs("input"))
-	t.tokenUsage.Record(ctx, int64(u.Output), attrs("output"))
-	t.requestTokens.Record(ctx, int64(u.Prompt), metric.WithAttributes(attrModel.String(model), attrTokenKind.String("reported")))
+	o := t.opts(model)
+	t.tokenUsage.Record(ctx, int64(u.Prompt), o.input)
+	t.tokenUsage.Record(ctx, int64(u.Output), o.output)
+	t.requestTokens.Record(ctx, int64(u.Prompt), o.kinds[4])
 }
 
-func (t *telemetry) truncation(ctx context.Context, tool string, omitted int) {
-	attrs := metric.WithAttributes(attrToolName.String(tool))
-	t.truncations.Add(ctx, 1, attrs)
-	t.bytesOmitted.Add(ctx, int64(omitted), attrs)
+// truncation records a cut tool result: metrics, and an event on the current span (adk-go's
+// execute_tool span, which covers the after-tool callbacks).
+func (t *telemetry) truncation(ctx context.Context, tool string, original, kept int) {
+	if mctx := context.Background(); t.truncations.Enabled(mctx) || t.omitted.Enabled(mctx) {
+		attrs := metric.WithAttributes(AttrToolName.String(tool))
+		t.truncations.Add(mctx, 1, attrs)
+		t.omitted.Add(mctx, int64(original-kept), attrs)
+	}
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.AddEvent(EventTruncation, trace.WithAttributes(AttrToolName.String(tool),
+			attribute.Int("adkctx.bytes.original", original), attribute.Int("adkctx.bytes.kept", kept)))
+	}
 }
 
-func (t *telemetry) instructions(ctx context.Context, bytes, skipped int) {
-	t.instrBytes.Record(ctx, int64(bytes))
+func (t *telemetry) instructions(_ context.Context, bytes, skipped int) {
+	ctx := context.Background() // no exemplars, as in decision
+	if bytes > 0 {
+		t.instrBytes.Record(ctx, int64(bytes))
+	}
 	if skipped > 0 {
 		t.filesSkipped.Add(ctx, int64(skipped))
 	}
 }
 
-// compaction records an attempt: metrics, and a span (with the attempt's real start and end)
-// linked to the invocation that triggered it.
+// compaction records an attempt: metrics, and, for an attempt that did work, a span with the
+// attempt's real start and end, linked to the span of the invocation that triggered it. The
+// span is the root of its own trace: a background compaction outlives the invocation.
 func (t *telemetry) compaction(a compaction.Attempt) {
 	ctx := context.Background()
-	attrs := []attribute.KeyValue{attrTrigger.String(string(a.Trigger)), attrOutcome.String(string(a.Outcome))}
+	attrs := []attribute.KeyValue{AttrTrigger.String(string(a.Trigger)), AttrOutcome.String(string(a.Outcome))}
 	t.compactions.Add(ctx, 1, metric.WithAttributes(attrs...))
 	switch a.Outcome {
 	case compaction.OutcomeCoalesced, compaction.OutcomeBackoff, compaction.OutcomeClosed:
@@ -155,34 +269,51 @@ func (t *telemetry) compaction(a compaction.Attempt) {
 	}
 	t.compactionTime.Record(ctx, a.Duration.Seconds(), metric.WithAttributes(attrs...))
 	if a.Outcome == compaction.OutcomeCompacted && a.CompactedTokens > 0 {
-		t.compression.Record(ctx, float64(a.OriginalTokens)/float64(a.CompactedTokens))
+		t.compression.Record(ctx, float64(a.OriginalTokens)/float64(a.CompactedTokens), metric.WithAttributes(attrs[0]))
+	}
+	primaryKind := errkind.None
+	for i, err := range []error{a.PrimaryErr, a.Err} {
+		var se *compaction.SummarizerError
+		if !errors.As(err, &se) {
+			continue // a store failure is not the summarizer's
+		}
+		kind, _ := errkind.Of(err)
+		if i == 0 {
+			primaryKind = kind
+		}
+		t.summarizerErrs.Add(ctx, 1, metric.WithAttributes(AttrErrorType.String(string(kind)), AttrSummarizer.String(se.Summarizer)))
 	}
 	if a.FallbackUsed {
-		t.fallbacks.Add(ctx, 1)
+		t.fallbacks.Add(ctx, 1, metric.WithAttributes(AttrErrorType.String(string(primaryKind))))
 	}
-	for _, err := range []error{a.PrimaryErr, a.Err} {
-		if err != nil {
-			kind, _ := errkind.Of(err)
-			t.summarizerErrs.Add(ctx, 1, metric.WithAttributes(attrErrorType.String(string(kind)), attrSummarizer.String(a.Summarizer)))
-		}
+	if a.Outcome == compaction.OutcomeNothing && a.Summarizer == "" {
+		return // looked and found nothing to summarize: not worth a span per invocation
 	}
-	opts := []trace.SpanStartOption{trace.WithTimestamp(a.Start), trace.WithSpanKind(trace.SpanKindInternal)}
+	opts := []trace.SpanStartOption{trace.WithTimestamp(a.Start), trace.WithSpanKind(trace.SpanKindInternal), trace.WithNewRoot()}
 	if a.Request.Link.IsValid() {
 		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: a.Request.Link}))
 	}
-	_, span := t.tracer.Start(ctx, "adkctx.compaction", opts...)
+	_, span := t.tracer.Start(ctx, SpanCompaction, opts...)
+	if !span.IsRecording() {
+		return
+	}
 	span.SetAttributes(append(attrs,
-		attrSummarizer.String(a.Summarizer),
-		attribute.String("gen_ai.conversation.id", a.Request.Session.ID),
+		AttrSummarizer.String(a.Summarizer),
+		AttrSession.String(a.Request.Session.ID),
 		attribute.String("adkctx.invocation_id", a.Request.Invocation),
 		attribute.Int("adkctx.compaction.events_covered", a.EventsCovered),
+		attribute.Int("adkctx.compaction.invocations_covered", a.InvocationsCovered),
 		attribute.Int("adkctx.compaction.tokens_before", a.OriginalTokens),
 		attribute.Int("adkctx.compaction.tokens_after", a.CompactedTokens),
 		attribute.Bool("adkctx.compaction.fallback_used", a.FallbackUsed),
 	)...)
+	if a.Reason != "" {
+		span.SetAttributes(attribute.String("adkctx.compaction.reason", a.Reason))
+	}
 	if a.Err != nil {
 		kind, _ := errkind.Of(a.Err)
-		span.SetAttributes(attrErrorType.String(string(kind)))
+		span.SetAttributes(AttrErrorType.String(string(kind)))
+		span.SetStatus(codes.Error, string(kind))
 	}
 	span.End(trace.WithTimestamp(a.Start.Add(a.Duration)))
 }

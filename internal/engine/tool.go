@@ -65,7 +65,7 @@ func (e *Engine) AfterTool(ctx context.Context, c Call, tool, callID string, res
 		zap.Int("items_omitted", stats.ItemsOmitted),
 		zap.Strings("artifacts", names),
 	)
-	e.tel.truncation(ctx, tool, stats.OriginalBytes-stats.KeptBytes)
+	e.tel.truncation(ctx, tool, stats.OriginalBytes, stats.KeptBytes)
 	return kept
 }
 

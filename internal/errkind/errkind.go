@@ -50,6 +50,7 @@ func Of(err error) (Kind, string) {
 		classifyContext,
 		classifyModel,
 		classifySQLite,
+		classifySession,
 		classifyPostgres,
 		classifyNetwork,
 	} {

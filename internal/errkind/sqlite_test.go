@@ -145,3 +145,37 @@ func TestSQLiteErrors(t *testing.T) {
 		})
 	}
 }
+
+// adk-go's database service refuses an append through a session read before the session's last
+// update: a conflict.
+func TestStaleSessionIsConflict(t *testing.T) {
+	ctx := t.Context()
+	db := openDB(t, filepath.Join(t.TempDir(), "s.db"))
+	svc, err := database.NewSessionService(&sqlite.Dialector{Conn: db}, &gorm.Config{Logger: gormlogger.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := database.AutoMigrate(svc); err != nil {
+		t.Fatal(err)
+	}
+	key := &session.GetRequest{AppName: "app", UserID: "u", SessionID: "s"}
+	if _, err := svc.Create(ctx, &session.CreateRequest{AppName: key.AppName, UserID: key.UserID, SessionID: key.SessionID}); err != nil {
+		t.Fatal(err)
+	}
+	var handles []session.Session
+	for range 2 {
+		resp, err := svc.Get(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		handles = append(handles, resp.Session)
+	}
+	if err := svc.AppendEvent(ctx, handles[0], session.NewEventWithContext(ctx, "inv-1")); err != nil {
+		t.Fatal(err)
+	}
+	err = svc.AppendEvent(ctx, handles[1], session.NewEventWithContext(ctx, "inv-2"))
+	kind, msg := errkind.Of(err)
+	if diff := cmp.Diff([]string{string(errkind.Conflict), "stale session: the session was written after it was read"}, []string{string(kind), msg}); diff != "" {
+		t.Errorf("Of(%v) (-want +got):\n%s", err, diff)
+	}
+}

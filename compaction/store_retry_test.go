@@ -1,0 +1,98 @@
+package compaction_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/compaction"
+)
+
+// busyStore is a session whose appends fail while a running invocation keeps writing: the first
+// fails appends are refused as adk-go's database service refuses a stale handle, because the
+// invocation stored an event in the meantime (unless unchanged: then nothing was stored).
+type busyStore struct {
+	mu        sync.Mutex
+	events    []compaction.Event
+	fails     int
+	unchanged bool
+	appends   int
+}
+
+func (s *busyStore) Load(context.Context, compaction.Session) ([]compaction.Event, any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]compaction.Event(nil), s.events...), len(s.events), nil
+}
+
+func (s *busyStore) Append(_ context.Context, _ any, inv string, ts time.Time, md map[string]any) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.appends++
+	if s.appends <= s.fails {
+		if !s.unchanged {
+			s.events = append(s.events, compaction.Event{ID: fmt.Sprint("concurrent-", s.appends), InvocationID: "inv-next", Author: "user",
+				Timestamp: ts, Content: genai.NewContentFromText("a message stored meanwhile", genai.RoleUser)})
+		}
+		return "", errors.New("stale session error: last update time from request is older than in database")
+	}
+	id := fmt.Sprintf("marker-%d", s.appends)
+	s.events = append(s.events, compaction.Event{ID: id, InvocationID: inv, Author: "user", Timestamp: ts, Metadata: md})
+	return id, nil
+}
+
+func session(invocations int) []compaction.Event {
+	var evs []compaction.Event
+	t0 := time.Unix(1_700_000_000, 0)
+	for i := range invocations {
+		inv := fmt.Sprintf("inv-%d", i)
+		evs = append(evs,
+			compaction.Event{ID: fmt.Sprintf("u%d", i), InvocationID: inv, Author: "user", Timestamp: t0.Add(time.Duration(2*i) * time.Second),
+				Content: genai.NewContentFromText(fmt.Sprintf("question %d: %s", i, strings.Repeat("context ", 200)), genai.RoleUser)},
+			compaction.Event{ID: fmt.Sprintf("m%d", i), InvocationID: inv, Author: "agent", Final: true, Timestamp: t0.Add(time.Duration(2*i+1) * time.Second),
+				Content: genai.NewContentFromText(fmt.Sprintf("answer %d: %s", i, strings.Repeat("detail ", 200)), genai.RoleModel)})
+	}
+	return evs
+}
+
+// A marker append refused because the session was written meanwhile is retried after reading
+// the session again, a few times, then discarded as a conflict (no backoff); an append refused
+// on an unchanged session is a failure.
+func TestMarkerAppendRetried(t *testing.T) {
+	tests := []struct {
+		fails       int
+		unchanged   bool
+		wantOutcome compaction.Outcome
+		wantAppends int
+	}{
+		{0, false, compaction.OutcomeCompacted, 1},
+		{1, false, compaction.OutcomeCompacted, 2},
+		{4, false, compaction.OutcomeCompacted, 5},
+		{5, false, compaction.OutcomeConflict, 5},
+		{1, true, compaction.OutcomeFailed, 1},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint(tc.fails, tc.unchanged), func(t *testing.T) {
+			st := &busyStore{events: session(10), fails: tc.fails, unchanged: tc.unchanged}
+			var got []compaction.Outcome
+			c, err := compaction.New(compaction.Config{Summarizer: &compaction.ExtractiveSummarizer{}},
+				compaction.Deps{Store: st, Report: func(a compaction.Attempt) { got = append(got, a.Outcome) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.Compact(context.Background(), compaction.Request{Session: compaction.Session{ID: "s"}, Trigger: compaction.TriggerManual})
+			if (err != nil) != (tc.wantOutcome != compaction.OutcomeCompacted) {
+				t.Errorf("Compact: %v", err)
+			}
+			if len(got) != 1 || got[0] != tc.wantOutcome || st.appends != tc.wantAppends {
+				t.Errorf("outcomes %v after %d appends; want %s after %d", got, st.appends, tc.wantOutcome, tc.wantAppends)
+			}
+		})
+	}
+}
