@@ -10,6 +10,7 @@ import (
 
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/internal/config"
+	"github.com/adkctx/adkctx/internal/errkind"
 	"github.com/adkctx/adkctx/internal/lru"
 )
 
@@ -432,8 +433,9 @@ func (c *Compactor) run(ctx context.Context, r Request, a *Attempt) {
 	// that is what happened is read from the store, not from the error's text: when the session
 	// changed since the handle was read, the append lost a race; it is retried, pausing a little
 	// longer each time so a burst of events passes, and after the last try the summary is
-	// discarded as a conflict (the next trigger redoes it; no backoff). An append that fails on
-	// an unchanged session is a failure.
+	// discarded as a conflict (the next trigger redoes it; no backoff). A store busy with another
+	// writer (SQLite's lock) or an error classified as a conflict is retried the same way. Any
+	// other refusal is a failure.
 	for try := 0; ; try++ {
 		fresh, handle, err := c.deps.Store.Load(ctx, r.Session)
 		if err != nil {
@@ -450,8 +452,9 @@ func (c *Compactor) run(ctx context.Context, r Request, a *Attempt) {
 			return
 		}
 		after, _, lerr := c.deps.Store.Load(ctx, r.Session)
+		kind, _ := errkind.Of(err)
 		switch {
-		case lerr != nil || !changed(fresh, after):
+		case lerr != nil || kind != errkind.Busy && kind != errkind.Conflict && !changed(fresh, after):
 			fail(err)
 			return
 		case try == maxStoreTries-1:
