@@ -210,7 +210,9 @@ func userTexts(req *model.LLMRequest) []string {
 	return out
 }
 
-func hasSummary(req *model.LLMRequest) bool { return slices.ContainsFunc(req.Contents, compaction.IsSummary) }
+func hasSummary(req *model.LLMRequest) bool {
+	return slices.ContainsFunc(req.Contents, compaction.IsSummary)
+}
 
 // waitIdle waits until no background compaction is scheduled or running.
 func waitIdle(t testing.TB, h *hooks.Hooks) {

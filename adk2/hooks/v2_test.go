@@ -348,7 +348,9 @@ func TestOpenTaskDelegationStaysRaw(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	text := func(role, s string) *genai.Content { return &genai.Content{Role: role, Parts: []*genai.Part{{Text: s}}} }
+	text := func(role, s string) *genai.Content {
+		return &genai.Content{Role: role, Parts: []*genai.Part{{Text: s}}}
+	}
 	chat := func(i int) {
 		inv := fmt.Sprintf("inv-%d", i)
 		add(inv, "user", "", text(genai.RoleUser, fmt.Sprintf("chat-%d %s", i, strings.Repeat("words ", 50))))

@@ -105,7 +105,9 @@ func deepCopy(req *model.LLMRequest) *model.LLMRequest {
 
 // Text answers with text.
 func Text(s string) Step {
-	return func(*model.LLMRequest) (*genai.Content, error) { return genai.NewContentFromText(s, genai.RoleModel), nil }
+	return func(*model.LLMRequest) (*genai.Content, error) {
+		return genai.NewContentFromText(s, genai.RoleModel), nil
+	}
 }
 
 // Call answers with function calls (parallel when several).
