@@ -7,7 +7,7 @@ require (
 	github.com/glebarez/sqlite v1.11.0
 	google.golang.org/adk v1.7.0
 	google.golang.org/genai v1.57.0
-	gorm.io/gorm v1.31.0
+	gorm.io/gorm v1.31.2
 )
 
 require (
@@ -27,6 +27,9 @@ require (
 	github.com/googleapis/enterprise-certificate-proxy v0.3.15 // indirect
 	github.com/googleapis/gax-go/v2 v2.22.0 // indirect
 	github.com/gorilla/websocket v1.5.3 // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/pgx/v5 v5.10.0 // indirect
 	github.com/jinzhu/inflection v1.0.0 // indirect
 	github.com/jinzhu/now v1.1.5 // indirect
 	github.com/mattn/go-isatty v0.0.17 // indirect
