@@ -15,7 +15,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"iter"
 	"os"
 	"os/signal"
 	"time"
@@ -28,17 +27,15 @@ import (
 	"google.golang.org/adk/v2/runner"
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/adk/v2/session/database"
-	"google.golang.org/adk/v2/tool"
-	"google.golang.org/adk/v2/tool/functiontool"
 	"google.golang.org/genai"
 	"gorm.io/gorm"
 	gormlogger "gorm.io/gorm/logger"
 
 	"github.com/adkctx/adkctx/adk2/hooks"
+	"github.com/adkctx/adkctx/adk2/internal/llmtest"
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/scenario"
-	"github.com/adkctx/adkctx/processors/request"
 )
 
 func main() {
@@ -96,7 +93,11 @@ func run(ctx context.Context, args []string, out io.Writer, getenv func(string) 
 		defer cancel()
 		_ = h.Close(cctx)
 	}()
-	a, err := llmagent.New(llmagent.Config{Name: "coder", Model: llm, Instruction: "You are a careful coding assistant.", Tools: tools()})
+	tools, err := llmtest.ScenarioTools()
+	if err != nil {
+		return err
+	}
+	a, err := llmagent.New(llmagent.Config{Name: "coder", Model: llm, Instruction: "You are a careful coding assistant.", Tools: tools})
 	if err != nil {
 		return err
 	}
@@ -154,37 +155,6 @@ func newModel(ctx context.Context, o options, getenv func(string) string) (model
 		m, err := gemini.NewModel(ctx, o.model, &genai.ClientConfig{APIKey: key})
 		return m, nil, err
 	}
-	m := offlineModel{scenario.NewModel(0)}
+	m := llmtest.NewScenario("offline-coder", 0)
 	return m, []budget.ModelInfo{{Name: m.Name(), ContextWindow: o.window, MaxOutputTokens: 8_192}}, nil
-}
-
-// offlineModel is the session's scripted model as an adk-go v2 model.LLM.
-type offlineModel struct{ *scenario.Model }
-
-func (offlineModel) Name() string { return "offline-coder" }
-
-func (m offlineModel) GenerateContent(_ context.Context, req *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
-	return func(yield func(*model.LLMResponse, error) bool) {
-		yield((*model.LLMResponse)(m.Respond((*request.LLMRequest)(req))), nil)
-	}
-}
-
-type pathArgs struct {
-	Path string `json:"path"`
-}
-
-// tools are the session's tools: read_file, list_files, run_tests (their output is scripted).
-func tools() []tool.Tool {
-	var out []tool.Tool
-	for _, name := range []string{scenario.ReadFile, scenario.ListFiles, scenario.RunTests} {
-		t, err := functiontool.New(functiontool.Config{Name: name, Description: "scripted tool " + name},
-			func(_ agent.Context, a pathArgs) (map[string]any, error) {
-				return scenario.Run(name, map[string]any{"path": a.Path}), nil
-			})
-		if err != nil {
-			panic(err) // the declarations are static
-		}
-		out = append(out, t)
-	}
-	return out
 }

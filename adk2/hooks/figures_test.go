@@ -3,55 +3,20 @@ package hooks_test
 import (
 	"context"
 	"fmt"
-	"iter"
 	"testing"
 	"time"
 
-	"google.golang.org/adk/v2/agent"
 	"google.golang.org/adk/v2/agent/llmagent"
-	"google.golang.org/adk/v2/model"
 	"google.golang.org/adk/v2/runner"
 	"google.golang.org/adk/v2/session"
-	"google.golang.org/adk/v2/tool"
-	"google.golang.org/adk/v2/tool/functiontool"
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/adk2/hooks"
+	"github.com/adkctx/adkctx/adk2/internal/llmtest"
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/scenario"
-	"github.com/adkctx/adkctx/processors/request"
 )
-
-type pathArgs struct {
-	Path string `json:"path"`
-}
-
-func scenarioTools(tb testing.TB) []tool.Tool {
-	var out []tool.Tool
-	for _, name := range []string{scenario.ReadFile, scenario.ListFiles, scenario.RunTests} {
-		t, err := functiontool.New(functiontool.Config{Name: name, Description: "scenario tool " + name},
-			func(_ agent.Context, a pathArgs) (map[string]any, error) {
-				return scenario.Run(name, map[string]any{"path": a.Path}), nil
-			})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		out = append(out, t)
-	}
-	return out
-}
-
-// scenarioModel is the session's scripted model as an adk-go v2 model.LLM.
-type scenarioModel struct{ *scenario.Model }
-
-func (scenarioModel) Name() string { return "scenario-model" }
-
-func (m scenarioModel) GenerateContent(_ context.Context, req *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
-	return func(yield func(*model.LLMResponse, error) bool) {
-		yield((*model.LLMResponse)(m.Respond((*request.LLMRequest)(req))), nil)
-	}
-}
 
 type scenarioRun struct {
 	figures scenario.Figures
@@ -65,8 +30,12 @@ type scenarioRun struct {
 func runScenario(tb testing.TB, window int, withAdkctx bool) scenarioRun {
 	info := budget.ModelInfo{Name: "scenario-model", ContextWindow: window, MaxOutputTokens: 8_192}
 	limits := budget.NewLimits(info, true, budget.LimitConfig{})
-	m := scenarioModel{scenario.NewModel(limits.Soft)}
-	a, err := llmagent.New(llmagent.Config{Name: "coder", Model: m, Instruction: "You are a careful coding assistant.", Tools: scenarioTools(tb)})
+	m := llmtest.NewScenario(info.Name, limits.Soft)
+	tools, err := llmtest.ScenarioTools()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	a, err := llmagent.New(llmagent.Config{Name: "coder", Model: m, Instruction: "You are a careful coding assistant.", Tools: tools})
 	if err != nil {
 		tb.Fatal(err)
 	}
