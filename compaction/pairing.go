@@ -28,7 +28,9 @@ func (p *pairing) link(a, b int) {
 // name and order for id-less calls. A call is pending when it is long-running and the client
 // (author "user") has not answered it yet — a long-running tool answers "pending" itself at once
 // — or when it has no response and belongs to the running invocation, which may still be
-// running (live). A requested tool confirmation is pending until answered; its request is
+// running (live), or when it has no response and its id names an isolation scope of the session
+// (adk-go v2 runs a delegated task in the scope named by the delegating call's id, and resumes
+// the task, with that call's arguments as its input, until the call is answered). A requested tool confirmation is pending until answered; its request is
 // linked to the original call and to the confirmation call.
 func pairCalls(events []Event, scope string, live bool, running string) pairing {
 	pr := pairing{links: map[int][]int{}, pending: map[int]bool{}}
@@ -49,8 +51,12 @@ func pairCalls(events []Event, scope string, live bool, running string) pairing 
 		id  string
 	}
 	var requests []request
+	tasks := map[string]bool{} // isolation scopes of the session: adk-go v2 names a task's scope by its call id
 	for i := range events {
 		e := &events[i]
+		if e.Scope != "" {
+			tasks[e.Scope] = true
+		}
 		if e.Scope != scope || e.isMarkerOnly() {
 			continue
 		}
@@ -109,6 +115,9 @@ func pairCalls(events []Event, scope string, live bool, running string) pairing 
 				pr.pending[c.pos] = true
 			}
 		case !c.answered && live && e.InvocationID == running:
+			pr.pending[c.pos] = true
+		case !c.answered && c.id != "" && tasks[c.id]:
+			// An open task: adk-go v2 finds it again (and its input) through this call.
 			pr.pending[c.pos] = true
 		}
 	}

@@ -55,6 +55,9 @@ type Item struct {
 	// SummaryHeader); MarkerID is the id of the marker event it comes from.
 	Summary  *genai.Content
 	MarkerID string
+	// Scope is the isolation scope of the events a summary stands for (adk-go v2; "" in v1): its
+	// event must carry it, so only the agents of that scope see it.
+	Scope string
 }
 
 // View returns what the model should see of events (one session's stored events, in stream
@@ -205,7 +208,7 @@ func (v *Viewer) plan(events []Event) *plan {
 	for i := range events {
 		for _, scope := range place[i] {
 			lm := p.live[scope]
-			p.items = append(p.items, Item{Index: i, Summary: summaryContent(lm.m.CompactedContent), MarkerID: lm.id})
+			p.items = append(p.items, Item{Index: i, Summary: summaryContent(lm.m.CompactedContent), MarkerID: lm.id, Scope: scope})
 		}
 		if !p.covered[i] && !events[i].isMarkerOnly() {
 			p.items = append(p.items, Item{Index: i})

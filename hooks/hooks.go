@@ -2,11 +2,8 @@ package hooks
 
 import (
 	"context"
-	"errors"
 	"iter"
-	"reflect"
 
-	"go.uber.org/zap"
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/agent/llmagent"
 	"google.golang.org/adk/model"
@@ -21,12 +18,13 @@ import (
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/instructions"
 	"github.com/adkctx/adkctx/internal/engine"
+	"github.com/adkctx/adkctx/internal/glue"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/response"
 )
 
 // PluginName is the name of adkctx's plugin.
-const PluginName = "adkctx"
+const PluginName = glue.PluginName
 
 // Config configures New; see adkctx.Config for every field and default.
 type Config = adkctx.Config
@@ -54,18 +52,10 @@ func New(cfg Config) (*Hooks, error) {
 // extractive summarizer as fallback. It fails when rc has no session service or agent, or is
 // already wired.
 func (h *Hooks) Wire(rc runner.Config) (runner.Config, error) {
-	if rc.SessionService == nil {
-		return rc, errors.New("adkctx: runner.Config.SessionService is required")
+	if err := glue.CheckRunner(rc.SessionService != nil, rc.Agent != nil, rc.PluginConfig.Plugins); err != nil {
+		return rc, err
 	}
-	if rc.Agent == nil {
-		return rc, errors.New("adkctx: runner.Config.Agent is required")
-	}
-	for _, p := range rc.PluginConfig.Plugins {
-		if p != nil && p.Name() == PluginName {
-			return rc, errors.New("adkctx: runner.Config is already wired (it has the adkctx plugin)")
-		}
-	}
-	if m := agentModel(rc.Agent); m != nil {
+	if m, ok := glue.AgentModel[model.LLM](rc.Agent); ok {
 		h.e.LearnAgentModel(SummarizerModel(m))
 	}
 	p, err := h.Plugin()
@@ -108,10 +98,8 @@ func (h *Hooks) SessionService(base session.Service) session.Service {
 	if !h.e.CompactionOn() {
 		return base
 	}
-	s := newService(base, h.e)
-	if err := h.e.UseStore(s); err != nil {
-		h.e.Logger().Error("adkctx: compaction not started", zap.String("error", err.Error()))
-	}
+	s := version.Wrap(base, h.e)
+	h.e.UseStore(s)
 	return s
 }
 
@@ -145,49 +133,14 @@ func SummarizerModel(m model.LLM) compaction.Model { return llmModel{m} }
 type llmModel struct{ model.LLM }
 
 func (m llmModel) GenerateContent(ctx context.Context, req *request.LLMRequest) iter.Seq2[*response.LLMResponse, error] {
-	return func(yield func(*response.LLMResponse, error) bool) {
-		for r, err := range m.LLM.GenerateContent(ctx, (*model.LLMRequest)(req), false) {
-			if !yield((*response.LLMResponse)(r), err) {
-				return
-			}
-		}
-	}
-}
-
-// agentModel finds the model of the root agent, or of its first LLM sub-agent. adk-go v1 has no
-// accessor for an LLM agent's model: it is read from the agent's exported Model field.
-func agentModel(a agent.Agent) model.LLM {
-	if a == nil {
-		return nil
-	}
-	if v := reflect.ValueOf(a); v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Struct {
-		if f := v.Elem().FieldByName("Model"); f.IsValid() && f.CanInterface() {
-			if m, ok := f.Interface().(model.LLM); ok && m != nil {
-				return m
-			}
-		}
-	}
-	for _, sub := range a.SubAgents() {
-		if m := agentModel(sub); m != nil {
-			return m
-		}
-	}
-	return nil
-}
-
-func session0(ctx agent.InvocationContext) (compaction.Session, bool) {
-	s := ctx.Session()
-	if s == nil {
-		return compaction.Session{}, false
-	}
-	return compaction.Session{App: s.AppName(), User: s.UserID(), ID: s.ID()}, true
+	return glue.Map(m.LLM.GenerateContent(ctx, (*model.LLMRequest)(req), false),
+		func(r *model.LLMResponse) *response.LLMResponse { return (*response.LLMResponse)(r) })
 }
 
 func (h *Hooks) beforeRun(ctx agent.InvocationContext) (*genai.Content, error) {
-	if s, ok := session0(ctx); ok {
-		_, viewed := ctx.Session().(*viewSession)
-		h.e.BeforeRun(ctx, s, ctx.InvocationID(), ctx.UserContent(), viewed, func() []compaction.Event {
-			return coreEvents(rawEvents(ctx.Session()))
+	if s, ok := glue.KeyOf(ctx.Session()); ok {
+		h.e.BeforeRun(ctx, s, ctx.InvocationID(), ctx.UserContent(), version.Viewed(ctx.Session()), func() []compaction.Event {
+			return version.CoreOf(version.Unwrap(ctx.Session()))
 		})
 	}
 	return nil, nil
@@ -202,27 +155,19 @@ func (h *Hooks) afterModel(ctx agent.CallbackContext, resp *model.LLMResponse, _
 	return nil, nil
 }
 
-func (h *Hooks) afterTool(ctx tool.Context, t tool.Tool, _, result map[string]any, _ error) (map[string]any, error) {
-	var save engine.SaveFunc
-	if arts := ctx.Artifacts(); arts != nil {
-		save = func(c context.Context, name string, p *genai.Part) error { _, err := arts.Save(c, name, p); return err }
-	}
-	name := ""
-	if t != nil {
-		name = t.Name()
-	}
-	return h.e.AfterTool(ctx, ctx, name, ctx.FunctionCallID(), result, save), nil
+func (h *Hooks) afterTool(ctx agent.ToolContext, t tool.Tool, _, result map[string]any, _ error) (map[string]any, error) {
+	return h.e.AfterTool(ctx, ctx, glue.NameOf(t), ctx.FunctionCallID(), result, glue.Saver(ctx.Artifacts())), nil
 }
 
 func (h *Hooks) onEvent(ctx agent.InvocationContext, ev *session.Event) (*session.Event, error) {
-	if s, ok := session0(ctx); ok && ev != nil && !ev.Partial {
+	if s, ok := glue.KeyOf(ctx.Session()); ok && ev != nil && !ev.Partial {
 		h.e.OnEvent(ctx, s, ctx.InvocationID(), ev.Content, ev.IsFinalResponse())
 	}
 	return nil, nil
 }
 
 func (h *Hooks) afterRun(ctx agent.InvocationContext) {
-	if s, ok := session0(ctx); ok {
+	if s, ok := glue.KeyOf(ctx.Session()); ok {
 		h.e.AfterRun(ctx, s, ctx.InvocationID())
 	}
 }

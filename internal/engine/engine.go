@@ -128,20 +128,16 @@ func (e *Engine) LearnAgentModel(m compaction.Model) {
 }
 
 // UseStore sets where compaction reads sessions and appends markers (the glue's wrapper over
-// the runner's session service) and starts the compactor. Without compaction it does nothing.
-func (e *Engine) UseStore(st compaction.Store) error {
+// the runner's session service) and starts the compactor. Without compaction it does nothing; a
+// compactor that cannot start is logged at error level (the configuration was validated, so
+// this does not happen).
+func (e *Engine) UseStore(st compaction.Store) {
 	if e.cfg.Compaction == nil {
-		return nil
+		return
 	}
 	cc := *e.cfg.Compaction
 	e.mu.Lock()
 	replaced := e.compactor != nil
-	defer func() {
-		if replaced {
-			e.wiringError("store_replaced", "the session service was wrapped twice: compaction now uses the latest one")
-		}
-	}()
-	defer e.mu.Unlock()
 	if cc.Summarizer == nil && e.agentModel != nil {
 		cc.Summarizer = &compaction.LLMSummarizer{Model: e.agentModel}
 	}
@@ -151,11 +147,17 @@ func (e *Engine) UseStore(st compaction.Store) error {
 		Limits: e.Limits,
 		Report: e.reportCompaction,
 	})
-	if err != nil {
-		return config.Nest("Compaction", err)
+	if err == nil {
+		e.compactor = c
 	}
-	e.compactor = c
-	return nil
+	e.mu.Unlock()
+	if err != nil {
+		e.log.Error("adkctx: compaction not started", zap.String("error", config.Nest("Compaction", err).Error()))
+		return
+	}
+	if replaced {
+		e.wiringError("store_replaced", "the session service was wrapped twice: compaction now uses the latest one")
+	}
 }
 
 func (e *Engine) getCompactor() *compaction.Compactor {

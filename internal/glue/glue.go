@@ -1,12 +1,14 @@
-// Package glue holds what the session wrappers of every adk-go major version do alike, written
-// once over type parameters: the compacted view of a session (with the markers this process
-// appended since the session was read), and appends that adkctx's own background writes can
-// never fail. The per-version packages (hooks for adk-go v1, adk2/hooks for v2) only convert
-// their event and session types.
+// Package glue holds what the glues of every adk-go major version (package hooks for adk-go v1,
+// adk2/hooks for v2) do alike, written once over type parameters: the session-service wrapper
+// and its sessions, which show the compacted view (with the markers this process appended since
+// a session was read) and append so that adkctx's own background writes never fail a turn
+// (Service); the wiring checks, the agent's model and the artifact saver (wire.go). The
+// per-version packages only name their types, convert their events and call adk-go's API.
 package glue
 
 import (
 	"context"
+	"iter"
 	"time"
 
 	"github.com/adkctx/adkctx/compaction"
@@ -26,15 +28,61 @@ const (
 	busyBackoff      = 25 * time.Millisecond
 )
 
-// Kind converts one adk-go version's events for the core.
-type Kind[E any] struct {
+// Kind converts one adk-go version's sessions and events for the core.
+type Kind[S Identified, E comparable] struct {
 	// Core converts events to the core's events, one for one, in order.
 	Core func(events []E) []compaction.Event
 	// ID returns an event's id.
 	ID func(E) string
 	// Summary builds the event a view shows for a summary item, placed at event at.
 	Summary func(it compaction.Item, at E) E
+	// Events returns a session's stored events (nil when it has none).
+	Events func(S) Events[E]
 }
+
+// Events is adk-go's session.Events of either version.
+type Events[E any] interface {
+	All() iter.Seq[E]
+	Len() int
+	At(i int) E
+}
+
+// Identified is what identifies a session (adk-go's session.Session of either version).
+type Identified interface {
+	AppName() string
+	UserID() string
+	ID() string
+}
+
+// KeyOf returns the key of a session; false for no session.
+func KeyOf(s Identified) (compaction.Session, bool) {
+	if s == nil {
+		return compaction.Session{}, false
+	}
+	return compaction.Session{App: s.AppName(), User: s.UserID(), ID: s.ID()}, true
+}
+
+// Stored returns every stored event of s (markers included, nil dropped), in stream order.
+func (k Kind[S, E]) Stored(s S) []E {
+	if any(s) == nil {
+		return nil
+	}
+	evs := k.Events(s)
+	if evs == nil {
+		return nil
+	}
+	var zero E
+	out := make([]E, 0, evs.Len())
+	for e := range evs.All() {
+		if e != zero {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// CoreOf converts the stored events of s for the core.
+func (k Kind[S, E]) CoreOf(s S) []compaction.Event { return k.Core(k.Stored(s)) }
 
 // Board remembers the markers this process appended per session, so an invocation that read
 // its session before a background compaction stored its marker sees the summary at its next
@@ -66,7 +114,7 @@ func (b *Board[E]) Forget(s compaction.Session) { b.m.Delete(s) }
 
 // View returns what the model sees of stored (a session's stored events, in stream order, no
 // nil) plus the board's markers not among them.
-func View[E any](k Kind[E], v *compaction.Viewer, stored, board []E) []E {
+func View[S Identified, E comparable](k Kind[S, E], v *compaction.Viewer, stored, board []E) []E {
 	all := stored
 	if len(board) > 0 {
 		seen := make(map[string]bool, len(stored))
@@ -117,10 +165,9 @@ func Refresh(old, fresh []compaction.Event) (advanced, ok bool) {
 // Append appends through handle and, when the store refused the append because adkctx's own
 // background marker made the handle stale, or because the store was busy with that write
 // (SQLite has one writer), appends through a fresh handle — a few times, backing off while busy.
-// appendTo appends through a handle; refresh reads the session again and reports, like Refresh,
-// whether only markers were stored since handle was read. It returns the handle that took the
-// event (to be used from then on), and the last error.
-func Append[H any](ctx context.Context, handle H, appendTo func(H) error, refresh func(H) (fresh H, advanced, ok bool)) (H, error) {
+// appendTo appends through a handle; reread reads the session again. It returns the handle that
+// took the event (to be used from then on), and the last error.
+func Append[S Identified, E comparable](ctx context.Context, k Kind[S, E], handle S, appendTo func(S) error, reread func(S) (S, error)) (S, error) {
 	err := appendTo(handle)
 	for try := 0; err != nil && try < maxAppendRetries; try++ {
 		busy := false
@@ -132,7 +179,13 @@ func Append[H any](ctx context.Context, handle H, appendTo func(H) error, refres
 				return handle, err
 			}
 		}
-		fresh, advanced, ok := refresh(handle)
+		fresh, rerr := reread(handle)
+		if rerr != nil || any(fresh) == nil {
+			return handle, err
+		}
+		// Only adkctx's markers may have been stored since handle was read: another writer's
+		// conflict stands.
+		advanced, ok := Refresh(k.CoreOf(handle), k.CoreOf(fresh))
 		if !ok || !busy && !advanced {
 			return handle, err
 		}

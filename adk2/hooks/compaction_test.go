@@ -1,0 +1,374 @@
+package hooks_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+	"google.golang.org/adk/v2/agent"
+	"google.golang.org/adk/v2/agent/llmagent"
+	"google.golang.org/adk/v2/model"
+	"google.golang.org/adk/v2/plugin"
+	"google.golang.org/adk/v2/runner"
+	"google.golang.org/adk/v2/session"
+	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/adk2/hooks"
+	"github.com/adkctx/adkctx/adk2/internal/llmtest"
+	"github.com/adkctx/adkctx/agentsmd"
+	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/compaction"
+)
+
+// Every request after a compaction carries the summary, the previous user turn raw and the new
+// message; storage keeps every original event — on the in-memory and SQLite services, in the
+// background (default) and synchronous modes.
+func TestCompactionKeepsTheRawTail(t *testing.T) {
+	for name, newBase := range backends(t) {
+		for _, sync := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/sync=%v", name, sync), func(t *testing.T) {
+				m := &llmtest.Model{UsageScale: 1, Default: chatty}
+				cfg := hooks.Config{Compaction: &compaction.Config{Interval: 3, Synchronous: sync, Summarizer: &compaction.ExtractiveSummarizer{}}}
+				s := wireStack(t, m, cfg, newBase(), nil)
+				const turns = 16
+				for i := range turns {
+					if err := s.send(t, "s1", fmt.Sprintf("turn-%d: look at module %d and tell me what it does", i, i)); err != nil {
+						t.Fatalf("turn %d: %v", i, err)
+					}
+					if !sync {
+						waitIdle(t, s.hooks)
+					}
+				}
+				summarized := false
+				for i, req := range m.Requests() {
+					if prev := fmt.Sprintf("turn-%d: look at module %d and tell me what it does", i-1, i-1); i > 0 && !slices.Contains(userTexts(req), prev) {
+						t.Errorf("request %d lacks the previous user turn raw: %q", i, userTexts(req))
+					}
+					summarized = summarized || hasSummary(req)
+					if summarized && !hasSummary(req) {
+						t.Errorf("request %d after the first compaction has no summary", i)
+					}
+				}
+				if !summarized {
+					t.Fatal("no request carried a summary")
+				}
+				markers, originals := 0, 0
+				for _, e := range stored(t, s.base, "s1") {
+					if isMarker(e) {
+						markers++
+					} else {
+						originals++
+					}
+				}
+				if originals != 2*turns || markers == 0 {
+					t.Errorf("stored %d originals (want %d) and %d markers", originals, 2*turns, markers)
+				}
+				if n := s.logs.FilterMessage("compaction").FilterField(zap.String("outcome", "compacted")).Len(); n != markers {
+					t.Errorf("%d compaction log entries say compacted, %d markers stored", n, markers)
+				}
+			})
+		}
+	}
+}
+
+// Background compaction: a turn does not wait for the summarizer; the next turn uses the marker
+// once it is stored. Whether a turn waited is read from the order of events (the turn ended
+// before the summarizer did), not from a clock.
+func TestBackgroundCompactionIsOffTheTurn(t *testing.T) {
+	release := make(chan struct{})
+	m := &llmtest.Model{UsageScale: 1, Default: chatty}
+	s := wireStack(t, m, hooks.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: &gatedSummarizer{release: release}}}, session.InMemoryService(), nil)
+	for i := range 6 {
+		// Every turn ends while the summarizer is still held: had a turn waited for it, the
+		// test would hang (and fail on its deadline) here.
+		if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 30))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if slices.ContainsFunc(stored(t, s.base, "s1"), isMarker) {
+		t.Fatal("a marker was stored before the summarizer was released")
+	}
+	close(release)
+	waitIdle(t, s.hooks)
+	if !slices.ContainsFunc(stored(t, s.base, "s1"), isMarker) {
+		t.Fatal("no marker stored by the background compaction")
+	}
+	if err := s.send(t, "s1", "after the compaction"); err != nil {
+		t.Fatal(err)
+	}
+	if last := m.Requests()[m.Calls()-1]; !hasSummary(last) {
+		t.Error("the turn after the background compaction has no summary")
+	}
+}
+
+// A summarizer that ignores its context cannot hold a compaction past Timeout: the fallback is
+// used and the session's compaction slot is released.
+func TestSummarizerIgnoringItsContextIsBounded(t *testing.T) {
+	slow := &slowSummarizer{delay: time.Hour, ignoreCtx: true}
+	s := wireStack(t, &llmtest.Model{UsageScale: 1}, hooks.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: slow, Timeout: 300 * time.Millisecond,
+		Synchronous: true}}, session.InMemoryService(), nil)
+	for i := range 5 {
+		if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 40))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fallback := s.logs.FilterMessage("compaction").FilterField(zap.Bool("fallback_used", true)).All()
+	if len(fallback) == 0 {
+		t.Fatal("no compaction used the fallback")
+	}
+	if got := fallback[0].ContextMap()["primary_error_kind"]; got != "timeout" {
+		t.Errorf("primary_error_kind = %v, want timeout", got)
+	}
+}
+
+// A token-triggered compaction in the middle of one long invocation keeps every request under
+// the hard limit, and the current user message raw.
+func TestLongInvocationStaysBounded(t *testing.T) {
+	const calls = 30
+	m := &llmtest.Model{ModelName: "small-model", UsageScale: 1}
+	for i := range calls {
+		m.Script = append(m.Script, llmtest.Call(&genai.FunctionCall{Name: "build", Args: map[string]any{"target": fmt.Sprint(i)}}))
+	}
+	m.Script = append(m.Script, llmtest.Text("all targets built"))
+	cfg := hooks.Config{
+		Models:     []budget.ModelInfo{{Name: "small-model", ContextWindow: 8000, MaxOutputTokens: 500}},
+		Compaction: &compaction.Config{Summarizer: &compaction.ExtractiveSummarizer{}},
+	}
+	s := wireStack(t, m, cfg, session.InMemoryService(), nil, buildTool(t, strings.Repeat("step output line with some detail\n", 90)))
+	if err := s.send(t, "s1", "build all thirty targets"); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	limits := s.hooks.Limits("small-model")
+	reqs := m.Requests()
+	if len(reqs) != calls+1 {
+		t.Fatalf("model calls = %d, want %d", len(reqs), calls+1)
+	}
+	for i, r := range reqs {
+		if n := budget.EstimateRequest(r.Contents, r.Config); n > limits.Hard {
+			t.Errorf("call %d: %d tokens above the hard limit %d", i, n, limits.Hard)
+		}
+		if !slices.Contains(userTexts(r), "build all thirty targets") {
+			t.Errorf("call %d lost the current user message", i)
+		}
+	}
+	waitIdle(t, s.hooks)
+	if !slices.ContainsFunc(stored(t, s.base, "s1"), isMarker) {
+		t.Error("no mid-invocation compaction happened")
+	}
+}
+
+// Both wiring mistakes are caught — compaction without the plugin, the plugin without the
+// session wrapper — each with one error-level entry; Wire refuses what it cannot wire; correct
+// wiring logs no error.
+func TestWiringMistakesAreLoud(t *testing.T) {
+	hello := func(t *testing.T, r *runner.Runner) {
+		for range 3 {
+			if err := run(t, r, "s1", genai.NewContentFromText("hello", genai.RoleUser)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name, problem string
+		rc            func(h *hooks.Hooks) runner.Config
+	}{
+		{"no plugin", "plugin_missing", func(h *hooks.Hooks) runner.Config {
+			a, _ := llmagent.New(llmagent.Config{Name: "assistant", Model: &llmtest.Model{}, BeforeModelCallbacks: []llmagent.BeforeModelCallback{h.BeforeModel()}})
+			return runner.Config{AppName: appName, Agent: a, SessionService: h.SessionService(session.InMemoryService()), AutoCreateSession: true}
+		}},
+		{"no session wrapper", "view_missing", func(h *hooks.Hooks) runner.Config {
+			p, _ := h.Plugin()
+			a, _ := llmagent.New(llmagent.Config{Name: "assistant", Model: &llmtest.Model{}})
+			return runner.Config{AppName: appName, Agent: a, SessionService: session.InMemoryService(), AutoCreateSession: true,
+				PluginConfig: runner.PluginConfig{Plugins: []*plugin.Plugin{p}}}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			core, logs := observer.New(zapcore.DebugLevel)
+			h, err := hooks.New(hooks.Config{Logger: zap.New(core), Compaction: &compaction.Config{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := runner.New(tc.rc(h))
+			if err != nil {
+				t.Fatal(err)
+			}
+			hello(t, r)
+			if got := logs.FilterLevelExact(zapcore.ErrorLevel).FilterField(zap.String("problem", tc.problem)).Len(); got != 1 {
+				t.Errorf("%d %s errors logged, want 1", got, tc.problem)
+			}
+		})
+	}
+	t.Run("Wire refuses", func(t *testing.T) {
+		h, _ := newHooks(t, hooks.Config{Compaction: &compaction.Config{}})
+		a, _ := llmagent.New(llmagent.Config{Name: "assistant", Model: &llmtest.Model{}})
+		if _, err := h.Wire(runner.Config{AppName: appName, Agent: a}); err == nil {
+			t.Error("Wire accepted a config without a session service")
+		}
+		if _, err := h.Wire(runner.Config{AppName: appName, SessionService: session.InMemoryService()}); err == nil {
+			t.Error("Wire accepted a config without an agent")
+		}
+		rc, err := h.Wire(runner.Config{AppName: appName, Agent: a, SessionService: session.InMemoryService()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Wire(rc); err == nil {
+			t.Error("Wire accepted an already wired config")
+		}
+	})
+	t.Run("correct wiring logs no error", func(t *testing.T) {
+		s := wireStack(t, &llmtest.Model{}, hooks.Config{Compaction: &compaction.Config{}}, session.InMemoryService(), nil)
+		hello(t, s.runner)
+		if n := s.logs.FilterLevelExact(zapcore.ErrorLevel).Len(); n != 0 {
+			t.Errorf("%d error entries with correct wiring: %v", n, s.logs.FilterLevelExact(zapcore.ErrorLevel).All())
+		}
+	})
+}
+
+// With compaction on and no summarizer configured, Wire makes the agent's model the summarizer:
+// the root llmagent's, or the first LLM sub-agent's of a workflow or sequential root (adk-go v2
+// has no accessor for an llmagent's model; the glue reads its exported Model field).
+func TestWireLearnsTheAgentsModel(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		root func(t *testing.T, a agent.Agent) agent.Agent
+	}{
+		{"llmagent", func(_ *testing.T, a agent.Agent) agent.Agent { return a }},
+		{"workflow", func(t *testing.T, a agent.Agent) agent.Agent { return workflowRoot(t, a) }},
+		{"sequential", func(t *testing.T, a agent.Agent) agent.Agent { return sequentialRoot(t, a) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var prompts counter
+			m := &llmtest.Model{UsageScale: 1, Default: func(req *model.LLMRequest) (*genai.Content, error) {
+				if strings.Contains(llmtest.AllText(req), "You are maintaining the working memory") {
+					prompts.add("summary")
+					return genai.NewContentFromText("Goal: keep going. Decisions: none.", genai.RoleModel), nil
+				}
+				return chatty(req)
+			}}
+			a, err := llmagent.New(llmagent.Config{Name: "assistant", Model: m, Instruction: "You are a careful assistant."})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := wireStack(t, m, hooks.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true}}, session.InMemoryService(), tc.root(t, a))
+			for i := range 6 {
+				if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 40))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if prompts.get("summary") == 0 {
+				t.Fatal("the agent's model never wrote a summary")
+			}
+			entries := s.logs.FilterMessage("compaction").FilterField(zap.String("outcome", "compacted")).All()
+			if len(entries) == 0 || entries[0].ContextMap()["summarizer"] != "llm:"+m.Name() {
+				t.Errorf("compactions: %v", entries)
+			}
+		})
+	}
+}
+
+// A marker appended in the background while an invocation is running makes the runner's
+// database handle stale; the wrapper appends through a fresh handle, so the turn succeeds.
+func TestBackgroundMarkerNeverFailsARunningTurn(t *testing.T) {
+	base := sqliteService(t, filepath.Join(t.TempDir(), "sessions.db"))
+	release := make(chan struct{})
+	var once sync.Once
+	calls := 0
+	m := &llmtest.Model{ModelName: "small-model", UsageScale: 1, Default: func(req *model.LLMRequest) (*genai.Content, error) {
+		calls++
+		if calls == 20 {
+			// The 20th call: let the background compaction store its marker while this
+			// invocation runs.
+			once.Do(func() { close(release) })
+			time.Sleep(300 * time.Millisecond)
+		}
+		return genai.NewContentFromText("noted: "+strings.Repeat("detail ", 60), genai.RoleModel), nil
+	}}
+	s := wireStack(t, m, hooks.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: &gatedSummarizer{release: release}}}, base, nil)
+	for i := range 25 {
+		if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 30))); err != nil {
+			t.Fatalf("turn %d failed: %v", i, err)
+		}
+	}
+	waitIdle(t, s.hooks)
+	if !slices.ContainsFunc(stored(t, base, "s1"), isMarker) {
+		t.Fatal("no marker stored")
+	}
+}
+
+// Calibration and accounting live in the stored events: a second process (a second Hooks over
+// the same SQLite file) that never saw the session makes the same budget decision.
+func TestAnotherProcessMakesTheSameDecision(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	newModel := func() *llmtest.Model { return &llmtest.Model{ModelName: "small-model", UsageScale: 1.3} }
+	cfg := hooks.Config{Models: []budget.ModelInfo{{Name: "small-model", ContextWindow: 32_000, MaxOutputTokens: 1_000}}}
+	first := wireStack(t, newModel(), cfg, sqliteService(t, path), nil)
+	for i := range 5 {
+		if err := first.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("a fairly long question ", 60))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	second := wireStack(t, newModel(), cfg, sqliteService(t, path), nil)
+	if err := second.send(t, "s1", "the same next question"); err != nil {
+		t.Fatal(err)
+	}
+	last := func(s *stack) map[string]any { d := s.budgetDecisions(); return d[len(d)-1].ContextMap() }
+	got, want := last(second), last(first)
+	if got["calibration_factor"] != want["calibration_factor"] || got["call_seq"].(int64) != want["call_seq"].(int64)+1 {
+		t.Errorf("fresh process decided %v, serving process %v", got, want)
+	}
+	a, b := first.hooks.Usage(appName, "user", "s1"), second.hooks.Usage(appName, "user", "s1")
+	if a.Turns+1 != b.Turns || a.ModelCalls+1 != b.ModelCalls {
+		t.Errorf("accounting not rebuilt: first process %+v, second %+v", a, b)
+	}
+}
+
+// AGENTS.md text reaches every model call after the agent's own instruction; the working
+// directory can come from session state, so one process serves two repositories.
+func TestInstructionsPerSessionWorkDir(t *testing.T) {
+	repoA, repoB := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(repoA, ".git", "HEAD"), "ref: refs/heads/main")
+	writeFile(t, filepath.Join(repoB, ".git", "HEAD"), "ref: refs/heads/main")
+	writeFile(t, filepath.Join(repoA, "AGENTS.md"), "Repo A: run `make test`; templates look like {name}.")
+	writeFile(t, filepath.Join(repoB, "svc", "AGENTS.md"), "Repo B service: never edit generated files.")
+	m := &llmtest.Model{}
+	s := newStack(t, m, stackOptions{cfg: hooks.Config{Instructions: &hooks.InstructionsConfig{
+		WorkDir: repoA, WorkDirStateKey: "work_dir", Discovery: agentsmd.Config{NoGlobal: true},
+	}}})
+	if _, err := s.sessions.Create(t.Context(), &session.CreateRequest{AppName: appName, UserID: "user", SessionID: "b",
+		State: map[string]any{"work_dir": filepath.Join(repoB, "svc")}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"a", "b"} {
+		if err := s.send(t, id, "hello"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sys := func(i int) string {
+		var b strings.Builder
+		for _, p := range m.Requests()[i].Config.SystemInstruction.Parts {
+			b.WriteString(p.Text)
+		}
+		return b.String()
+	}
+	a, b := sys(0), sys(1)
+	if !strings.Contains(a, "Repo A: run `make test`; templates look like {name}.") || strings.Contains(a, "Repo B") {
+		t.Errorf("session a system instruction:\n%s", a)
+	}
+	if !strings.Contains(b, "Repo B service") || strings.Contains(b, "Repo A") {
+		t.Errorf("session b system instruction:\n%s", b)
+	}
+	if strings.Index(a, "careful assistant") > strings.Index(a, "Repo A") {
+		t.Error("AGENTS.md text comes before the agent's own instruction")
+	}
+	if f := s.budgetDecisions()[0].ContextMap(); f["instruction_bytes"].(int64) == 0 {
+		t.Errorf("the budget decision does not count the instructions: %v", f)
+	}
+}

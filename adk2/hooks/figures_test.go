@@ -1,0 +1,127 @@
+package hooks_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"google.golang.org/adk/v2/agent/llmagent"
+	"google.golang.org/adk/v2/runner"
+	"google.golang.org/adk/v2/session"
+	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/adk2/hooks"
+	"github.com/adkctx/adkctx/adk2/internal/llmtest"
+	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/scenario"
+)
+
+type scenarioRun struct {
+	figures scenario.Figures
+	soft    int
+	base    session.Service
+}
+
+// runScenario plays the scripted session through a v2 runner and llmagent with the given window,
+// with or without adkctx (wired with Wire, extractive summarizer, synchronous compaction so the
+// figures do not depend on timing) — as the v1 figure test does.
+func runScenario(tb testing.TB, window int, withAdkctx bool) scenarioRun {
+	info := budget.ModelInfo{Name: "scenario-model", ContextWindow: window, MaxOutputTokens: 8_192}
+	limits := budget.NewLimits(info, true, budget.LimitConfig{})
+	m := llmtest.NewScenario(info.Name, limits.Soft)
+	tools, err := llmtest.ScenarioTools()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	a, err := llmagent.New(llmagent.Config{Name: "coder", Model: m, Instruction: "You are a careful coding assistant.", Tools: tools})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := scenarioRun{soft: limits.Soft, base: session.InMemoryService()}
+	rc := runner.Config{AppName: appName, Agent: a, SessionService: out.base, AutoCreateSession: true}
+	var h *hooks.Hooks
+	if withAdkctx {
+		if h, err = hooks.New(hooks.Config{Models: []budget.ModelInfo{info},
+			Compaction: &compaction.Config{Synchronous: true, Summarizer: &compaction.ExtractiveSummarizer{}}}); err != nil {
+			tb.Fatal(err)
+		}
+		if rc, err = h.Wire(rc); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	r, err := runner.New(rc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i := range scenario.Invocations {
+		if err := run(tb, r, "s1", genai.NewContentFromText(scenario.UserMessage(i), genai.RoleUser)); err != nil {
+			tb.Fatalf("turn %d: %v", i, err)
+		}
+	}
+	if h != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		if err := h.Close(ctx); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	out.figures = m.Figures()
+	return out
+}
+
+// The continuity and cache figures of the v1 glue (hooks.TestFigureContinuity), reproduced
+// through an adk-go v2 runner: 200 invocations with a 1M and a 32K window; the same properties
+// (scenario.Figures.Problems) and the final summary's ledger exact.
+func TestFigureContinuity(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("figure run skipped in -short and -race mode; run: go test -run TestFigure ./hooks/")
+	}
+	without := runScenario(t, 1_048_576, false)
+	for _, window := range []int{1_048_576, 32_768} {
+		t.Run(fmt.Sprint(window), func(t *testing.T) {
+			with := runScenario(t, window, true)
+			t.Logf("with adkctx: %s", with.figures)
+			t.Logf("without: %s", without.figures)
+			t.Logf("%s", with.figures.Against(without.figures))
+			for _, p := range with.figures.Problems(without.figures, with.soft, window == 1_048_576) {
+				t.Error(p)
+			}
+			checkLedger(t, with.base)
+		})
+	}
+}
+
+// checkLedger compares the live summary's ledger with the tool calls its chain hides.
+func checkLedger(t *testing.T, base session.Service) {
+	t.Helper()
+	viewer, err := hooks.New(hooks.Config{Compaction: &compaction.Config{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown, markerID := map[string]bool{}, ""
+	for _, e := range stored(t, viewer.SessionService(base), "s1") {
+		shown[e.ID] = true
+		if id, ok := e.CustomMetadata[compaction.SummaryMetadataKey].(string); ok {
+			markerID = id
+		}
+	}
+	var hidden []*genai.Content
+	var ledger *compaction.Ledger
+	for _, e := range stored(t, base, "s1") {
+		if e.ID == markerID {
+			m, err := compaction.ReadMarker(&compaction.Event{ID: e.ID, Metadata: e.CustomMetadata})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ledger = m.Ledger
+		}
+		if !shown[e.ID] && e.Content != nil {
+			hidden = append(hidden, e.Content)
+		}
+	}
+	if p := scenario.LedgerProblem(hidden, ledger); p != "" {
+		t.Error(p)
+	}
+}

@@ -1,0 +1,319 @@
+package hooks_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+	"google.golang.org/adk/v2/agent"
+	"google.golang.org/adk/v2/agent/llmagent"
+	"google.golang.org/adk/v2/artifact"
+	"google.golang.org/adk/v2/model"
+	"google.golang.org/adk/v2/plugin"
+	"google.golang.org/adk/v2/runner"
+	"google.golang.org/adk/v2/session"
+	"google.golang.org/adk/v2/session/database"
+	"google.golang.org/adk/v2/tool"
+	"google.golang.org/adk/v2/tool/functiontool"
+	"google.golang.org/genai"
+	"gorm.io/gorm"
+	gormlogger "gorm.io/gorm/logger"
+
+	"github.com/adkctx/adkctx/adk2/hooks"
+	"github.com/adkctx/adkctx/adk2/internal/llmtest"
+	"github.com/adkctx/adkctx/compaction"
+)
+
+const appName = "adk2-hooks-test"
+
+// stack is a runner over one agent, wired with adkctx.
+type stack struct {
+	hooks     *hooks.Hooks
+	model     *llmtest.Model
+	runner    *runner.Runner
+	sessions  session.Service // the runner's (wrapped when compaction is on)
+	base      session.Service // the stored one
+	artifacts artifact.Service
+	logs      *observer.ObservedLogs
+}
+
+type stackOptions struct {
+	cfg        hooks.Config
+	tools      []tool.Tool
+	usePlugin  bool // register the plugin only (no agent callbacks)
+	useBoth    bool // the plugin and the agent callbacks
+	noArtifact bool
+	base       session.Service // default: in-memory
+}
+
+// newStack builds an llmagent and a runner wired by hand: the agent callbacks (budgets,
+// truncation, AGENTS.md without compaction) and/or the plugin with the wrapped session service.
+func newStack(t testing.TB, m *llmtest.Model, opts stackOptions) *stack {
+	t.Helper()
+	h, logs := newHooks(t, opts.cfg)
+	agentCfg := llmagent.Config{Name: "assistant", Model: m, Instruction: "You are a careful assistant.", Tools: opts.tools}
+	if !opts.usePlugin || opts.useBoth {
+		agentCfg.BeforeModelCallbacks = []llmagent.BeforeModelCallback{h.BeforeModel()}
+		agentCfg.AfterModelCallbacks = []llmagent.AfterModelCallback{h.AfterModel()}
+		agentCfg.AfterToolCallbacks = []llmagent.AfterToolCallback{h.AfterTool()}
+	}
+	a, err := llmagent.New(agentCfg)
+	if err != nil {
+		t.Fatalf("llmagent.New: %v", err)
+	}
+	s := &stack{hooks: h, model: m, logs: logs, base: opts.base}
+	if s.base == nil {
+		s.base = session.InMemoryService()
+	}
+	s.sessions = h.SessionService(s.base)
+	rc := runner.Config{AppName: appName, Agent: a, SessionService: s.sessions, AutoCreateSession: true}
+	if !opts.noArtifact {
+		s.artifacts = artifact.InMemoryService()
+		rc.ArtifactService = s.artifacts
+	}
+	if opts.usePlugin || opts.useBoth {
+		p, err := h.Plugin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc.PluginConfig = runner.PluginConfig{Plugins: []*plugin.Plugin{p}}
+	}
+	if s.runner, err = runner.New(rc); err != nil {
+		t.Fatalf("runner.New: %v", err)
+	}
+	return s
+}
+
+// wireStack builds a runner over root (default: an llmagent on m with tools) wired with
+// Hooks.Wire, as the README shows.
+func wireStack(t testing.TB, m model.LLM, cfg hooks.Config, base session.Service, root agent.Agent, tools ...tool.Tool) *stack {
+	t.Helper()
+	h, logs := newHooks(t, cfg)
+	if root == nil {
+		var err error
+		if root, err = llmagent.New(llmagent.Config{Name: "assistant", Model: m, Instruction: "You are a careful assistant.", Tools: tools}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc, err := h.Wire(runner.Config{AppName: appName, Agent: root, SessionService: base, AutoCreateSession: true, ArtifactService: artifact.InMemoryService()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := runner.New(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lm, _ := m.(*llmtest.Model)
+	return &stack{hooks: h, model: lm, runner: r, sessions: rc.SessionService, base: base, artifacts: rc.ArtifactService, logs: logs}
+}
+
+// newHooks builds hooks logging to an observer, closed when the test ends.
+func newHooks(t testing.TB, cfg hooks.Config) (*hooks.Hooks, *observer.ObservedLogs) {
+	t.Helper()
+	core, logs := observer.New(zapcore.DebugLevel)
+	cfg.Logger = zap.New(core)
+	h, err := hooks.New(cfg)
+	if err != nil {
+		t.Fatalf("hooks.New: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := h.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return h, logs
+}
+
+// send runs one user message; it returns the error the run ended with, if any.
+func (s *stack) send(t testing.TB, sessionID, text string) error {
+	t.Helper()
+	return run(t, s.runner, sessionID, genai.NewContentFromText(text, genai.RoleUser))
+}
+
+func run(t testing.TB, r *runner.Runner, sessionID string, msg *genai.Content) error {
+	t.Helper()
+	for _, err := range r.Run(t.Context(), "user", sessionID, msg, agent.RunConfig{}) {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// view returns the events of a session as the runner reads them (the compacted view).
+func (s *stack) view(t testing.TB, sessionID string) []*session.Event {
+	t.Helper()
+	return stored(t, s.sessions, sessionID)
+}
+
+func (s *stack) budgetDecisions() []observer.LoggedEntry {
+	return s.logs.FilterMessage("budget decision").All()
+}
+
+// stored returns every event of a session read through svc.
+func stored(t testing.TB, svc session.Service, sessionID string) []*session.Event {
+	t.Helper()
+	resp, err := svc.Get(t.Context(), &session.GetRequest{AppName: appName, UserID: "user", SessionID: sessionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.Collect(resp.Session.Events().All())
+}
+
+func sqliteService(t testing.TB, path string) session.Service {
+	t.Helper()
+	svc, err := database.NewSessionService(sqlite.Open(path), &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := database.AutoMigrate(svc); err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+func backends(t testing.TB) map[string]func() session.Service {
+	return map[string]func() session.Service{
+		"inmemory": session.InMemoryService,
+		"sqlite":   func() session.Service { return sqliteService(t, filepath.Join(t.TempDir(), "sessions.db")) },
+	}
+}
+
+func isMarker(e *session.Event) bool {
+	return e.Content == nil && e.CustomMetadata[compaction.MetadataKey] != nil
+}
+
+func isSummary(e *session.Event) bool {
+	_, ok := e.CustomMetadata[compaction.SummaryMetadataKey]
+	return ok
+}
+
+func userTexts(req *model.LLMRequest) []string {
+	var out []string
+	for _, c := range req.Contents {
+		if c.Role == genai.RoleUser && len(c.Parts) > 0 && c.Parts[0].Text != "" {
+			out = append(out, c.Parts[0].Text)
+		}
+	}
+	return out
+}
+
+func hasSummary(req *model.LLMRequest) bool {
+	return slices.ContainsFunc(req.Contents, compaction.IsSummary)
+}
+
+// waitIdle waits until no background compaction is scheduled or running.
+func waitIdle(t testing.TB, h *hooks.Hooks) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if !hooks.WaitIdle(ctx, h) {
+		t.Fatal("background compaction did not finish")
+	}
+}
+
+// chatty answers every call with a paragraph, so sessions grow.
+func chatty(*model.LLMRequest) (*genai.Content, error) {
+	return genai.NewContentFromText("noted: "+strings.Repeat("detail ", 40), genai.RoleModel), nil
+}
+
+type buildArgs struct {
+	Target string `json:"target"`
+}
+
+func buildTool(t testing.TB, output string) tool.Tool {
+	t.Helper()
+	bt, err := functiontool.New(functiontool.Config{Name: "build", Description: "builds a target"},
+		func(_ agent.Context, a buildArgs) (map[string]any, error) {
+			return map[string]any{"output": output, "target": a.Target}, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bt
+}
+
+// hugeBuildLog is a 2 MB build log whose first and last lines are the ones that matter.
+func hugeBuildLog() string {
+	var b strings.Builder
+	b.WriteString("BUILD START target=//app\n")
+	for i := 0; b.Len() < 2<<20; i++ {
+		fmt.Fprintf(&b, "compiling package %05d ... ok\n", i)
+	}
+	b.WriteString("main.go:42: undefined: frobnicate\nFAILED: exit status 2")
+	return b.String()
+}
+
+// slowSummarizer takes its time and may ignore its context.
+type slowSummarizer struct {
+	delay     time.Duration
+	ignoreCtx bool
+}
+
+func (s *slowSummarizer) Summarize(ctx context.Context, in compaction.SummaryInput) (*compaction.Summary, error) {
+	if s.ignoreCtx {
+		time.Sleep(s.delay)
+	} else {
+		select {
+		case <-time.After(s.delay):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return (&compaction.ExtractiveSummarizer{}).Summarize(ctx, in)
+}
+
+// gatedSummarizer summarizes once release is closed.
+type gatedSummarizer struct{ release chan struct{} }
+
+func (g *gatedSummarizer) Summarize(ctx context.Context, in compaction.SummaryInput) (*compaction.Summary, error) {
+	select {
+	case <-g.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return (&compaction.ExtractiveSummarizer{}).Summarize(ctx, in)
+}
+
+func writeFile(t testing.TB, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// counter counts by key, for scripted models called from parallel goroutines.
+type counter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *counter) add(k string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[k]++
+}
+
+func (c *counter) get(k string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[k]
+}

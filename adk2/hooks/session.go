@@ -1,0 +1,62 @@
+package hooks
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"time"
+
+	"google.golang.org/adk/v2/model"
+	"google.golang.org/adk/v2/session"
+
+	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/glue"
+)
+
+// version tells the shared glue adk-go v2's types and how its events convert; version.Wrap
+// makes the session wrapper.
+var version = &glue.Service[session.Session, session.State, session.Events, *session.Event,
+	session.CreateRequest, session.CreateResponse, session.GetRequest, session.GetResponse,
+	session.ListRequest, session.ListResponse, session.DeleteRequest]{
+	Kind: glue.Kind[session.Session, *session.Event]{
+		Core:    coreEvents,
+		ID:      func(e *session.Event) string { return e.ID },
+		Summary: summaryEvent,
+		Events:  func(s session.Session) glue.Events[*session.Event] { return s.Events() },
+	},
+	// A marker event carries no isolation scope (its record names the scope it compacts):
+	// adk-go v2 routes a user message into the scope of the newest scoped event of an unfinished
+	// task, which a marker must never be.
+	Marker: func(ctx context.Context, invocation string, ts time.Time, metadata map[string]any) *session.Event {
+		ev := session.NewEvent(ctx, invocation)
+		ev.Timestamp, ev.Author, ev.CustomMetadata = ts, "user", metadata
+		return ev
+	},
+}
+
+// summaryEvent is the event a view shows for a summary, in the place of event at. It carries the
+// isolation scope of the events it stands for: adk-go shows it to that scope's agents only.
+func summaryEvent(it compaction.Item, at *session.Event) *session.Event {
+	return &session.Event{
+		ID: compaction.SummaryEventID(it.MarkerID), Timestamp: at.Timestamp, InvocationID: at.InvocationID,
+		Author: "user", IsolationScope: it.Scope,
+		LLMResponse: model.LLMResponse{Content: it.Summary, CustomMetadata: map[string]any{compaction.SummaryMetadataKey: it.MarkerID}},
+	}
+}
+
+// coreEvents converts events for the adk-go-independent core (pointers shared, nothing copied):
+// the isolation scope becomes the core's Scope. Workflow fields (Routes, NodeInfo, Output) are
+// not the model's: an event with only those has no content, and joins its invocation without
+// counting as one.
+func coreEvents(evs []*session.Event) []compaction.Event {
+	out := make([]compaction.Event, len(evs))
+	for i, e := range evs {
+		out[i] = compaction.Event{
+			ID: e.ID, InvocationID: e.InvocationID, Author: e.Author, Branch: e.Branch, Scope: e.IsolationScope,
+			Timestamp: e.Timestamp, Content: e.Content, Metadata: e.CustomMetadata, LongRunningToolIDs: e.LongRunningToolIDs,
+			ConfirmationIDs: slices.Sorted(maps.Keys(e.Actions.RequestedToolConfirmations)),
+			ErrorCode:       e.ErrorCode, Partial: e.Partial, Final: e.IsFinalResponse(), Usage: e.UsageMetadata,
+		}
+	}
+	return out
+}
