@@ -16,7 +16,8 @@ import (
 
 // busyStore is a session whose appends fail while a running invocation keeps writing: the first
 // fails appends are refused as adk-go's database service refuses a stale handle, because the
-// invocation stored an event in the meantime (unless unchanged: then nothing was stored).
+// invocation stored an event in the meantime (unless unchanged: then they fail for another
+// reason, on a session nobody changed).
 type busyStore struct {
 	mu        sync.Mutex
 	events    []compaction.Event
@@ -36,10 +37,11 @@ func (s *busyStore) Append(_ context.Context, _ any, inv string, ts time.Time, m
 	defer s.mu.Unlock()
 	s.appends++
 	if s.appends <= s.fails {
-		if !s.unchanged {
-			s.events = append(s.events, compaction.Event{ID: fmt.Sprint("concurrent-", s.appends), InvocationID: "inv-next", Author: "user",
-				Timestamp: ts, Content: genai.NewContentFromText("a message stored meanwhile", genai.RoleUser)})
+		if s.unchanged {
+			return "", errors.New("disk full")
 		}
+		s.events = append(s.events, compaction.Event{ID: fmt.Sprint("concurrent-", s.appends), InvocationID: "inv-next", Author: "user",
+			Timestamp: ts, Content: genai.NewContentFromText("a message stored meanwhile", genai.RoleUser)})
 		return "", errors.New("stale session error: last update time from request is older than in database")
 	}
 	id := fmt.Sprintf("marker-%d", s.appends)
