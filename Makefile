@@ -1,78 +1,66 @@
 # adkctx — every check CI runs is behind `make test`.
+#
+# The repository holds four Go modules (see README.md, "Layout"):
+#   .        github.com/adkctx/adkctx          the core: no adk-go dependency
+#   hooks    github.com/adkctx/adkctx/hooks    the glue for adk-go v1 (google.golang.org/adk)
+#   adk2     github.com/adkctx/adkctx/adk2     the glue for adk-go v2 (google.golang.org/adk/v2)
+#   example  github.com/adkctx/adkctx/example  the runnable v1 agent behind `make run`
+# Every check runs in each module, from the module's own directory.
 GO           ?= go
 STATICCHECK  := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN          := $(CURDIR)/.bin
-PKGS         := ./...
+MODULES      := . hooks adk2 example
+FUZZTIME     ?= 5s
 
-.PHONY: test tidy vet staticcheck unit figures fuzz bench run screenshot
+.PHONY: test tidy vet staticcheck unit figures fuzz bench run run-adk2 screenshot
 
-test: tidy vet staticcheck unit figures fuzz test-adk2
+test: tidy vet staticcheck unit figures fuzz
 
 # go.mod and go.sum must already be tidy: CI fails on any diff.
 tidy:
-	$(GO) mod tidy -diff
+	@set -e; for m in $(MODULES); do echo "tidy $$m"; (cd $$m && $(GO) mod tidy -diff); done
 
 vet:
-	$(GO) vet $(PKGS)
+	@set -e; for m in $(MODULES); do echo "vet $$m"; (cd $$m && $(GO) vet ./...); done
 
 # staticcheck is pinned and installed through the module proxy into .bin/.
 $(BIN)/staticcheck:
 	GOBIN=$(BIN) $(GO) install $(STATICCHECK)
 
 staticcheck: $(BIN)/staticcheck
-	$(BIN)/staticcheck $(PKGS)
+	@set -e; for m in $(MODULES); do echo "staticcheck $$m"; (cd $$m && $(BIN)/staticcheck ./...); done
 
 unit:
-	$(GO) test -race -shuffle=on -count=1 -timeout 15m $(PKGS)
+	@set -e; for m in $(MODULES); do echo "test $$m"; \
+	  (cd $$m && $(GO) test -race -shuffle=on -count=1 -timeout 15m ./...); done
 
-# Tests that assert measured figures (token counts, not time) and are too slow under -race.
+# Tests that assert measured figures (token counts, not time), too slow under -race: the v1 glue's
+# and the v2 glue's, each through its own adk-go runner.
 figures:
-	$(GO) test -count=1 -run '^TestFigure' -v ./hooks/
+	cd hooks && $(GO) test -count=1 -run '^TestFigure' -v .
+	cd adk2 && $(GO) test -count=1 -run '^TestFigure' -v ./hooks/
 
 # A short run of every fuzz target, so CI exercises the fuzzers beyond their seed corpus.
-FUZZTIME ?= 5s
 fuzz:
-	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
-	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
-	    echo "fuzz $$pkg $$f"; \
-	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
-	  done; \
-	done
+	@set -e; for m in $(MODULES); do (cd $$m && \
+	  for pkg in $$($(GO) list ./...); do \
+	    for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	      echo "fuzz $$pkg $$f"; \
+	      $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	    done; \
+	  done); done
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+	@set -e; for m in $(MODULES); do (cd $$m && $(GO) test -run '^$$' -bench . -benchmem ./...); done
 
 # make run RUNFLAGS='-metrics-addr 127.0.0.1:9464' also serves the metrics for Prometheus.
 run:
-	$(GO) run ./example -demo $(RUNFLAGS)
+	cd example && $(GO) run . -demo $(RUNFLAGS)
+
+# The offline adk-go v2 example (make run stays the v1 demo).
+run-adk2:
+	cd adk2 && $(GO) run ./example
 
 # The web UI screenshot in docs/ (installs Debian's chromium when missing; not part of test).
 screenshot:
 	scripts/screenshot.sh
-
-# --- adk-go v2: the nested module adk2/ (github.com/adkctx/adkctx/adk2) ----------------------
-# Its own checks, from its own directory; the adk-go v1 writer of its upgrade test is a module of
-# its own too. The v2 glue parses nothing, so it has no fuzzers; the loop runs any it gains.
-ADK2     := $(CURDIR)/adk2
-V1WRITER := $(ADK2)/hooks/testdata/v1writer
-
-.PHONY: test-adk2 run-adk2
-
-test-adk2: $(BIN)/staticcheck
-	cd $(ADK2) && $(GO) mod tidy -diff
-	cd $(V1WRITER) && GOWORK=off $(GO) mod tidy -diff
-	cd $(ADK2) && $(GO) vet ./...
-	cd $(ADK2) && $(BIN)/staticcheck ./...
-	cd $(ADK2) && $(GO) test -race -shuffle=on -count=1 -timeout 15m ./...
-	cd $(ADK2) && $(GO) test -count=1 -run '^TestFigure' -v ./hooks/
-	@set -e; cd $(ADK2); for pkg in $$($(GO) list ./...); do \
-	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
-	    echo "fuzz $$pkg $$f"; \
-	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
-	  done; \
-	done
-
-# The offline v2 example (make run stays the v1 demo).
-run-adk2:
-	cd $(ADK2) && $(GO) run ./example
-# --- end adk2 ---------------------------------------------------------------------------------

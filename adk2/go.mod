@@ -40,7 +40,7 @@ require (
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.68.0 // indirect
 	go.opentelemetry.io/otel v1.45.0 // indirect
-	go.opentelemetry.io/otel/log v0.21.0 // indirect
+	go.opentelemetry.io/otel/log v0.20.0 // indirect
 	go.opentelemetry.io/otel/metric v1.45.0 // indirect
 	go.opentelemetry.io/otel/trace v1.45.0 // indirect
 	go.uber.org/multierr v1.10.0 // indirect
@@ -64,10 +64,3 @@ require (
 // Development: the core is the root module of this repository. A release requires its
 // published version instead.
 replace github.com/adkctx/adkctx => ../
-
-// TEMPORARY, this module only: the root module requires google.golang.org/adk v1.7.0, which
-// requires go.opentelemetry.io/otel/log v0.21.0, whose API adk-go v2.2.0 does not build against
-// (it needs v0.20.0). A replace does not reach the users of this module: before it is released,
-// the root module must stop requiring adk-go v1 (the v1 glue moves to a module of its own; see
-// README.md, "Layout").
-replace go.opentelemetry.io/otel/log => go.opentelemetry.io/otel/log v0.20.0

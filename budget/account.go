@@ -67,7 +67,6 @@ type Tally struct {
 	turns, calls     int
 	total, last      Usage
 	turnStartPrompt  int // prompt of the first call of the current turn
-	lastTurnPrompt   int // prompt of the first call of the previous turn
 	growthSum, nGrow int
 	lastTurn         string
 }

@@ -540,7 +540,9 @@ func TestCompactorConflict(t *testing.T) {
 func TestCompactorAppendRetry(t *testing.T) {
 	stale := errors.New("stale session")
 	// writer stores an event of a running invocation before each append, as a runner does.
-	writer := func(s *memStore) { s.add(Event{ID: fmt.Sprint("w", s.loads), InvocationID: "i9", Author: "user", Content: genai.NewContentFromText("more", genai.RoleUser)}) }
+	writer := func(s *memStore) {
+		s.add(Event{ID: fmt.Sprint("w", s.loads), InvocationID: "i9", Author: "user", Content: genai.NewContentFromText("more", genai.RoleUser)})
+	}
 	t.Run("retried after the session changed", func(t *testing.T) {
 		store := newStore(turns(1, 8)...)
 		store.appendErrs = []error{stale}

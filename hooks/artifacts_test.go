@@ -15,7 +15,7 @@ import (
 	"google.golang.org/adk/tool"
 	"google.golang.org/genai"
 
-	"github.com/adkctx/adkctx/internal/llmtest"
+	"github.com/adkctx/adkctx/hooks/internal/llmtest"
 )
 
 // rawTool returns its result map as it is: functiontool would JSON-encode and decode it, turning

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/adk/tool"
 	"google.golang.org/genai"
 
-	"github.com/adkctx/adkctx/internal/llmtest"
+	"github.com/adkctx/adkctx/hooks/internal/llmtest"
 )
 
 // BenchmarkHugeToolOutput runs one turn whose tool returns a 256 MB output, through adk-go's
@@ -20,7 +20,7 @@ import (
 // alloc_x (bytes allocated during the turn; the artifact copy is 1) and peak_heap_x (the heap's
 // peak above its level before the turn, sampled every millisecond).
 //
-//	go test -run '^$' -bench BenchmarkHugeToolOutput -benchtime 3x ./hooks/
+//	go test -run '^$' -bench BenchmarkHugeToolOutput -benchtime 3x .   (in hooks/)
 func BenchmarkHugeToolOutput(b *testing.B) {
 	const size = 256 << 20
 	line := "compiling package with a moderately long line of output ...\n"

@@ -30,7 +30,7 @@ import (
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
-	"github.com/adkctx/adkctx/internal/llmtest"
+	"github.com/adkctx/adkctx/hooks/internal/llmtest"
 )
 
 // wired is an agent + runner wired with Hooks.Wire, as the README shows.
@@ -186,7 +186,6 @@ func waitIdle(t *testing.T, h *hooks.Hooks) {
 type slowSummarizer struct {
 	delay     time.Duration
 	ignoreCtx bool
-	calls     sync.WaitGroup
 }
 
 func (s *slowSummarizer) Summarize(ctx context.Context, in compaction.SummaryInput) (*compaction.Summary, error) {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
-	"github.com/adkctx/adkctx/internal/pgtest"
+	"github.com/adkctx/adkctx/hooks/internal/pgtest"
 )
 
 // adkctx's session wrapper passes adk-go's own conformance suite over the in-memory, SQLite and

@@ -33,7 +33,7 @@ func scenarioTools(tb testing.TB) []tool.Tool {
 	var out []tool.Tool
 	for _, name := range []string{scenario.ReadFile, scenario.ListFiles, scenario.RunTests} {
 		t, err := functiontool.New(functiontool.Config{Name: name, Description: "scenario tool " + name},
-			func(_ tool.Context, a pathArgs) (map[string]any, error) {
+			func(_ agent.ToolContext, a pathArgs) (map[string]any, error) {
 				return scenario.Run(name, map[string]any{"path": a.Path}), nil
 			})
 		if err != nil {
@@ -79,7 +79,6 @@ func runScenarioWith(tb testing.TB, window, invocations int, withAdkctx bool, cc
 			cc.Summarizer = &compaction.ExtractiveSummarizer{}
 		}
 		run.hooks, err = hooks.New(hooks.Config{
-			Logger:     scenarioLogger(tb),
 			Models:     []budget.ModelInfo{info},
 			Compaction: &cc,
 		})
@@ -159,7 +158,7 @@ func logFigures(tb testing.TB, name string, f scenario.Figures) {
 // cumulative prompt tokens stay ≤ 15% of the same session without adkctx.
 func TestFigureContinuity(t *testing.T) {
 	if testing.Short() || raceEnabled {
-		t.Skip("figure run skipped in -short and -race mode; run: go test -run TestFigure ./hooks/")
+		t.Skip("figure run skipped in -short and -race mode; run: cd hooks && go test -run TestFigure .")
 	}
 	// Without adkctx the model sees the same requests whatever its window: one run serves both.
 	without := runScenario(t, 1_048_576, scenario.Invocations, false)
@@ -256,7 +255,7 @@ func checkLedger(t *testing.T, run scenarioRun) {
 // reports what a turn waits for after its final answer (runner.Run's iterator does not end
 // before AfterRun returns): in the background mode (the default) and in the synchronous mode,
 // where the turn that triggers a compaction waits for the summarizer.
-// Run: go test -run '^$' -bench AddedLatency -benchtime 1x ./hooks/
+// Run (in hooks/): go test -run '^$' -bench AddedLatency -benchtime 1x .
 func BenchmarkAddedLatency(b *testing.B) {
 	slow := &slowSummarizer{delay: 2 * time.Second}
 	p := func(ts []time.Duration, q float64) float64 {

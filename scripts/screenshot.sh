@@ -20,7 +20,7 @@ fi
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-go build -o "$work/example" ./example
+(cd example && go build -o "$work/example" .)
 
 # A session with a summary: the demo stores it in the SQLite file under app "coder".
 XDG_CONFIG_HOME="$work" "$work/example" -demo -turns 7 -report json \

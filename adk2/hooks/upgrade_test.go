@@ -19,7 +19,8 @@ import (
 	"github.com/adkctx/adkctx/compaction"
 )
 
-// shown is one event of a view (testdata/v1writer prints adk-go v1's view in this form).
+// shown is one event of a view (the v1 writer, hooks/internal/v1writer, prints adk-go v1's view
+// in this form).
 type shown struct {
 	ID      string `json:"id"`
 	Summary bool   `json:"summary"`
@@ -27,8 +28,8 @@ type shown struct {
 }
 
 // A user upgrading from adk-go v1 to v2 keeps their history: a session written by adkctx under
-// adk-go v1 (testdata/v1writer: hooks, a v1 runner, the v1 database service) to a SQLite file is
-// read by adkctx under adk-go v2 from the same file with the same summary and raw tail, and the
+// adk-go v1 (hooks/internal/v1writer in the v1 glue's module: hooks, a v1 runner, the v1
+// database service) to a SQLite file is read by adkctx under adk-go v2 from the same file with the same summary and raw tail, and the
 // next compaction, under v2, rolls up the marker written under v1. adk-go v1 and v2 cannot be
 // linked into one binary (their go.opentelemetry.io/otel/log requirements are incompatible), so
 // v1 writes in its own process.
@@ -41,8 +42,8 @@ func TestUpgradeFromV1KeepsTheHistory(t *testing.T) {
 		t.Fatalf("the go command is needed to run the adk-go v1 writer: %v", err)
 	}
 	path := filepath.Join(t.TempDir(), "sessions.db")
-	cmd := exec.CommandContext(t.Context(), goBin, "run", ".", "-db", path, "-app", appName, "-turns", "9")
-	cmd.Dir = filepath.Join("testdata", "v1writer")
+	cmd := exec.CommandContext(t.Context(), goBin, "run", "./internal/v1writer", "-db", path, "-app", appName, "-turns", "9")
+	cmd.Dir = filepath.Join("..", "..", "hooks") // the v1 glue's module
 	cmd.Env = append(os.Environ(), "GOWORK=off")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -18,5 +18,6 @@
 // ([Server.Requests]) with the usage the fake reported for it. Prompt usage is derived from the
 // request ([Options.PromptTokens]) so that token calibration can be exercised.
 //
-// [Server.Model] returns adk-go's real Gemini model (model/gemini.NewModel) pointed at the fake.
+// [Server.ClientConfig] points a genai client, or adk-go's Gemini model (model/gemini.NewModel),
+// at the fake.
 package geminitest

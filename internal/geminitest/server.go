@@ -14,8 +14,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"google.golang.org/adk/model"
-	"google.golang.org/adk/model/gemini"
 	"google.golang.org/genai"
 )
 
@@ -160,16 +158,6 @@ func (s *Server) Client(t testing.TB) *genai.Client {
 		t.Fatalf("genai.NewClient: %v", err)
 	}
 	return c
-}
-
-// Model returns adk-go's Gemini model for name, talking to the fake.
-func (s *Server) Model(t testing.TB, name string) model.LLM {
-	t.Helper()
-	m, err := gemini.NewModel(context.Background(), name, s.ClientConfig())
-	if err != nil {
-		t.Fatalf("gemini.NewModel: %v", err)
-	}
-	return m
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {

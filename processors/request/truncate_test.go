@@ -1,21 +1,12 @@
 package request
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-	"google.golang.org/adk/agent"
-	"google.golang.org/adk/agent/llmagent"
-	"google.golang.org/adk/model"
-	"google.golang.org/adk/runner"
-	"google.golang.org/adk/session"
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/processors/truncate"
-
-	"github.com/adkctx/adkctx/internal/llmtest"
 )
 
 func trBigResp(id, name string, size int) *genai.Part {
@@ -97,85 +88,5 @@ func TestTruncateFunctionResponses(t *testing.T) {
 				t.Errorf("second pass changed something: %+v", st2)
 			}
 		})
-	}
-}
-
-// TestTruncateFunctionResponsesWithADKRunner puts a 2 MB tool output into a real session (as if
-// stored before truncation existed) and checks what adk-go's runner sends to the model when a
-// BeforeModel callback runs TruncateFunctionResponses.
-func TestTruncateFunctionResponsesWithADKRunner(t *testing.T) {
-	ctx := context.Background()
-	llm := &llmtest.Model{}
-	var stats TruncateReport
-	a, err := llmagent.New(llmagent.Config{
-		Name: "assistant", Model: llm,
-		BeforeModelCallbacks: []llmagent.BeforeModelCallback{
-			func(_ agent.CallbackContext, req *model.LLMRequest) (*model.LLMResponse, error) {
-				stats = TruncateFunctionResponses((*LLMRequest)(req), truncate.Config{})
-				return nil, nil
-			},
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := session.InMemoryService()
-	created, err := svc.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u", SessionID: "s"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range []struct {
-		author string
-		c      *genai.Content
-	}{
-		{"user", nzUser(nzText("run the build"))},
-		{"assistant", nzModel(nzCall("adk-1", "build"))},
-		{"assistant", nzUser(trBigResp("adk-1", "build", 2<<20))},
-		{"assistant", nzModel(nzText("The build failed."))},
-	} {
-		ev := session.NewEventWithContext(ctx, "inv-old")
-		ev.Author, ev.Content = e.author, e.c
-		if err := svc.AppendEvent(ctx, created.Session, ev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	r, err := runner.New(runner.Config{AppName: "app", Agent: a, SessionService: svc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, err := range r.Run(ctx, "u", "s", nzUser(nzText("why?")), agent.RunConfig{}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(llm.Requests()) != 1 {
-		t.Fatalf("%d model calls", len(llm.Requests()))
-	}
-	var sent string
-	for _, c := range llm.Requests()[0].Contents {
-		for _, p := range c.Parts {
-			if p.FunctionResponse != nil {
-				sent, _ = p.FunctionResponse.Response["stdout"].(string)
-			}
-		}
-	}
-	if len(sent) == 0 || len(sent) > truncate.DefaultMaxBytes {
-		t.Fatalf("sent %d bytes of tool output", len(sent))
-	}
-	if !strings.HasPrefix(sent, "building step ...\n") || !strings.HasSuffix(sent, "FAIL: 3 tests failed\n") ||
-		!strings.Contains(sent, truncate.MarkerPrefix) {
-		t.Errorf("sent output lacks head, tail or marker")
-	}
-	if diff := cmp.Diff(TruncateReport{Responses: 1}, TruncateReport{Responses: stats.Responses}); diff != "" {
-		t.Errorf("stats mismatch:\n%s", diff)
-	}
-	// The stored event is untouched.
-	got, err := svc.Get(ctx, &session.GetRequest{AppName: "app", UserID: "u", SessionID: "s"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev := got.Session.Events().At(2)
-	if s, _ := ev.Content.Parts[0].FunctionResponse.Response["stdout"].(string); len(s) < 2<<20-100 {
-		t.Errorf("stored event was modified: %d bytes", len(s))
 	}
 }

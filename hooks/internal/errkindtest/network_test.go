@@ -1,4 +1,4 @@
-package errkind_test
+package errkindtest_test
 
 import (
 	"context"

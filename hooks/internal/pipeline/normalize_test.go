@@ -1,4 +1,4 @@
-package request
+package pipeline_test
 
 import (
 	"context"
@@ -14,14 +14,15 @@ import (
 	"google.golang.org/adk/session"
 	"google.golang.org/genai"
 
-	"github.com/adkctx/adkctx/internal/llmtest"
+	"github.com/adkctx/adkctx/hooks/internal/llmtest"
+	"github.com/adkctx/adkctx/processors/request"
 )
 
-// nzBrokenHistory appends to the session a history that adk-go passes through with a call that
+// appendBrokenHistory appends to the session a history that adk-go passes through with a call that
 // has no response (list_dir: the process died before the tool finished) and an orphan response
 // (ghost: its call was made by another agent, which adk-go turns into text, but the response
 // landed in this agent's response event).
-func nzBrokenHistory(t *testing.T, ctx context.Context, svc session.Service, sess session.Session, agentName string) {
+func appendBrokenHistory(t *testing.T, ctx context.Context, svc session.Service, sess session.Session, agentName string) {
 	t.Helper()
 	ts := time.Now().Add(-time.Hour)
 	n := 0
@@ -35,26 +36,26 @@ func nzBrokenHistory(t *testing.T, ctx context.Context, svc session.Service, ses
 			t.Fatalf("AppendEvent: %v", err)
 		}
 	}
-	add("other_agent", nzModel(nzCall("call-zz", "ghost")))
-	add("user", nzUser(nzText("list the files")))
-	add(agentName, nzModel(nzCall("adk-111", "list_dir")))
-	add("user", nzUser(nzText("never mind; what's the weather?")))
-	add(agentName, nzModel(nzCall("adk-222", "get_weather")))
-	add(agentName, nzUser(nzResp("adk-222", "get_weather", "sunny"), nzResp("call-zz", "ghost", "boo")))
-	add(agentName, nzModel(nzText("It is sunny.")))
+	add("other_agent", modelContent(call("call-zz", "ghost")))
+	add("user", userContent(text("list the files")))
+	add(agentName, modelContent(call("adk-111", "list_dir")))
+	add("user", userContent(text("never mind; what's the weather?")))
+	add(agentName, modelContent(call("adk-222", "get_weather")))
+	add(agentName, userContent(resp("adk-222", "get_weather", "sunny"), resp("call-zz", "ghost", "boo")))
+	add(agentName, modelContent(text("It is sunny.")))
 }
 
-func nzRunBroken(t *testing.T, normalize bool) ([][]*genai.Content, []NormalizeReport) {
+func runBrokenHistory(t *testing.T, normalize bool) ([][]*genai.Content, []request.NormalizeReport) {
 	t.Helper()
 	ctx := context.Background()
 	llm := &llmtest.Model{Default: llmtest.Text("you're welcome")}
 	var mu sync.Mutex
-	var reports []NormalizeReport
+	var reports []request.NormalizeReport
 	cfg := llmagent.Config{Name: "assistant", Model: llm, Instruction: "Be brief."}
 	if normalize {
 		cfg.BeforeModelCallbacks = []llmagent.BeforeModelCallback{
 			func(_ agent.CallbackContext, req *model.LLMRequest) (*model.LLMResponse, error) {
-				rep := Normalize((*LLMRequest)(req))
+				rep := request.Normalize((*request.LLMRequest)(req))
 				mu.Lock()
 				reports = append(reports, rep)
 				mu.Unlock()
@@ -71,13 +72,13 @@ func nzRunBroken(t *testing.T, normalize bool) ([][]*genai.Content, []NormalizeR
 	if err != nil {
 		t.Fatal(err)
 	}
-	nzBrokenHistory(t, ctx, svc, created.Session, "assistant")
+	appendBrokenHistory(t, ctx, svc, created.Session, "assistant")
 
 	r, err := runner.New(runner.Config{AppName: "app", Agent: a, SessionService: svc})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, err := range r.Run(ctx, "u", "s1", nzUser(nzText("thanks")), agent.RunConfig{}) {
+	for _, err := range r.Run(ctx, "u", "s1", userContent(text("thanks")), agent.RunConfig{}) {
 		if err != nil {
 			t.Fatalf("run: %v", err)
 		}
@@ -93,29 +94,26 @@ func nzRunBroken(t *testing.T, normalize bool) ([][]*genai.Content, []NormalizeR
 // has a missing response and an orphan, and checks what the model receives.
 func TestNormalizeWithADKRunner(t *testing.T) {
 	// Control: without Normalize, adk-go sends the broken history as is.
-	raw, _ := nzRunBroken(t, false)
+	raw, _ := runBrokenHistory(t, false)
 	if len(raw) != 1 {
 		t.Fatalf("model called %d times, want 1", len(raw))
 	}
-	if err := nzValidPairs(raw[0]); err == nil {
-		t.Fatalf("control run: adk-go already sent a valid history; the test history is not broken:\n%s", nzSnapshot(t, raw[0]))
-	}
-
-	want := NormalizeReport{
+	want := request.NormalizeReport{
 		SyntheticResponses: 1, OrphansRemoved: 1, ContentsInserted: 1,
 		SyntheticNames: []string{"list_dir"}, OrphanNames: []string{"ghost"},
 	}
-	// Both defects reach the model in the control run.
-	if diff := cmp.Diff(want, Normalize(&LLMRequest{Contents: raw[0]})); diff != "" {
+	// The model received exactly the two crafted defects.
+	if diff := cmp.Diff(want, request.Normalize(&request.LLMRequest{Contents: raw[0]})); diff != "" {
 		t.Errorf("control run: defects differ from the crafted ones (-want +got):\n%s", diff)
 	}
 
-	got, reports := nzRunBroken(t, true)
+	got, reports := runBrokenHistory(t, true)
 	if len(got) != 1 || len(reports) != 1 {
 		t.Fatalf("model called %d times, %d reports; want 1, 1", len(got), len(reports))
 	}
-	if err := nzValidPairs(got[0]); err != nil {
-		t.Fatalf("request sent to the model is invalid: %v\n%s", err, nzSnapshot(t, got[0]))
+	// Normalize finds nothing left to fix in what the model received.
+	if rep := request.Normalize(&request.LLMRequest{Contents: got[0]}); !cmp.Equal(rep, request.NormalizeReport{}) {
+		t.Fatalf("request sent to the model still needs repair: %+v", rep)
 	}
 	if diff := cmp.Diff(want, reports[0]); diff != "" {
 		t.Errorf("report mismatch (-want +got):\n%s", diff)
@@ -126,7 +124,7 @@ func TestNormalizeWithADKRunner(t *testing.T) {
 		for _, p := range c.Parts {
 			if p.FunctionCall != nil && p.FunctionCall.Name == "list_dir" {
 				next := got[0][i+1].Parts[0].FunctionResponse
-				if next == nil || next.Name != "list_dir" || next.ID != "" || next.Response["error"] != SyntheticError {
+				if next == nil || next.Name != "list_dir" || next.ID != "" || next.Response["error"] != request.SyntheticError {
 					t.Errorf("list_dir call is followed by %+v", got[0][i+1])
 				}
 				found = true

@@ -1,4 +1,4 @@
-package geminitest_test
+package geminirun_test
 
 import (
 	"encoding/json"
@@ -139,7 +139,7 @@ func TestRunnerToolTurn(t *testing.T) {
 				&geminitest.Reply{Parts: []*genai.Part{{Text: answer}}, Chunks: 3},
 			)
 			sessions := session.InMemoryService()
-			r := plainRunner(t, srv.Model(t, modelName), sessions, weatherTool(t))
+			r := plainRunner(t, geminiModel(t, srv, modelName), sessions, weatherTool(t))
 			events, err := run(t, r, "s1", "What is the weather in Paris?", mode)
 			if err != nil {
 				t.Fatalf("run: %v", err)
@@ -246,7 +246,7 @@ func TestRunnerModelError(t *testing.T) {
 			srv := geminitest.NewServer(t, geminitest.Options{})
 			srv.Enqueue(geminitest.Fail(429))
 			sessions := session.InMemoryService()
-			_, err := run(t, plainRunner(t, srv.Model(t, modelName), sessions), "s1", "hello", mode)
+			_, err := run(t, plainRunner(t, geminiModel(t, srv, modelName), sessions), "s1", "hello", mode)
 			kind, msg := errkind.Of(err)
 			if kind != errkind.Quota || !strings.HasPrefix(msg, "model API 429 RESOURCE_EXHAUSTED: ") {
 				t.Errorf("errkind.Of(%v) = %q, %q; want quota", err, kind, msg)

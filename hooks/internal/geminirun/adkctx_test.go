@@ -1,4 +1,4 @@
-package geminitest_test
+package geminirun_test
 
 // The only place these tests touch adkctx's public API (hooks, compaction): keep it that way, so
 // a change of that API is adapted here.

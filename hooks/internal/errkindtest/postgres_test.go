@@ -1,4 +1,4 @@
-package errkind_test
+package errkindtest_test
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 	"google.golang.org/adk/session"
 	"google.golang.org/genai"
 
+	"github.com/adkctx/adkctx/hooks/internal/pgtest"
 	"github.com/adkctx/adkctx/internal/errkind"
-	"github.com/adkctx/adkctx/internal/pgtest"
 )
 
 // secret stands for conversation text stored in a row: it must never reach a classified message.

@@ -1,8 +1,8 @@
 // Command v1writer writes a session with adkctx under adk-go v1 to a SQLite file and prints the
 // compacted view adk-go v1 reads of it, as JSON: the v2 module's upgrade test opens the same file
 // with adkctx under adk-go v2 and compares. adk-go v1 and v2 cannot share one build (v1.7.0
-// needs go.opentelemetry.io/otel/log v0.21.0, v2.2.0 predates its API), so v1 runs here, in its
-// own module and process.
+// needs go.opentelemetry.io/otel/log v0.21.0, v2.2.0 predates its API), so v1 runs here, in the
+// v1 glue's module and a process of its own.
 package main
 
 import (
@@ -28,7 +28,7 @@ import (
 
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
-	"github.com/adkctx/adkctx/internal/llmtest"
+	"github.com/adkctx/adkctx/hooks/internal/llmtest"
 )
 
 // Shown is one event of a view: its id, whether it is a summary, its text.

@@ -1,4 +1,4 @@
-package geminitest_test
+package geminirun_test
 
 import (
 	"strings"
@@ -40,7 +40,7 @@ func TestHooksUseReportedUsage(t *testing.T) {
 				geminitest.Text("Sunny, 21 °C: a fine day for the walk. "+canary),
 				geminitest.Text("You are welcome."),
 			)
-			w := wire(t, srv.Model(t, modelName), nil, weatherTool(t))
+			w := wire(t, geminiModel(t, srv, modelName), nil, weatherTool(t))
 			if _, err := run(t, w.runner, "s1", question, mode); err != nil {
 				t.Fatalf("turn 1: %v", err)
 			}

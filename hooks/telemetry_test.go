@@ -1,4 +1,4 @@
-package engine_test
+package hooks_test
 
 import (
 	"context"
@@ -37,9 +37,9 @@ import (
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
+	"github.com/adkctx/adkctx/hooks/internal/llmtest"
 	"github.com/adkctx/adkctx/internal/engine"
 	"github.com/adkctx/adkctx/internal/errkind"
-	"github.com/adkctx/adkctx/internal/llmtest"
 )
 
 const (

@@ -1,4 +1,4 @@
-package geminitest_test
+package geminirun_test
 
 import (
 	"errors"
@@ -19,7 +19,7 @@ func TestLLMSummarizer(t *testing.T) {
 	srv := geminitest.NewServer(t, geminitest.Options{})
 	const summary = "Goal: plan a walk in Paris. Done: the forecast was checked (sunny, 21 °C)."
 	srv.Enqueue(geminitest.Text(summary))
-	llm := srv.Model(t, modelName)
+	llm := geminiModel(t, srv, modelName)
 	sum, err := summarize(t, llm, "What is the weather in Paris?", "Sunny, 21 °C.")
 	if err != nil {
 		t.Fatalf("Summarize: %v", err)
@@ -72,7 +72,7 @@ func TestLLMSummarizerErrors(t *testing.T) {
 		t.Run(fmt.Sprint(tt.code), func(t *testing.T) {
 			srv := geminitest.NewServer(t, geminitest.Options{})
 			srv.Enqueue(geminitest.Fail(tt.code))
-			_, err := summarize(t, srv.Model(t, modelName), "question", "answer")
+			_, err := summarize(t, geminiModel(t, srv, modelName), "question", "answer")
 			var apiErr genai.APIError
 			if !isSummarizerError(err) || !errors.As(err, &apiErr) || apiErr.Code != tt.code {
 				t.Fatalf("error = %v (%T), want a summarizer error wrapping genai.APIError %d", err, err, tt.code)
@@ -102,7 +102,7 @@ func TestLLMSummarizerRejects(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := geminitest.NewServer(t, geminitest.Options{})
 			srv.Enqueue(tt.reply)
-			_, err := summarize(t, srv.Model(t, modelName), "question", "answer")
+			_, err := summarize(t, geminiModel(t, srv, modelName), "question", "answer")
 			if !isSummarizerError(err) {
 				t.Fatalf("error = %v (%T), want a summarizer error", err, err)
 			}
@@ -146,7 +146,7 @@ func TestCompactionWithGeminiSummarizer(t *testing.T) {
 				}
 				return geminitest.Text("Noted.")
 			}})
-			llm := srv.Model(t, modelName)
+			llm := geminiModel(t, srv, modelName)
 			w := wire(t, llm, &compactionOptions{interval: 2, summarizer: llm, noFallback: tt.noFallback})
 			// θ = 2 and the two newest invocations stay raw: the fourth invocation compacts.
 			for i := range 4 {

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/adk/session"
 	"google.golang.org/adk/session/sessiontestsuite"
 
-	"github.com/adkctx/adkctx/internal/pgtest"
+	"github.com/adkctx/adkctx/hooks/internal/pgtest"
 )
 
 // adk-go's own conformance suite passes on its database service over PostgreSQL.

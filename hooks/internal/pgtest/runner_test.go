@@ -18,8 +18,8 @@ import (
 
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
-	"github.com/adkctx/adkctx/internal/llmtest"
-	"github.com/adkctx/adkctx/internal/pgtest"
+	"github.com/adkctx/adkctx/hooks/internal/llmtest"
+	"github.com/adkctx/adkctx/hooks/internal/pgtest"
 )
 
 const (

@@ -27,8 +27,8 @@ import (
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
-	"github.com/adkctx/adkctx/internal/llmtest"
-	"github.com/adkctx/adkctx/internal/pgtest"
+	"github.com/adkctx/adkctx/hooks/internal/llmtest"
+	"github.com/adkctx/adkctx/hooks/internal/pgtest"
 )
 
 // A worker is one OS process serving turns: this test binary run again with

@@ -350,7 +350,7 @@ func TestProviderCountNeverPassesTheHardLimit(t *testing.T) {
 		t.Skip("200 turns")
 	}
 	readFile, err := functiontool.New(functiontool.Config{Name: "read_file", Description: "reads a file"},
-		func(_ tool.Context, a fileArgs) (map[string]any, error) {
+		func(_ agent.ToolContext, a fileArgs) (map[string]any, error) {
 			var b strings.Builder
 			for i := 0; b.Len() < 6000; i++ {
 				fmt.Fprintf(&b, "func f%d(x int) int { return x*%d + len(%q) }\n", i, i, a.Path)
@@ -517,7 +517,7 @@ func BenchmarkLongSessionIsFlat(b *testing.B) {
 // turn goes on instead of being refused.
 func TestParallelResultsThroughTheRunner(t *testing.T) {
 	big, err := functiontool.New(functiontool.Config{Name: "fetch", Description: "fetches a page"},
-		func(_ tool.Context, a fileArgs) (map[string]any, error) {
+		func(_ agent.ToolContext, a fileArgs) (map[string]any, error) {
 			return map[string]any{"page": strings.Repeat(a.Path+" line of a long page\n", 2500)}, nil
 		})
 	if err != nil {

@@ -1,4 +1,4 @@
-package errkind_test
+package errkindtest_test
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/adk/model"
+	"google.golang.org/adk/model/gemini"
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/internal/errkind"
@@ -113,7 +114,11 @@ func TestModelErrorThroughADK(t *testing.T) {
 	srv := geminitest.NewServer(t, geminitest.Options{})
 	srv.Enqueue(geminitest.Fail(429))
 	var err error
-	for _, e := range srv.Model(t, modelName).GenerateContent(t.Context(), &model.LLMRequest{Contents: hello()}, false) {
+	llm, err := gemini.NewModel(t.Context(), modelName, srv.ClientConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range llm.GenerateContent(t.Context(), &model.LLMRequest{Contents: hello()}, false) {
 		err = e
 	}
 	want := classified{errkind.Quota, "model API 429 RESOURCE_EXHAUSTED: You exceeded your current quota, please check " +
