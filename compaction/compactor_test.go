@@ -732,15 +732,15 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := c.Config()
-	if got.Interval != DefaultInterval || got.Overlap != 0 || got.RetainRecentInvocations != DefaultRetainRecentInvocations ||
-		got.Timeout != DefaultTimeout || got.Backoff != DefaultBackoff || got.Fallback != nil {
+	if got.Interval != defaultInterval || got.Overlap != 0 || got.RetainRecentInvocations != defaultRetainRecentInvocations ||
+		got.Timeout != defaultTimeout || got.Backoff != defaultBackoff || got.Fallback != nil {
 		t.Errorf("defaults: %+v", got)
 	}
 	if _, ok := got.Summarizer.(*ExtractiveSummarizer); !ok {
 		t.Errorf("default summarizer %T", got.Summarizer)
 	}
 	llm := Config{Summarizer: &LLMSummarizer{Model: &fakeModel{}}}.withDefaults()
-	if _, ok := llm.Fallback.(*ExtractiveSummarizer); !ok || llm.Overlap != DefaultOverlap {
+	if _, ok := llm.Fallback.(*ExtractiveSummarizer); !ok || llm.Overlap != defaultOverlap {
 		t.Errorf("LLM summarizer: fallback %T, overlap %d", llm.Fallback, llm.Overlap)
 	}
 	if nf := (Config{Summarizer: &LLMSummarizer{Model: &fakeModel{}}, NoFallback: true}).withDefaults(); nf.Fallback != nil {

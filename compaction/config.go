@@ -11,16 +11,16 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultInterval                = 5
-	DefaultOverlap                 = 2
-	DefaultRetainRecentInvocations = 2
-	DefaultTimeout                 = 2 * time.Minute
-	DefaultBackoff                 = 30 * time.Second
-	// DefaultRetainFraction is the share of the soft limit a token-triggered compaction keeps
+	defaultInterval                = 5
+	defaultOverlap                 = 2
+	defaultRetainRecentInvocations = 2
+	defaultTimeout                 = 2 * time.Minute
+	defaultBackoff                 = 30 * time.Second
+	// defaultRetainFraction is the share of the soft limit a token-triggered compaction keeps
 	// raw when Config.RetainRecentTokens is 0. Half the limit is hysteresis: the next token
 	// compaction comes only after the history grew by half the limit again, so the cached
 	// prompt prefix survives many requests, while the newest invocations stay raw.
-	DefaultRetainFraction = 0.5
+	defaultRetainFraction = 0.5
 	// maxBackoffDoublings bounds the backoff at 32 × Config.Backoff.
 	maxBackoffDoublings = 5
 	// maxStoreTries and storeRetryPause bound the attempts to append a marker (5, 10, 20 and
@@ -45,7 +45,7 @@ type Config struct {
 	// before it, enough to resolve "as I said before" and "undo that" without the summary.
 	RetainRecentInvocations int
 	// RetainRecentTokens is the raw tail a token-triggered or manual compaction keeps, in
-	// estimated tokens. Default DefaultRetainFraction × the model's soft limit.
+	// estimated tokens. Default half the model's soft limit.
 	RetainRecentTokens int
 	// Summarizer writes the summaries. Default: an LLMSummarizer on the agent's own model when
 	// the hooks are wired with hooks.Hooks.Wire and the root agent is an LLM agent; else an
@@ -102,16 +102,16 @@ func (c *Config) Validate() error {
 
 func (c Config) withDefaults() Config {
 	if c.Interval == 0 {
-		c.Interval = DefaultInterval
+		c.Interval = defaultInterval
 	}
 	switch {
 	case c.Overlap == 0:
-		c.Overlap = DefaultOverlap
+		c.Overlap = defaultOverlap
 	case c.Overlap < 0:
 		c.Overlap = 0
 	}
 	if c.RetainRecentInvocations == 0 {
-		c.RetainRecentInvocations = DefaultRetainRecentInvocations
+		c.RetainRecentInvocations = defaultRetainRecentInvocations
 	}
 	if c.Summarizer == nil {
 		c.Summarizer = &ExtractiveSummarizer{}
@@ -123,10 +123,10 @@ func (c Config) withDefaults() Config {
 		c.Fallback = nil
 	}
 	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
+		c.Timeout = defaultTimeout
 	}
 	if c.Backoff == 0 {
-		c.Backoff = DefaultBackoff
+		c.Backoff = defaultBackoff
 	}
 	return c
 }
@@ -144,5 +144,5 @@ func (c Config) retainTokens(tokenLimit int) int {
 	if c.RetainRecentTokens > 0 {
 		return c.RetainRecentTokens
 	}
-	return int(math.Round(float64(tokenLimit) * DefaultRetainFraction))
+	return int(math.Round(float64(tokenLimit) * defaultRetainFraction))
 }

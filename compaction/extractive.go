@@ -11,8 +11,8 @@ import (
 	"github.com/adkctx/adkctx/processors/truncate"
 )
 
-// DefaultExtractiveMaxBytes bounds an extractive summary.
-const DefaultExtractiveMaxBytes = 6 << 10
+// defaultExtractiveMaxBytes bounds an extractive summary.
+const defaultExtractiveMaxBytes = 6 << 10
 
 // ExtractiveSummarizer summarizes without a model: its summary is the ledger (the user's goal,
 // every explicit instruction verbatim, recent requests, files and paths the tools used with
@@ -20,7 +20,7 @@ const DefaultExtractiveMaxBytes = 6 << 10
 // input gives equal bytes). It is the offline summarizer and the fallback of an LLMSummarizer.
 // The zero value is ready to use.
 type ExtractiveSummarizer struct {
-	// MaxBytes caps the summary text. Default DefaultExtractiveMaxBytes.
+	// MaxBytes caps the summary text. Default 6 KiB.
 	MaxBytes int
 }
 
@@ -34,7 +34,7 @@ func (s *ExtractiveSummarizer) Summarize(_ context.Context, in SummaryInput) (*S
 	}
 	maxBytes := s.MaxBytes
 	if maxBytes <= 0 {
-		maxBytes = DefaultExtractiveMaxBytes
+		maxBytes = defaultExtractiveMaxBytes
 	}
 	var text string
 	for {

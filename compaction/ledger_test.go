@@ -439,7 +439,7 @@ func TestLedgerRenderBounded(t *testing.T) {
 
 // Equal ledgers render to equal bytes, however their maps were filled.
 func TestLedgerRenderDeterministic(t *testing.T) {
-	want := bigLedger().render(DefaultExtractiveMaxBytes, false)
+	want := bigLedger().render(defaultExtractiveMaxBytes, false)
 	for i := 0; i < 20; i++ {
 		l := bigLedger()
 		// Rebuild the maps in a random insertion order.
@@ -453,10 +453,10 @@ func TestLedgerRenderDeterministic(t *testing.T) {
 			paths[k] = l.Paths[k]
 		}
 		l.Paths = paths
-		if got := l.render(DefaultExtractiveMaxBytes, false); got != want {
+		if got := l.render(defaultExtractiveMaxBytes, false); got != want {
 			t.Fatalf("render %d differs:\n%s", i, cmp.Diff(want, got))
 		}
-		if got := l.clone().render(DefaultExtractiveMaxBytes, false); got != want {
+		if got := l.clone().render(defaultExtractiveMaxBytes, false); got != want {
 			t.Fatalf("a clone renders differently:\n%s", cmp.Diff(want, got))
 		}
 	}

@@ -400,7 +400,7 @@ func TestExtractiveSummarizerBounded(t *testing.T) {
 		}
 		bound := maxBytes
 		if bound == 0 {
-			bound = DefaultExtractiveMaxBytes
+			bound = defaultExtractiveMaxBytes
 		}
 		if n := len(textOf(sum.Content)); n > bound {
 			t.Errorf("MaxBytes %d: %d bytes", maxBytes, n)

@@ -13,13 +13,13 @@ import (
 const (
 	// DefaultMaxBytes is the byte limit used when Config.MaxBytes is zero (10 KiB).
 	DefaultMaxBytes = 10240
-	// DefaultMaxLines is the line limit used when Config.MaxLines is zero.
-	DefaultMaxLines = 256
-	// MinMaxBytes is the smallest accepted non-zero Config.MaxBytes.
-	MinMaxBytes = 64
-	// MinMaxLines is the smallest accepted non-zero Config.MaxLines (one head line, the marker
+	// defaultMaxLines is the line limit used when Config.MaxLines is zero.
+	defaultMaxLines = 256
+	// minMaxBytes is the smallest accepted non-zero Config.MaxBytes.
+	minMaxBytes = 64
+	// minMaxLines is the smallest accepted non-zero Config.MaxLines (one head line, the marker
 	// line and one tail line).
-	MinMaxLines = 3
+	minMaxLines = 3
 )
 
 // Config holds the limits of the cutter. The zero value means "defaults". Text and Value never
@@ -27,10 +27,10 @@ const (
 // reject a bad configuration up front.
 type Config struct {
 	// MaxBytes is the byte budget of a text (of all strings of a value together, for Value).
-	// Zero means DefaultMaxBytes (10240). Non-zero values below MinMaxBytes are invalid.
+	// Zero means DefaultMaxBytes (10240). Non-zero values below 64 are invalid.
 	MaxBytes int
 	// MaxLines is the line budget of a text (of all strings of a value together, for Value).
-	// Zero means DefaultMaxLines (256). Non-zero values below MinMaxLines are invalid.
+	// Zero means 256. Non-zero values below 3 are invalid (a head line, the marker, a tail line).
 	MaxLines int
 }
 
@@ -38,11 +38,11 @@ type Config struct {
 // valid (defaults).
 func (c Config) Validate() error {
 	var errs []error
-	if c.MaxBytes < 0 || (c.MaxBytes > 0 && c.MaxBytes < MinMaxBytes) {
-		errs = append(errs, config.Errorf("MaxBytes", c.MaxBytes, "want 0 (default) or at least %d", MinMaxBytes))
+	if c.MaxBytes < 0 || (c.MaxBytes > 0 && c.MaxBytes < minMaxBytes) {
+		errs = append(errs, config.Errorf("MaxBytes", c.MaxBytes, "want 0 (default) or at least %d", minMaxBytes))
 	}
-	if c.MaxLines < 0 || (c.MaxLines > 0 && c.MaxLines < MinMaxLines) {
-		errs = append(errs, config.Errorf("MaxLines", c.MaxLines, "want 0 (default) or at least %d", MinMaxLines))
+	if c.MaxLines < 0 || (c.MaxLines > 0 && c.MaxLines < minMaxLines) {
+		errs = append(errs, config.Errorf("MaxLines", c.MaxLines, "want 0 (default) or at least %d", minMaxLines))
 	}
 	return errors.Join(errs...)
 }
@@ -52,13 +52,13 @@ func (c Config) Validate() error {
 func (c Config) withDefaults() Config {
 	if c.MaxBytes == 0 {
 		c.MaxBytes = DefaultMaxBytes
-	} else if c.MaxBytes < MinMaxBytes {
-		c.MaxBytes = MinMaxBytes
+	} else if c.MaxBytes < minMaxBytes {
+		c.MaxBytes = minMaxBytes
 	}
 	if c.MaxLines == 0 {
-		c.MaxLines = DefaultMaxLines
-	} else if c.MaxLines < MinMaxLines {
-		c.MaxLines = MinMaxLines
+		c.MaxLines = defaultMaxLines
+	} else if c.MaxLines < minMaxLines {
+		c.MaxLines = minMaxLines
 	}
 	return c
 }

@@ -94,7 +94,7 @@ type Cut struct {
 //
 // Bound: the result's size, counted as above, is at most MaxBytes and its strings hold at most
 // MaxLines lines whenever MaxBytes is at least 512; below that, a cut string keeps at most
-// max(its share, MinMaxBytes) plus its marker. Value applied to its own result changes nothing.
+// max(its share, minMaxBytes) plus its marker. Value applied to its own result changes nothing.
 // Both are fuzz-tested with MaxBytes >= 512.
 //
 // Cost: values within the budget are measured until the budget is passed, and returned as they
@@ -317,7 +317,7 @@ type job struct {
 // fit returns v cut to capB bytes and capL lines. A leaf to cut is returned as it is (a
 // placeholder) and replaced through set once every cut is decided.
 func (f *fitter) fit(v any, capB, capL, depth int, set func(string)) any {
-	capB, capL = max(capB, MinMaxBytes), max(capL, MinMaxLines)
+	capB, capL = max(capB, minMaxBytes), max(capL, minMaxLines)
 	switch x := v.(type) {
 	case string:
 		return f.leaf(Cut{Text: x}, capB, capL, set)
@@ -487,8 +487,8 @@ func (f *fitter) container(v any, capB, capL, depth int) any {
 	budget := capB - 2 // brackets
 	// The floor share of an element: minShareBytes / minShareLines, less when the first and the
 	// last element would not both get one, but never less than a cut leaf needs to keep its
-	// marker (minCutBytes, MinMaxLines): below that, elements are left out.
-	floorB, floorL := minCutBytes(), max(min(minShareLines, capL/2), MinMaxLines)
+	// marker (minCutBytes, minMaxLines): below that, elements are left out.
+	floorB, floorL := minCutBytes(), max(min(minShareLines, capL/2), minMaxLines)
 	if el.n > 0 {
 		floorB = max(min(minShareBytes, (budget-el.overhead(0)-el.overhead(el.n-1))/2), floorB)
 	}

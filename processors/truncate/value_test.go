@@ -483,7 +483,7 @@ func FuzzValue(f *testing.F) {
 	f.Add([]byte{0xed, 'a', '\n', 'b'}, uint16(512), uint8(9))
 	f.Add([]byte{0xee, 0xfe, 'q'}, uint16(700), uint8(30))
 	f.Fuzz(func(t *testing.T, data []byte, maxBytes uint16, maxLines uint8) {
-		cfg := Config{MaxBytes: max(int(maxBytes), MinMaxBytes), MaxLines: max(int(maxLines), MinMaxLines)}
+		cfg := Config{MaxBytes: max(int(maxBytes), minMaxBytes), MaxLines: max(int(maxLines), minMaxLines)}
 		in := valueFromBytes(data, 0)
 		before := deepCopy(in)
 		var cuts []Cut
