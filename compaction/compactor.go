@@ -357,6 +357,7 @@ func (c *Compactor) run(ctx context.Context, r Request, a *Attempt) {
 		interval:          c.cfg.Interval,
 		overlap:           c.cfg.Overlap,
 		retainInvocations: c.cfg.RetainRecentInvocations,
+		excerptBytes:      c.cfg.RetainedToolResultBytes,
 		tokenLimit:        r.TokenLimit,
 		running:           r.Invocation,
 		live:              r.Live,

@@ -681,7 +681,7 @@ func TestCompactorReportsOnce(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	cfg := &Config{Interval: -1, RetainRecentInvocations: -2, RetainRecentTokens: -3, MaxSummaryTokens: -4,
+	cfg := &Config{Interval: -1, RetainRecentInvocations: -2, RetainedToolResultBytes: 100, RetainRecentTokens: -3, MaxSummaryTokens: -4,
 		Timeout: -time.Second, Backoff: -time.Minute,
 		Summarizer: &LLMSummarizer{Template: "x"}, Fallback: &LLMSummarizer{Model: &fakeModel{}, MaxPartChars: -1}}
 	err := cfg.Validate()
@@ -695,7 +695,7 @@ func TestConfigValidate(t *testing.T) {
 			got = append(got, fmt.Sprintf("%s=%v", ce.Field, ce.Value))
 		}
 	}
-	want := []string{"Interval=-1", "RetainRecentInvocations=-2", "RetainRecentTokens=-3", "MaxSummaryTokens=-4",
+	want := []string{"Interval=-1", "RetainRecentInvocations=-2", "RetainedToolResultBytes=100", "RetainRecentTokens=-3", "MaxSummaryTokens=-4",
 		"Timeout=-1s", "Backoff=-1m0s", "Summarizer.Model=<nil>", "Summarizer.Template=<nil>", "Fallback.MaxPartChars=-1"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)

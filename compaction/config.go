@@ -2,6 +2,7 @@ package compaction
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"time"
 
@@ -14,8 +15,11 @@ const (
 	defaultInterval                = 5
 	defaultOverlap                 = 2
 	defaultRetainRecentInvocations = 2
-	defaultTimeout                 = 2 * time.Minute
-	defaultBackoff                 = 30 * time.Second
+	defaultRetainedToolResultBytes = 1024
+	// minRetainedToolResultBytes is the smallest excerpt the cutter bounds exactly.
+	minRetainedToolResultBytes = 512
+	defaultTimeout             = 2 * time.Minute
+	defaultBackoff             = 30 * time.Second
 	// defaultRetainFraction is the share of the soft limit a token-triggered compaction keeps
 	// raw when Config.RetainRecentTokens is 0. Half the limit is hysteresis: the next token
 	// compaction comes only after the history grew by half the limit again, so the cached
@@ -44,6 +48,16 @@ type Config struct {
 	// previous turn itself, not only its summary. Default 2: the previous turn and the one
 	// before it, enough to resolve "as I said before" and "undo that" without the summary.
 	RetainRecentInvocations int
+	// RetainedToolResultBytes: the tool results of the completed invocations a compaction leaves
+	// raw are shown cut to their head and tail, at most this many bytes each (as JSON), until
+	// the next compaction; the user messages, calls and answers stay whole, and storage keeps
+	// the results whole. A compaction changes the request right after the system instruction,
+	// so the whole raw tail is re-sent at full price once; what it keeps then is re-read on
+	// every later request until the next compaction. Shortening it at that moment breaks no
+	// cached prefix, and the results it shortens were read and answered already. A result the
+	// invocation still running (token trigger) produced stays whole. Default 1024 (about 250
+	// tokens: the first and last lines); negative: keep them whole.
+	RetainedToolResultBytes int
 	// RetainRecentTokens is the raw tail a token-triggered or manual compaction keeps, in
 	// estimated tokens. Default half the model's soft limit.
 	RetainRecentTokens int
@@ -87,6 +101,8 @@ func (c *Config) Validate() error {
 	}
 	check("Interval", c.Interval < 0, c.Interval, "must be ≥ 1 (0 selects the default)")
 	check("RetainRecentInvocations", c.RetainRecentInvocations < 0, c.RetainRecentInvocations, "must be ≥ 1 (0 selects the default)")
+	check("RetainedToolResultBytes", c.RetainedToolResultBytes > 0 && c.RetainedToolResultBytes < minRetainedToolResultBytes,
+		c.RetainedToolResultBytes, fmt.Sprintf("must be ≥ %d, 0 (default) or negative (off)", minRetainedToolResultBytes))
 	check("RetainRecentTokens", c.RetainRecentTokens < 0, c.RetainRecentTokens, "must be ≥ 0")
 	check("MaxSummaryTokens", c.MaxSummaryTokens < 0, c.MaxSummaryTokens, "must be ≥ 0")
 	check("Timeout", c.Timeout < 0, c.Timeout, "must be ≥ 0")
@@ -112,6 +128,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RetainRecentInvocations == 0 {
 		c.RetainRecentInvocations = defaultRetainRecentInvocations
+	}
+	switch {
+	case c.RetainedToolResultBytes == 0:
+		c.RetainedToolResultBytes = defaultRetainedToolResultBytes
+	case c.RetainedToolResultBytes < 0:
+		c.RetainedToolResultBytes = 0
 	}
 	if c.Summarizer == nil {
 		c.Summarizer = &ExtractiveSummarizer{}

@@ -81,6 +81,12 @@ type Marker struct {
 	Trigger                         Trigger
 	// Summarizer names the summarizer that wrote CompactedContent.
 	Summarizer string
+	// ExcerptedEventIDs are events this marker left raw whose tool results the view shows cut to
+	// ExcerptBytes (head and tail; Config.RetainedToolResultBytes): the compaction re-sends the
+	// raw tail at full price anyway, so that is when shortening it costs no cached prefix.
+	// Storage keeps them whole.
+	ExcerptedEventIDs []string
+	ExcerptBytes      int
 
 	// Version is the record's version: 2, or 1 for a record written by adkctx's first release.
 	// A version 1 record has no Seq and no EventIDs; it covers, like before, the events between
@@ -113,6 +119,8 @@ type record struct {
 	CompressionRatio  float64        `json:"compressionRatio"`
 	Trigger           Trigger        `json:"trigger,omitempty"`
 	Summarizer        string         `json:"summarizer,omitempty"`
+	ExcerptedEventIDs []string       `json:"excerptedEventIds,omitempty"`
+	ExcerptBytes      int            `json:"excerptBytes,omitempty"`
 	EdgeEventIDs      []string       `json:"edgeEventIds,omitempty"`
 	ExcludedEventIDs  []string       `json:"excludedEventIds,omitempty"`
 }
@@ -173,6 +181,7 @@ func (m *Marker) encode() (map[string]any, error) {
 		EventCount: &count, Invocations: m.Invocations, KeepInvocations: m.KeepInvocations,
 		OriginalTokens: m.OriginalTokens, CompactedTokens: m.CompactedTokens, CompressionRatio: ratio,
 		Trigger: m.Trigger, Summarizer: m.Summarizer,
+		ExcerptedEventIDs: m.ExcerptedEventIDs, ExcerptBytes: m.ExcerptBytes,
 		EdgeEventIDs: m.EdgeEventIDs, ExcludedEventIDs: m.ExcludedEventIDs,
 	})
 	if err != nil {
@@ -250,6 +259,7 @@ func parseRecord(raw any, eventID string) (m *Marker, err error) {
 		EventCount: *r.EventCount, Invocations: r.Invocations, KeepInvocations: r.KeepInvocations,
 		OriginalTokens: r.OriginalTokens, CompactedTokens: r.CompactedTokens, CompressionRatio: r.CompressionRatio,
 		Trigger: r.Trigger, Summarizer: r.Summarizer,
+		ExcerptedEventIDs: r.ExcerptedEventIDs, ExcerptBytes: r.ExcerptBytes,
 		Version: 1, EdgeEventIDs: r.EdgeEventIDs, ExcludedEventIDs: r.ExcludedEventIDs,
 	}
 	if r.Version != nil {
@@ -308,6 +318,8 @@ func (m *Marker) validate(eventID string) error {
 		return bad("seq > 1 without previousMarkerId")
 	case m.EventCount < len(m.EventIDs):
 		return bad("eventCount below the number of eventIds")
+	case m.ExcerptBytes < 0:
+		return bad("negative excerptBytes")
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/internal/lru"
+	"github.com/adkctx/adkctx/processors/truncate"
 )
 
 // SummaryMetadataKey marks the summary events a view shows: CustomMetadata[SummaryMetadataKey]
@@ -58,6 +59,9 @@ type Item struct {
 	// Scope is the isolation scope of the events a summary stands for (adk-go v2; "" in v1): its
 	// event must carry it, so only the agents of that scope see it.
 	Scope string
+	// Content, when non-nil for a stored event, is what to show instead of the event's own
+	// content: its tool results cut to an excerpt (Marker.ExcerptedEventIDs).
+	Content *genai.Content
 }
 
 // View returns what the model should see of events (one session's stored events, in stream
@@ -70,6 +74,8 @@ type Item struct {
 //   - its summary appears once, in place of the first covered event present in events, or at
 //     the marker's own position when none is (a Get with NumRecentEvents): the summary is then
 //     the only trace of older history and must not vanish;
+//   - the tool results of the raw events the winning marker lists in ExcerptedEventIDs are cut
+//     to ExcerptBytes (Item.Content);
 //   - a record that does not parse, or names an impossible range, is ignored with a warning and
 //     hides nothing; a broken link in a chain ends it (the older events show raw).
 //
@@ -204,17 +210,52 @@ func (v *Viewer) plan(events []Event) *plan {
 	for _, scopes := range place {
 		slices.Sort(scopes) // several scopes at one place: the same order in every view
 	}
+	excerpts := excerptsOf(p.live)
 	p.items = make([]Item, 0, len(events))
 	for i := range events {
 		for _, scope := range place[i] {
 			lm := p.live[scope]
 			p.items = append(p.items, Item{Index: i, Summary: summaryContent(lm.m.CompactedContent), MarkerID: lm.id, Scope: scope})
 		}
-		if !p.covered[i] && !events[i].isMarkerOnly() {
-			p.items = append(p.items, Item{Index: i})
+		if p.covered[i] || events[i].isMarkerOnly() {
+			continue
 		}
+		it := Item{Index: i}
+		e := &events[i]
+		if n := excerpts[e.Scope][e.ID]; n > 0 && e.ID != "" {
+			if c, cut, _ := truncate.Responses(e.Content, truncate.Config{MaxBytes: n, MaxLines: max(n/40, 16)}, excerptNote); cut > 0 {
+				it.Content = c
+			}
+		}
+		p.items = append(p.items, it)
 	}
 	return p
+}
+
+// excerptsOf returns, per scope, the events whose tool results the winning marker has cut, with
+// the size to cut them to.
+func excerptsOf(live map[string]liveMarker) map[string]map[string]int {
+	var out map[string]map[string]int
+	for scope, lm := range live {
+		if lm.m.ExcerptBytes <= 0 || len(lm.m.ExcerptedEventIDs) == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]map[string]int{}
+		}
+		ids := make(map[string]int, len(lm.m.ExcerptedEventIDs))
+		for _, id := range lm.m.ExcerptedEventIDs {
+			ids[id] = lm.m.ExcerptBytes
+		}
+		out[scope] = ids
+	}
+	return out
+}
+
+// excerptNote is the note in the cut mark of an excerpted tool result: what happened, and how
+// the model gets the rest.
+func excerptNote(truncate.Cut) string {
+	return "older tool result shortened when the history was summarized; call the tool again for all of it"
 }
 
 // read parses e's record, through the cache when e has an id.

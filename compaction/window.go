@@ -16,9 +16,12 @@ type windowParams struct {
 	// retainTokens is the raw tail a token-triggered or manual compaction keeps; tokenLimit
 	// (the soft limit, history tokens) caps how much the R whole invocations may weigh. 0: off.
 	retainTokens, tokenLimit int
-	running                  string // invocation in progress or just finished
-	live                     bool   // running is still in progress
-	scope                    string
+	// excerptBytes: the tool results of the completed invocations left raw are shown cut to
+	// this size (0: whole).
+	excerptBytes int
+	running      string // invocation in progress or just finished
+	live         bool   // running is still in progress
+	scope        string
 }
 
 // window is one selected compaction.
@@ -136,7 +139,21 @@ func selectWindow(events []Event, p *plan, w windowParams) (*window, string) {
 		return nil, reasonNothingNew
 	}
 	newly := slices.Sorted(maps.Keys(cover))
-	return buildWindow(events, p, w, newly, newInvocations(events, p, w.scope, groups, newly), keepInvocations), ""
+	win := buildWindow(events, p, w, newly, newInvocations(events, p, w.scope, groups, newly), keepInvocations)
+	if w.excerptBytes > 0 {
+		win.m.ExcerptBytes = w.excerptBytes
+		for _, g := range completed {
+			for _, i := range g.idx {
+				if !cover[i] && events[i].ID != "" && events[i].Content != nil && hasFunctionResponse(&events[i]) {
+					win.m.ExcerptedEventIDs = append(win.m.ExcerptedEventIDs, events[i].ID)
+				}
+			}
+		}
+		if len(win.m.ExcerptedEventIDs) == 0 {
+			win.m.ExcerptBytes = 0
+		}
+	}
+	return win, ""
 }
 
 // newInvocations counts the invocations (groups) of which newly holds the first covered event:

@@ -530,3 +530,61 @@ func writeFile(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 }
+
+// After a compaction, the tool results of the invocations it left raw reach the model as
+// excerpts (head and tail, the call paired), the newest invocation's result whole; the session
+// keeps every result whole — through adk-go's runner, on the in-memory and SQLite services.
+func TestRetainedToolResultsAreExcerpted(t *testing.T) {
+	for name, newBase := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			m := &llmtest.Model{UsageScale: 1, Default: toolThenAnswer}
+			cfg := hooks.Config{Compaction: &compaction.Config{Interval: 3, Synchronous: true, Summarizer: &compaction.ExtractiveSummarizer{}}}
+			s := wireStack(t, m, cfg, newBase(), dumpTool(t))
+			for i := range 5 {
+				if err := s.send(t, "s1", fmt.Sprintf("turn-%d: dump a.txt", i)); err != nil {
+					t.Fatalf("turn %d: %v", i, err)
+				}
+			}
+			// The compaction after turn 4 kept turns 3 and 4 raw; the first request of turn 5
+			// shows their results as excerpts, its own call's request the new result whole.
+			if err := s.send(t, "s1", "turn-5: dump a.txt"); err != nil {
+				t.Fatal(err)
+			}
+			reqs := m.Requests()
+			first, second := reqs[len(reqs)-2], reqs[len(reqs)-1]
+			sizes := func(req *model.LLMRequest) []int {
+				var out []int
+				for _, c := range req.Contents {
+					for _, p := range c.Parts {
+						if fr := p.FunctionResponse; fr != nil {
+							text, _ := fr.Response["content"].(string)
+							out = append(out, len(text))
+						}
+					}
+				}
+				return out
+			}
+			if !hasSummary(first) {
+				t.Fatal("no summary in the request after the compaction")
+			}
+			compacted := s.logs.FilterMessage("compaction").FilterField(zap.String("outcome", "compacted")).All()
+			if len(compacted) != 1 || intField(compacted[0], "results_excerpted") != 2 {
+				t.Errorf("compaction log entries %v, want one with results_excerpted 2", compacted)
+			}
+			got := sizes(second)
+			if len(got) != 3 || got[0] > 1024 || got[1] > 1024 || got[2] < 8_000 {
+				t.Errorf("result sizes in the request = %v, want two excerpts of ≤ 1024 bytes and the new result whole", got)
+			}
+			for _, e := range stored(t, s.base, "s1") {
+				if e.Content == nil {
+					continue
+				}
+				for _, p := range e.Content.Parts {
+					if fr := p.FunctionResponse; fr != nil && len(fr.Response["content"].(string)) < 8_000 {
+						t.Errorf("stored result of %s cut to %d bytes", e.InvocationID, len(fr.Response["content"].(string)))
+					}
+				}
+			}
+		})
+	}
+}

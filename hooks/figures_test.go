@@ -2,47 +2,22 @@ package hooks_test
 
 import (
 	"context"
-	"fmt"
-	"iter"
-	"maps"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/agent/llmagent"
-	"google.golang.org/adk/model"
 	"google.golang.org/adk/runner"
 	"google.golang.org/adk/session"
-	"google.golang.org/adk/tool"
-	"google.golang.org/adk/tool/functiontool"
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
+	"github.com/adkctx/adkctx/hooks/internal/llmtest"
 	"github.com/adkctx/adkctx/internal/scenario"
 )
-
-type pathArgs struct {
-	Path string `json:"path"`
-}
-
-func scenarioTools(tb testing.TB) []tool.Tool {
-	var out []tool.Tool
-	for _, name := range []string{scenario.ReadFile, scenario.ListFiles, scenario.RunTests} {
-		t, err := functiontool.New(functiontool.Config{Name: name, Description: "scenario tool " + name},
-			func(_ agent.ToolContext, a pathArgs) (map[string]any, error) {
-				return scenario.Run(name, map[string]any{"path": a.Path}), nil
-			})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		out = append(out, t)
-	}
-	return out
-}
 
 type scenarioRun struct {
 	figures scenario.Figures
@@ -67,8 +42,12 @@ func runScenarioWith(tb testing.TB, window, invocations int, withAdkctx bool, cc
 	const modelName = "scenario-model"
 	info := budget.ModelInfo{Name: modelName, ContextWindow: window, MaxOutputTokens: 8_192}
 	limits := budget.NewLimits(info, true, budget.LimitConfig{})
-	m := &scenarioModel{name: modelName, rec: &scenario.Recorder{Soft: limits.Soft}}
-	a, err := llmagent.New(llmagent.Config{Name: "coder", Model: m, Instruction: "You are a careful coding assistant.", Tools: scenarioTools(tb)})
+	m := llmtest.NewScenario(modelName, limits.Soft)
+	tools, err := llmtest.ScenarioTools()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	a, err := llmagent.New(llmagent.Config{Name: "coder", Model: m, Instruction: "You are a careful coding assistant.", Tools: tools})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -111,116 +90,64 @@ func runScenarioWith(tb testing.TB, window, invocations int, withAdkctx bool, cc
 			tb.Fatal(err)
 		}
 	}
-	run.figures = m.rec.Figures()
+	run.figures = m.Figures()
 	return run
-}
-
-// scenarioModel plays the scripted model of the session. It reports PromptTokenCount = our
-// estimate of the request and records every request; unlike llmtest.Model it keeps no copies,
-// so a session without adkctx (requests of millions of tokens) stays cheap.
-type scenarioModel struct {
-	name string
-	mu   sync.Mutex
-	rec  *scenario.Recorder
-}
-
-func (m *scenarioModel) Name() string { return m.name }
-
-func (m *scenarioModel) GenerateContent(_ context.Context, req *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
-	return func(yield func(*model.LLMResponse, error) bool) {
-		m.mu.Lock()
-		var system *genai.Content
-		var tools []*genai.Tool
-		if req.Config != nil {
-			system, tools = req.Config.SystemInstruction, req.Config.Tools
-		}
-		prompt := budget.EstimateRequest(req.Contents, req.Config)
-		m.rec.Add(system, tools, req.Contents, prompt)
-		m.mu.Unlock()
-		content := scenario.Reply(req.Contents)
-		yield(&model.LLMResponse{Content: content, FinishReason: genai.FinishReasonStop, TurnComplete: true,
-			UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: int32(prompt), CandidatesTokenCount: int32(budget.EstimateContent(content))}}, nil)
-	}
-}
-
-func pct(a, b float64) float64 { return 100 * a / b }
-
-func logFigures(tb testing.TB, name string, f scenario.Figures) {
-	tb.Logf("%s: %d requests, prompt tokens %d (largest %d, last 50: min %d mean %d max %d), prefix reused %.1f%%, effective %.0f; "+
-		"previous turn raw %d/%d, instructions kept %d/%d, summary present %d/%d, over soft %d",
-		name, f.Requests, f.Prompt, f.Largest, f.Last50Min, f.Last50Mean, f.Last50Max, pct(float64(f.PrefixReused), float64(f.Prompt)), f.Effective,
-		f.PreviousTurnRaw, f.PreviousTurnChecked, f.InstructionsKept, f.InstructionsChecked, f.SummaryPresent, f.SummaryChecked, f.OverSoft)
 }
 
 // The continuity figure (issue 8) and the cache figure (issue 12): 200 invocations with a 1M and
 // a 32K window. Every request keeps the previous turn raw, every planted instruction, and the
 // summary once there is one; the final summary's ledger counts every covered tool call exactly;
-// cumulative prompt tokens stay ≤ 15% of the same session without adkctx.
+// cumulative prompt tokens stay ≤ 15% of the same session without adkctx; on the 1M window the
+// effective prompt tokens (cache reads at 10%) stay ≤ 3.0% (scenario.Figures.Problems).
 func TestFigureContinuity(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("figure run skipped in -short and -race mode; run: cd hooks && go test -run TestFigure .")
 	}
-	// Without adkctx the model sees the same requests whatever its window: one run serves both.
+	// Without adkctx the model sees the same requests whatever its window: one run serves all.
 	without := runScenario(t, 1_048_576, scenario.Invocations, false)
-	for _, window := range []int{1_048_576, 32_768} {
-		t.Run(fmt.Sprint(window), func(t *testing.T) {
-			with := runScenario(t, window, scenario.Invocations, true)
-			f, b := with.figures, without.figures
-			logFigures(t, "with adkctx", f)
-			logFigures(t, "without", b)
-			t.Logf("cumulative prompt tokens: %.2f%% of without; effective (cache reads at %.0f%%): %.2f%% of without",
-				pct(float64(f.Prompt), float64(b.Prompt)), 100*scenario.CacheReadPrice, pct(f.Effective, b.Effective))
-			if f.PreviousTurnRaw != f.PreviousTurnChecked {
-				t.Errorf("previous user turn raw in %d of %d requests, want all", f.PreviousTurnRaw, f.PreviousTurnChecked)
+	cases := []struct {
+		name   string
+		window int
+		cc     compaction.Config
+		cache  bool // the cache targets apply
+	}{
+		{"1048576", 1_048_576, compaction.Config{Synchronous: true}, true},
+		{"32768", 32_768, compaction.Config{Synchronous: true}, false},
+		// The price of the excerpts, measured: the same session with the retained tool results
+		// whole (the cache targets do not hold; continuity does).
+		{"1048576/results-whole", 1_048_576, compaction.Config{Synchronous: true, RetainedToolResultBytes: -1}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			with := runScenarioWith(t, tc.window, scenario.Invocations, true, tc.cc)
+			t.Logf("with adkctx: %s", with.figures)
+			t.Logf("without: %s", without.figures)
+			t.Logf("%s", with.figures.Against(without.figures))
+			for _, p := range with.figures.Problems(without.figures, with.soft, tc.cache) {
+				t.Error(p)
 			}
-			if f.InstructionsKept != f.InstructionsChecked {
-				t.Errorf("planted instructions present %d of %d times, want all", f.InstructionsKept, f.InstructionsChecked)
-			}
-			if f.SummaryChecked == 0 || f.SummaryPresent != f.SummaryChecked {
-				t.Errorf("summary present in %d of %d requests after the first compaction, want all", f.SummaryPresent, f.SummaryChecked)
-			}
-			if got := pct(float64(f.Prompt), float64(b.Prompt)); got > 15 {
-				t.Errorf("cumulative prompt tokens %.1f%% of without, want ≤ 15%%", got)
-			}
-			if f.Largest > with.soft {
-				t.Errorf("largest request %d tokens, over the soft limit %d", f.Largest, with.soft)
-			}
-			checkLedger(t, with)
-			if window == 1_048_576 {
-				if got := pct(float64(f.PrefixReused), float64(f.Prompt)); got < 90 {
-					t.Errorf("prefix reused %.1f%% of prompt tokens, want ≥ 90%%", got)
-				}
-				// The issue's target is ≤ 3.0%; keeping two whole invocations raw costs more (the
-				// tail is re-read at full price after each compaction): 3.98% measured, guarded here
-				// against regressions. See the README's cost section.
-				if got := pct(f.Effective, b.Effective); got > 4.2 {
-					t.Errorf("effective prompt tokens %.2f%% of without, want ≤ 4.2%% (target 3.0%%)", got)
-				}
-			}
+			checkLedger(t, with.base)
 		})
 	}
 }
 
-// checkLedger compares the final summary's ledger with the tool calls its chain covers.
-func checkLedger(t *testing.T, run scenarioRun) {
+// checkLedger compares the live summary's ledger with the tool calls its chain hides.
+func checkLedger(t *testing.T, base session.Service) {
 	t.Helper()
-	raw := stored(t, run.base, "s1")
 	viewer, err := hooks.New(hooks.Config{Compaction: &compaction.Config{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	view := stored(t, viewer.SessionService(run.base), "s1")
-	shown := map[string]bool{}
-	var markerID string
-	for _, e := range view {
+	shown, markerID := map[string]bool{}, ""
+	for _, e := range stored(t, viewer.SessionService(base), "s1") {
 		shown[e.ID] = true
 		if id, ok := e.CustomMetadata[compaction.SummaryMetadataKey].(string); ok {
 			markerID = id
 		}
 	}
+	var hidden []*genai.Content
 	var ledger *compaction.Ledger
-	truth := map[string]map[string]int{}
-	for _, e := range raw {
+	for _, e := range stored(t, base, "s1") {
 		if e.ID == markerID {
 			m, err := compaction.ReadMarker(&compaction.Event{ID: e.ID, Metadata: e.CustomMetadata})
 			if err != nil {
@@ -228,26 +155,12 @@ func checkLedger(t *testing.T, run scenarioRun) {
 			}
 			ledger = m.Ledger
 		}
-		if shown[e.ID] || e.Content == nil {
-			continue
-		}
-		for _, p := range e.Content.Parts {
-			if fc := p.FunctionCall; fc != nil {
-				path := fc.Args["path"].(string)
-				if truth[path] == nil {
-					truth[path] = map[string]int{}
-				}
-				truth[path][fc.Name]++
-			}
+		if !shown[e.ID] && e.Content != nil {
+			hidden = append(hidden, e.Content)
 		}
 	}
-	if ledger == nil {
-		t.Fatal("no live summary at the end")
-	}
-	if len(truth) == 0 || !maps.EqualFunc(truth, ledger.Paths, maps.Equal) {
-		paths := slices.Sorted(maps.Keys(truth))
-		t.Errorf("ledger paths differ from the covered calls; truth for %d paths, ledger has %d (first: %v vs %v)",
-			len(truth), len(ledger.Paths), truth[paths[0]], ledger.Paths[paths[0]])
+	if p := scenario.LedgerProblem(hidden, ledger); p != "" {
+		t.Error(p)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/session"
+	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/glue"
@@ -22,7 +23,12 @@ var version = &glue.Service[session.Session, session.State, session.Events, *ses
 		Core:    coreEvents,
 		ID:      func(e *session.Event) string { return e.ID },
 		Summary: summaryEvent,
-		Events:  func(s session.Session) glue.Events[*session.Event] { return s.Events() },
+		WithContent: func(e *session.Event, c *genai.Content) *session.Event {
+			cp := *e // a shallow copy: the view never changes what the session holds
+			cp.Content = c
+			return &cp
+		},
+		Events: func(s session.Session) glue.Events[*session.Event] { return s.Events() },
 	},
 	Marker: func(ctx context.Context, invocation string, ts time.Time, metadata map[string]any) *session.Event {
 		ev := session.NewEventWithContext(ctx, invocation)

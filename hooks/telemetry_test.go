@@ -202,7 +202,7 @@ func playSession(t testing.TB, s *telStack, sessionID string, turns int) {
 func (s *telStack) bigTurns(t testing.TB, sessionID string) {
 	t.Helper()
 	words := func(n int) string { return strings.Repeat("alpha beta gamma delta ", n) }
-	if err := s.send(t, sessionID, telCanary+" please answer without tools: "+words(5_000)); err != nil {
+	if err := s.send(t, sessionID, telCanary+" please answer without tools: "+words(4_800)); err != nil {
 		t.Fatalf("large turn: %v", err)
 	}
 	err := s.send(t, sessionID, telCanary+" "+words(8_000))

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/adk/v2/model"
 	"google.golang.org/adk/v2/session"
+	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/glue"
@@ -22,7 +23,12 @@ var version = &glue.Service[session.Session, session.State, session.Events, *ses
 		Core:    coreEvents,
 		ID:      func(e *session.Event) string { return e.ID },
 		Summary: summaryEvent,
-		Events:  func(s session.Session) glue.Events[*session.Event] { return s.Events() },
+		WithContent: func(e *session.Event, c *genai.Content) *session.Event {
+			cp := *e // a shallow copy: the view never changes what the session holds
+			cp.Content = c
+			return &cp
+		},
+		Events: func(s session.Session) glue.Events[*session.Event] { return s.Events() },
 	},
 	// A marker event carries no isolation scope (its record names the scope it compacts):
 	// adk-go v2 routes a user message into the scope of the newest scoped event of an unfinished

@@ -96,7 +96,8 @@ func (e *Engine) reportCompaction(a compaction.Attempt) {
 		fields = append(fields, zap.String("reason", a.Reason))
 	}
 	if a.Marker != nil {
-		fields = append(fields, zap.Int("seq", a.Marker.Seq), zap.String("marker_event_id", a.MarkerID), zap.Int("keep_invocations", a.Marker.KeepInvocations))
+		fields = append(fields, zap.Int("seq", a.Marker.Seq), zap.String("marker_event_id", a.MarkerID), zap.Int("keep_invocations", a.Marker.KeepInvocations),
+			zap.Int("results_excerpted", len(a.Marker.ExcerptedEventIDs)))
 	}
 	if a.SummarizerUsage.Prompt > 0 {
 		fields = append(fields, zap.Int("summarizer_prompt_tokens", a.SummarizerUsage.Prompt), zap.Int("summarizer_output_tokens", a.SummarizerUsage.Output))

@@ -11,6 +11,8 @@ import (
 	"iter"
 	"time"
 
+	"google.golang.org/genai"
+
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/errkind"
 	"github.com/adkctx/adkctx/internal/lru"
@@ -36,6 +38,8 @@ type Kind[S Identified, E comparable] struct {
 	ID func(E) string
 	// Summary builds the event a view shows for a summary item, placed at event at.
 	Summary func(it compaction.Item, at E) E
+	// WithContent returns a copy of e showing c (an excerpt) instead of its content.
+	WithContent func(e E, c *genai.Content) E
 	// Events returns a session's stored events (nil when it has none).
 	Events func(S) Events[E]
 }
@@ -132,10 +136,13 @@ func View[S Identified, E comparable](k Kind[S, E], v *compaction.Viewer, stored
 	items := v.View(core)
 	out := make([]E, 0, len(items))
 	for _, it := range items {
-		if it.Summary == nil {
-			out = append(out, all[it.Index])
-		} else {
+		switch {
+		case it.Summary != nil:
 			out = append(out, k.Summary(it, all[it.Index]))
+		case it.Content != nil:
+			out = append(out, k.WithContent(all[it.Index], it.Content))
+		default:
+			out = append(out, all[it.Index])
 		}
 	}
 	return out

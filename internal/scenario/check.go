@@ -18,13 +18,18 @@ import (
 const (
 	// MaxPromptPct bounds the cumulative prompt tokens, in % of the session without adkctx.
 	MaxPromptPct = 15.0
-	// MinPrefixReusedPct is the share of prompt tokens, on a window that never needs a trim,
-	// that repeat the previous request's prefix (what a prompt cache serves).
-	MinPrefixReusedPct = 90.0
-	// MaxEffectivePct bounds the effective prompt tokens (cache reads at CacheReadPrice) on
-	// that window. The issue's target is 3.0%; two whole invocations kept raw are re-read at
-	// full price after each compaction, which measured 3.98%.
-	MaxEffectivePct = 4.2
+	// MaxEffectivePct bounds the effective prompt tokens (cache reads at CacheReadPrice), on a
+	// window that never needs a trim, in % of the session without adkctx (issue 12's target).
+	MaxEffectivePct = 3.0
+	// MinPrefixReusedPct is the share of prompt tokens, on that window, that repeat the previous
+	// request's prefix (what a prompt cache serves). Issue 12 asked for 90%; it cannot hold
+	// together with MaxEffectivePct on this session: the tokens new in each request (Fresh: tool
+	// results just produced, ~1.1M here) bound the share by 1 − Fresh/Prompt, so the share rises
+	// only with larger requests, which cost more. Measured 88.7%; this floor guards it.
+	MinPrefixReusedPct = 88.0
+	// MinCacheablePct is the share of the tokens a cache could serve (Prompt − Fresh) that it
+	// does serve (PrefixReused): what compaction and trimming cost the cache.
+	MinCacheablePct = 97.0
 )
 
 // Problems lists how the figures of a run with adkctx (f, its soft limit soft) miss the
@@ -46,6 +51,7 @@ func (f Figures) Problems(b Figures, soft int, cache bool) []string {
 	add(f.Largest > soft, "largest request %d tokens, over the soft limit %d", f.Largest, soft)
 	if cache {
 		add(pct(f.PrefixReused, f.Prompt) < MinPrefixReusedPct, "prefix reused %.1f%% of prompt tokens, want ≥ %.0f%%", pct(f.PrefixReused, f.Prompt), MinPrefixReusedPct)
+		add(pct(f.PrefixReused, f.Prompt-f.Fresh) < MinCacheablePct, "prefix reused %.1f%% of the tokens the previous request held, want ≥ %.0f%%", pct(f.PrefixReused, f.Prompt-f.Fresh), MinCacheablePct)
 		add(pct(f.Effective, b.Effective) > MaxEffectivePct, "effective prompt tokens %.2f%% of without, want ≤ %.1f%%", pct(f.Effective, b.Effective), MaxEffectivePct)
 	}
 	return out
@@ -53,10 +59,10 @@ func (f Figures) Problems(b Figures, soft int, cache bool) []string {
 
 // String is the figures on one line.
 func (f Figures) String() string {
-	return fmt.Sprintf("%d requests, prompt tokens %d (largest %d, last 50: min %d mean %d max %d), prefix reused %.1f%%, effective %.0f; "+
-		"previous turn raw %d/%d, instructions kept %d/%d, summary present %d/%d, over soft %d",
-		f.Requests, f.Prompt, f.Largest, f.Last50Min, f.Last50Mean, f.Last50Max, pct(f.PrefixReused, f.Prompt), f.Effective,
-		f.PreviousTurnRaw, f.PreviousTurnChecked, f.InstructionsKept, f.InstructionsChecked, f.SummaryPresent, f.SummaryChecked, f.OverSoft)
+	return fmt.Sprintf("%d requests, prompt tokens %d (largest %d, last 50: min %d mean %d max %d), prefix reused %.1f%% (%.1f%% of those the previous request held), fresh %d, effective %.0f; "+
+		"previous turn raw %d/%d (its tool results whole in %d), instructions kept %d/%d, summary present %d/%d, over soft %d",
+		f.Requests, f.Prompt, f.Largest, f.Last50Min, f.Last50Mean, f.Last50Max, pct(f.PrefixReused, f.Prompt), pct(f.PrefixReused, f.Prompt-f.Fresh), f.Fresh, f.Effective,
+		f.PreviousTurnRaw, f.PreviousTurnChecked, f.PreviousResultsWhole, f.InstructionsKept, f.InstructionsChecked, f.SummaryPresent, f.SummaryChecked, f.OverSoft)
 }
 
 // Against is the figures of a run with adkctx next to those without, on one line.

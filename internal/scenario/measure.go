@@ -26,9 +26,17 @@ type Figures struct {
 	// those at CacheReadPrice.
 	PrefixReused int
 	Effective    float64
+	// Fresh is the sum of the tokens of each request's contents that the request before it did
+	// not hold at all (the tool result, call or message just produced, a new summary): no prompt
+	// cache can serve them, so PrefixReused ≤ Prompt − Fresh.
+	Fresh int
 	// PreviousTurnRaw counts the requests (of turns after the first) that carry the previous
 	// user message itself, out of PreviousTurnChecked.
 	PreviousTurnRaw, PreviousTurnChecked int
+	// PreviousResultsWhole counts the requests (of turns after the first) that show the previous
+	// turn's tool results whole (as stored, at most 10 KiB each) rather than cut to an excerpt,
+	// out of PreviousTurnChecked.
+	PreviousResultsWhole int
 	// InstructionsKept counts (request, instruction given before it) pairs where the instruction
 	// is in the request (raw or in the summary), out of InstructionsChecked.
 	InstructionsKept, InstructionsChecked int
@@ -76,10 +84,20 @@ func (r *Recorder) Add(system *genai.Content, tools []*genai.Tool, contents []*g
 		shared = fixed
 	}
 	texts := make([]string, len(contents))
+	held := make(map[string]int, len(f.prevContent)) // occurrences, so a repeated result is fresh
+	for _, t := range f.prevContent {
+		held[t]++
+	}
+	fresh := 0
 	for i, c := range contents {
 		texts[i] = jsonOf(c)
 		n := budget.EstimateContent(c)
 		total += n
+		if held[texts[i]] > 0 {
+			held[texts[i]]--
+		} else {
+			fresh += n
+		}
 		if same && i < len(f.prevContent) && f.prevContent[i] == texts[i] {
 			shared += n
 		} else {
@@ -89,6 +107,7 @@ func (r *Recorder) Add(system *genai.Content, tools []*genai.Tool, contents []*g
 	f.prevFixed, f.prevContent = fixedJSON, texts
 	reused := int(math.Round(float64(reported) * float64(shared) / float64(max(total, 1))))
 	f.PrefixReused += reused
+	f.Fresh += int(math.Round(float64(reported) * float64(fresh) / float64(max(total, 1))))
 	f.Effective += float64(reported-reused) + CacheReadPrice*float64(reused)
 
 	// What the model still sees.
@@ -115,6 +134,9 @@ func (r *Recorder) Add(system *genai.Content, tools []*genai.Tool, contents []*g
 		if slices.ContainsFunc(contents, func(c *genai.Content) bool { return firstText(c) == UserMessage(step-1) }) {
 			f.PreviousTurnRaw++
 		}
+		if previousResultsWhole(contents, step-1) {
+			f.PreviousResultsWhole++
+		}
 	}
 	for turn, rule := range Instructions {
 		if turn < step {
@@ -124,6 +146,40 @@ func (r *Recorder) Add(system *genai.Content, tools []*genai.Tool, contents []*g
 			}
 		}
 	}
+}
+
+// previousResultsWhole reports whether every tool result of turn i that contents show is at
+// least half the size it was stored with (tool outputs are stored cut to 10 KiB).
+func previousResultsWhole(contents []*genai.Content, i int) bool {
+	in := false
+	for _, c := range contents {
+		if t := firstText(c); c.Role == genai.RoleUser && stepRE.MatchString(t) {
+			in = t == UserMessage(i)
+			continue
+		}
+		if !in {
+			continue
+		}
+		for _, p := range c.Parts {
+			fr := p.FunctionResponse
+			if fr == nil {
+				continue
+			}
+			var whole map[string]any
+			switch fr.Name {
+			case ReadFile:
+				whole = Run(ReadFile, map[string]any{"path": Path(i)})
+			case ListFiles:
+				whole = Run(ListFiles, map[string]any{"path": Dir(i)})
+			default:
+				whole = TestOutput(i)
+			}
+			if 2*len(jsonOf(fr.Response)) < min(len(jsonOf(whole)), 10<<10) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Figures returns what was measured so far.

@@ -403,35 +403,9 @@ func cutNewestResponses(cs []*genai.Content, share int) ([]*genai.Content, int) 
 	out := make([]*genai.Content, len(cs))
 	cut := 0
 	for i, c := range cs {
-		out[i] = c
-		if c == nil {
-			continue
-		}
-		var parts []*genai.Part
-		for j, p := range c.Parts {
-			if p == nil || p.FunctionResponse == nil {
-				continue
-			}
-			v, st := truncate.Value(p.FunctionResponse.Response, truncate.Config{MaxBytes: share, MaxLines: max(share/40, 16)}, nil)
-			m, ok := v.(map[string]any)
-			if !st.Truncated || !ok {
-				continue
-			}
-			if parts == nil {
-				parts = append([]*genai.Part(nil), c.Parts...)
-			}
-			fr := *p.FunctionResponse
-			fr.Response = m
-			np := *p
-			np.FunctionResponse = &fr
-			parts[j] = &np
-			cut++
-		}
-		if parts != nil {
-			nc := *c
-			nc.Parts = parts
-			out[i] = &nc
-		}
+		var n int
+		out[i], n, _ = truncate.Responses(c, truncate.Config{MaxBytes: share, MaxLines: max(share/40, 16)}, nil)
+		cut += n
 	}
 	return out, cut
 }

@@ -20,42 +20,16 @@ func TruncateFunctionResponses(req *LLMRequest, cfg truncate.Config) TruncateRep
 	}
 	var contents []*genai.Content // copy of req.Contents, made on the first change
 	for i, c := range req.Contents {
-		if c == nil {
+		nc, cut, st := truncate.Responses(c, cfg, nil)
+		if nc == c {
 			continue
 		}
-		var parts []*genai.Part // copy of c.Parts, made on the first change
-		for j, p := range c.Parts {
-			if p == nil || p.FunctionResponse == nil || p.FunctionResponse.Response == nil {
-				continue
-			}
-			v, st := truncate.Value(p.FunctionResponse.Response, cfg, nil)
-			if !st.Truncated {
-				continue
-			}
-			total.Responses++
-			total.OmittedBytes += st.OmittedBytes
-			m, ok := v.(map[string]any)
-			if !ok {
-				continue
-			}
-			fr := *p.FunctionResponse
-			fr.Response = m
-			np := *p
-			np.FunctionResponse = &fr
-			if parts == nil {
-				parts = append([]*genai.Part(nil), c.Parts...)
-			}
-			parts[j] = &np
-		}
-		if parts == nil {
-			continue
-		}
-		nc := *c
-		nc.Parts = parts
+		total.Responses += cut
+		total.OmittedBytes += st.OmittedBytes
 		if contents == nil {
 			contents = append([]*genai.Content(nil), req.Contents...)
 		}
-		contents[i] = &nc
+		contents[i] = nc
 	}
 	if contents != nil {
 		req.Contents = contents

@@ -1,0 +1,142 @@
+package compaction
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/genai"
+)
+
+// bigToolTurn is an invocation reading a file of about 6 KB: user message, call, response, answer.
+func bigToolTurn(inv string) []Event {
+	file := fmt.Sprintf("// head of %s\n", inv) + strings.Repeat("func handler() { return process(ctx, req) }\n", 140) + fmt.Sprintf("// tail of %s\n", inv)
+	return []Event{
+		userEv(inv+"u", inv, "Read the file of request "+inv+"."),
+		callEv(inv+"c", inv, inv+"-call", "read_file", map[string]any{"path": inv + ".go"}),
+		respEv(inv+"r", inv, inv+"-call", "read_file", map[string]any{"content": file}),
+		modelEv(inv+"m", inv, "It holds the handlers of request "+inv+"."),
+	}
+}
+
+// The tool results of the completed invocations a compaction leaves raw are shown as excerpts
+// until the next compaction; the running invocation's results, the other events and the
+// storage stay whole.
+func TestCompactionExcerptsRetainedToolResults(t *testing.T) {
+	var events []Event
+	for k := 1; k <= 6; k++ {
+		events = append(events, bigToolTurn(fmt.Sprintf("i%d", k))...)
+	}
+	running := []Event{
+		userEv("i7u", "i7", "Read one more."),
+		callEv("i7c", "i7", "i7-call", "read_file", map[string]any{"path": "i7.go"}),
+		respEv("i7r", "i7", "i7-call", "read_file", bigToolTurn("i7")[2].Content.Parts[0].FunctionResponse.Response),
+	}
+	cases := []struct {
+		name         string
+		cfg          Config
+		events       []Event
+		req          Request
+		wantExcerpts []string
+		wantBytes    int
+	}{
+		{"sliding window: both retained invocations", Config{Interval: 3}, events,
+			Request{Trigger: TriggerInvocations, Invocation: "i6"}, []string{"i5r", "i6r"}, defaultRetainedToolResultBytes},
+		{"a larger excerpt", Config{Interval: 3, RetainedToolResultBytes: 2048}, events,
+			Request{Trigger: TriggerInvocations, Invocation: "i6"}, []string{"i5r", "i6r"}, 2048},
+		// Each invocation weighs about 2,000 tokens: i7 and i6 fit in 5,000, i5 does not.
+		{"token trigger: the running invocation's result stays whole", Config{RetainRecentInvocations: 1, RetainRecentTokens: 5_000},
+			append(append([]Event(nil), events...), running...), Request{Trigger: TriggerTokens, Invocation: "i7", Live: true, TokenLimit: 20_000},
+			[]string{"i6r"}, defaultRetainedToolResultBytes},
+		{"off", Config{Interval: 3, RetainedToolResultBytes: -1}, events,
+			Request{Trigger: TriggerInvocations, Invocation: "i6"}, nil, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			store := newStore(tc.events...)
+			cfg := tc.cfg
+			cfg.Summarizer = &recorder{text: "S"}
+			c, rep := newCompactor(t, cfg, store)
+			req := tc.req
+			req.Session = sess
+			m, err := c.Compact(context.Background(), req)
+			if err != nil || m == nil {
+				t.Fatalf("Compact = %v, %v (%+v)", m, err, rep.lastAttempt(t))
+			}
+			if diff := cmp.Diff(tc.wantExcerpts, m.ExcerptedEventIDs); diff != "" {
+				t.Errorf("excerpted ids (-want +got):\n%s", diff)
+			}
+			if m.ExcerptBytes != tc.wantBytes {
+				t.Errorf("ExcerptBytes = %d, want %d", m.ExcerptBytes, tc.wantBytes)
+			}
+
+			stored := store.snapshot()
+			before, _ := json.Marshal(stored)
+			items := NewViewer(nil).View(stored)
+			excerpted := map[string]bool{}
+			for _, id := range tc.wantExcerpts {
+				excerpted[id] = true
+			}
+			for _, it := range items {
+				if it.Summary != nil {
+					continue
+				}
+				e := stored[it.Index]
+				if !excerpted[e.ID] {
+					if it.Content != nil {
+						t.Errorf("%s: shown with other content, want its own", e.ID)
+					}
+					continue
+				}
+				if it.Content == nil {
+					t.Fatalf("%s: shown whole, want an excerpt", e.ID)
+				}
+				fr, orig := it.Content.Parts[0].FunctionResponse, e.Content.Parts[0].FunctionResponse
+				if fr.ID != orig.ID || fr.Name != orig.Name || it.Content.Role != e.Content.Role {
+					t.Errorf("%s: excerpt changed the pairing: %+v", e.ID, fr)
+				}
+				text, _ := json.Marshal(fr.Response)
+				inv := strings.TrimSuffix(e.ID, "r")
+				switch {
+				case len(text) > m.ExcerptBytes+256:
+					t.Errorf("%s: excerpt of %d bytes, want about %d", e.ID, len(text), m.ExcerptBytes)
+				case !strings.Contains(string(text), "head of "+inv) || !strings.Contains(string(text), "tail of "+inv):
+					t.Errorf("%s: excerpt lost the head or the tail: %s", e.ID, text)
+				case !strings.Contains(string(text), "call the tool again"):
+					t.Errorf("%s: excerpt does not say how to get the rest: %s", e.ID, text)
+				}
+			}
+			if after, _ := json.Marshal(store.snapshot()); string(after) != string(before) {
+				t.Error("the view changed the stored events")
+			}
+		})
+	}
+}
+
+// An excerpt is byte-stable: two views of the same events show the same bytes (the cached
+// prompt prefix survives until the next compaction).
+func TestExcerptIsStable(t *testing.T) {
+	var events []Event
+	for k := 1; k <= 6; k++ {
+		events = append(events, bigToolTurn(fmt.Sprintf("i%d", k))...)
+	}
+	store := newStore(events...)
+	c, _ := newCompactor(t, Config{Interval: 3, Summarizer: &recorder{text: "S"}}, store)
+	if m, err := c.Compact(context.Background(), Request{Session: sess, Trigger: TriggerInvocations, Invocation: "i6"}); err != nil || m == nil {
+		t.Fatalf("Compact = %v, %v", m, err)
+	}
+	show := func(v *Viewer) string {
+		var out []*genai.Content
+		for _, it := range v.View(store.snapshot()) {
+			out = append(out, it.Content)
+		}
+		b, _ := json.Marshal(out)
+		return string(b)
+	}
+	if a, b := show(NewViewer(nil)), show(NewViewer(nil)); a != b {
+		t.Errorf("two views differ:\n%s\n%s", a, b)
+	}
+}

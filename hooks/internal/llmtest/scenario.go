@@ -1,0 +1,56 @@
+package llmtest
+
+import (
+	"context"
+	"iter"
+
+	"google.golang.org/adk/agent"
+	"google.golang.org/adk/model"
+	"google.golang.org/adk/tool"
+	"google.golang.org/adk/tool/functiontool"
+
+	"github.com/adkctx/adkctx/internal/scenario"
+	"github.com/adkctx/adkctx/processors/request"
+)
+
+// Scenario is the scripted coding session's model (internal/scenario) as an adk-go v1
+// model.LLM: it answers every request with the session's next step and measures what it was
+// sent (Figures).
+type Scenario struct {
+	*scenario.Model
+	name string
+}
+
+// NewScenario returns the session's model named name, measuring against soft (0: no limit).
+func NewScenario(name string, soft int) Scenario { return Scenario{scenario.NewModel(soft), name} }
+
+// Name implements model.LLM.
+func (m Scenario) Name() string { return m.name }
+
+// GenerateContent implements model.LLM.
+func (m Scenario) GenerateContent(_ context.Context, req *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
+	return func(yield func(*model.LLMResponse, error) bool) {
+		yield((*model.LLMResponse)(m.Respond((*request.LLMRequest)(req))), nil)
+	}
+}
+
+type pathArgs struct {
+	Path string `json:"path"`
+}
+
+// ScenarioTools are the session's tools (read_file, list_files, run_tests), answering with its
+// scripted outputs.
+func ScenarioTools() ([]tool.Tool, error) {
+	var out []tool.Tool
+	for _, name := range []string{scenario.ReadFile, scenario.ListFiles, scenario.RunTests} {
+		t, err := functiontool.New(functiontool.Config{Name: name, Description: "scripted tool " + name},
+			func(_ agent.ToolContext, a pathArgs) (map[string]any, error) {
+				return scenario.Run(name, map[string]any{"path": a.Path}), nil
+			})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
