@@ -344,12 +344,31 @@ func (c *Compactor) attempt(ctx context.Context, r Request, manual bool) Attempt
 	return a
 }
 
+// run is one attempt: select a window, summarize it, store the marker; a is filled in.
 func (c *Compactor) run(ctx context.Context, r Request, a *Attempt) {
-	fail := func(err error) { a.Outcome, a.Err = OutcomeFailed, err }
+	events, w := c.selectFor(ctx, r, a)
+	if w == nil {
+		return
+	}
+	m := c.summarize(ctx, r, w, a)
+	if m == nil {
+		return
+	}
+	md, err := markerMetadata(m)
+	if err != nil {
+		a.Outcome, a.Err = OutcomeFailed, err
+		return
+	}
+	c.store(ctx, r, events, m, md, a)
+}
+
+// selectFor loads the session and selects what to compact, scope by scope (adk-go v1 has only
+// ""). With nothing to do it sets a's outcome and returns a nil window.
+func (c *Compactor) selectFor(ctx context.Context, r Request, a *Attempt) ([]Event, *window) {
 	events, _, err := c.deps.Store.Load(ctx, r.Session)
 	if err != nil {
-		fail(err)
-		return
+		a.Outcome, a.Err = OutcomeFailed, err
+		return nil, nil
 	}
 	p := c.deps.Viewer.plan(events)
 	params := windowParams{
@@ -365,25 +384,25 @@ func (c *Compactor) run(ctx context.Context, r Request, a *Attempt) {
 	if r.TokenLimit > 0 {
 		params.retainTokens = c.cfg.retainTokens(r.TokenLimit)
 	}
-	// Each isolation scope is compacted on its own (adk-go v1 has only "").
-	var w *window
 	reason := reasonEmpty
 	for _, scope := range scopesOf(events) {
 		params.scope = scope
+		var w *window
 		if w, reason = selectWindow(events, p, params); w != nil {
-			break
+			a.EventsCovered, a.InvocationsCovered, a.OriginalTokens = len(w.covered), w.m.Invocations, w.original
+			if prev := p.live[scope].m; prev != nil {
+				a.InvocationsCovered -= prev.Invocations
+			}
+			return events, w
 		}
 	}
-	if w == nil {
-		a.Outcome, a.Reason = OutcomeNothing, reason
-		return
-	}
-	a.EventsCovered, a.InvocationsCovered, a.OriginalTokens = len(w.covered), w.m.Invocations, w.original
-	if prev := p.live[params.scope].m; prev != nil {
-		a.InvocationsCovered -= prev.Invocations
-	}
+	a.Outcome, a.Reason = OutcomeNothing, reason
+	return events, nil
+}
 
-	// Summarize, falling back on failure; a summary must be smaller than what it replaces.
+// summarize writes w's summary, falling back on failure, and returns the complete marker; nil
+// with a's outcome set when there is none. A summary must be smaller than what it replaces.
+func (c *Compactor) summarize(ctx context.Context, r Request, w *window, a *Attempt) *Marker {
 	w.input.Limits = c.deps.Limits
 	limit := c.cfg.maxSummaryTokens(r.Limits)
 	bound := min(limit, max(w.original-1, 1))
@@ -398,18 +417,17 @@ func (c *Compactor) run(ctx context.Context, r Request, a *Attempt) {
 		sum, err = runSummarizer(ctx, c.cfg.Fallback, w.input, bound)
 	}
 	var rej *SummaryRejectedError
-	if errors.As(err, &rej) && rej.Reason == "too_large" && rej.Tokens <= limit {
+	switch {
+	case errors.As(err, &rej) && rej.Reason == "too_large" && rej.Tokens <= limit:
 		// Not a failure: the history is still too small to be worth summarizing.
 		a.Outcome, a.Reason, a.PrimaryErr = OutcomeNothing, "summary_not_smaller", nil
-		return
-	}
-	if err != nil {
-		fail(err)
-		return
-	}
-	if sum == nil {
+		return nil
+	case err != nil:
+		a.Outcome, a.Err = OutcomeFailed, err
+		return nil
+	case sum == nil:
 		a.Outcome, a.Reason = OutcomeNothing, "summarizer_nothing_to_do"
-		return
+		return nil
 	}
 	m := w.m
 	if m.StartTimestamp <= 0 { // no covered event had a usable timestamp
@@ -422,21 +440,20 @@ func (c *Compactor) run(ctx context.Context, r Request, a *Attempt) {
 	m.CompressionRatio = float64(m.OriginalTokens) / float64(max(m.CompactedTokens, 1))
 	m.Summarizer = sum.Summarizer
 	a.Summarizer, a.SummarizerUsage, a.CompactedTokens = sum.Summarizer, sum.Usage, m.CompactedTokens
-	md, err := markerMetadata(m)
-	if err != nil {
-		fail(err)
-		return
-	}
+	return m
+}
 
-	// Store it, unless a newer marker of the scope landed meanwhile. The database service
-	// refuses an append through a handle older than the session's last update: a running
-	// invocation that stores an event between the read and the append makes it stale. Whether
-	// that is what happened is read from the store, not from the error's text: when the session
-	// changed since the handle was read, the append lost a race; it is retried, pausing a little
-	// longer each time so a burst of events passes, and after the last try the summary is
-	// discarded as a conflict (the next trigger redoes it; no backoff). A store busy with another
-	// writer (SQLite's lock) or an error classified as a conflict is retried the same way. Any
-	// other refusal is a failure.
+// store appends the marker m (metadata md), unless a newer marker of its scope landed since
+// events were read. The database service refuses an append through a handle older than the
+// session's last update: a running invocation that stores an event between the read and the
+// append makes it stale. Whether that is what happened is read from the store, not from the
+// error's text: when the session changed since the handle was read, the append lost a race; it
+// is retried, pausing a little longer each time so a burst of events passes, and after the last
+// try the summary is discarded as a conflict (the next trigger redoes it; no backoff). A store
+// busy with another writer (SQLite's lock) or an error classified as a conflict is retried the
+// same way. Any other refusal is a failure.
+func (c *Compactor) store(ctx context.Context, r Request, events []Event, m *Marker, md map[string]any, a *Attempt) {
+	fail := func(err error) { a.Outcome, a.Err = OutcomeFailed, err }
 	for try := 0; ; try++ {
 		fresh, handle, err := c.deps.Store.Load(ctx, r.Session)
 		if err != nil {

@@ -308,13 +308,38 @@ const (
 // quote (instructions, paths, tool counts, errors): the part appended to an LLM summary.
 // Equal ledgers render to equal bytes.
 func (l *Ledger) render(maxBytes int, facts bool) string {
-	type section struct {
-		title string
-		items []string
-		line  bool // one line: title + items joined
+	r := l.layout(facts)
+	out := r.write()
+	for len(out) > maxBytes {
+		if !r.drop() {
+			return truncate.Bytes(out, maxBytes)
+		}
+		out = r.write()
 	}
-	paths := slices.Collect(maps.Keys(l.Paths))
-	pathCalls := func(p string) int {
+	return out
+}
+
+// ledgerSection is one titled list of a rendered ledger.
+type ledgerSection struct {
+	title string
+	items []string
+	line  bool // one line: title + items joined
+}
+
+// ledgerLayout is a ledger laid out for rendering; drop removes one item at a time to fit.
+type ledgerLayout struct {
+	facts      bool
+	goal       []string
+	secs       []*ledgerSection // in dropping order: the first section loses items first
+	latest     []string
+	paths      []string // the files section's paths, in its order
+	pathCalls  func(string) int
+	otherCalls int // calls on paths not listed (dropped to fit), so totals stay exact
+}
+
+func (l *Ledger) layout(facts bool) *ledgerLayout {
+	r := &ledgerLayout{facts: facts, otherCalls: l.OtherPathCalls}
+	r.pathCalls = func(p string) int {
 		n := 0
 		for _, c := range l.Paths[p] {
 			n += c
@@ -322,123 +347,119 @@ func (l *Ledger) render(maxBytes int, facts bool) string {
 		return n
 	}
 	// Most used first, then by name.
-	slices.SortFunc(paths, func(a, b string) int {
-		return cmp.Or(cmp.Compare(pathCalls(b), pathCalls(a)), cmp.Compare(a, b))
+	r.paths = slices.Collect(maps.Keys(l.Paths))
+	slices.SortFunc(r.paths, func(a, b string) int {
+		return cmp.Or(cmp.Compare(r.pathCalls(b), r.pathCalls(a)), cmp.Compare(a, b))
 	})
-	files := make([]string, 0, len(paths))
-	for _, p := range paths {
-		tools := slices.Sorted(maps.Keys(l.Paths[p]))
+	files := make([]string, 0, len(r.paths))
+	for _, p := range r.paths {
 		var uses []string
-		for _, t := range tools {
+		for _, t := range slices.Sorted(maps.Keys(l.Paths[p])) {
 			uses = append(uses, t+" ×"+strconv.Itoa(l.Paths[p][t]))
 		}
 		files = append(files, p+" ("+strings.Join(uses, ", ")+")")
-	}
-	// Paths dropped to fit maxBytes are still counted, so totals stay exact.
-	otherCalls := l.OtherPathCalls
-	tools := slices.Collect(maps.Keys(l.Tools))
-	slices.SortFunc(tools, func(a, b string) int { return cmp.Or(cmp.Compare(l.Tools[b], l.Tools[a]), cmp.Compare(a, b)) })
-	total := l.OtherTools
-	var toolItems []string
-	for _, t := range tools {
-		toolItems = append(toolItems, t+" ×"+strconv.Itoa(l.Tools[t]))
-		total += l.Tools[t]
-	}
-	if l.OtherTools > 0 {
-		toolItems = append(toolItems, "others ×"+strconv.Itoa(l.OtherTools))
-	}
-	var toolLine []string
-	if total > 0 {
-		toolLine = []string{fmt.Sprintf("%s (%d calls over %d invocations)", strings.Join(toolItems, ", "), total, l.Invocations)}
 	}
 	instructions := slices.Clone(l.Instructions)
 	if l.InstructionsDropped > 0 {
 		instructions = append([]string{fmt.Sprintf("(%d older instructions omitted)", l.InstructionsDropped)}, instructions...)
 	}
-	requests, latest := slices.Clone(l.Requests), []string(nil)
+	requests := slices.Clone(l.Requests)
 	if n := len(requests); n > 0 && !facts {
-		latest, requests = requests[n-1:], requests[:n-1]
+		r.latest, requests = requests[n-1:], requests[:n-1]
 	}
 	if l.RequestsDropped > 0 && len(requests) > 0 {
 		requests = append([]string{fmt.Sprintf("(%d older requests omitted)", l.RequestsDropped)}, requests...)
 	}
-	// In dropping order: the first section loses items first.
-	var secs []*section
 	if !facts {
-		secs = append(secs, &section{title: secAnswers, items: slices.Clone(l.Answers)}, &section{title: secRequests, items: requests})
+		r.secs = append(r.secs, &ledgerSection{title: secAnswers, items: slices.Clone(l.Answers)}, &ledgerSection{title: secRequests, items: requests})
 	}
-	secs = append(secs,
-		&section{title: secErrors, items: slices.Clone(l.Errors)},
-		&section{title: secFiles, items: files},
-		&section{title: secTools, items: toolLine, line: true},
-		&section{title: secInstructions, items: instructions},
+	r.secs = append(r.secs,
+		&ledgerSection{title: secErrors, items: slices.Clone(l.Errors)},
+		&ledgerSection{title: secFiles, items: files},
+		&ledgerSection{title: secTools, items: l.toolLine(), line: true},
+		&ledgerSection{title: secInstructions, items: instructions},
 	)
-	var goal []string
 	if l.Goal != "" && !facts {
-		goal = []string{secGoal + l.Goal}
+		r.goal = []string{secGoal + l.Goal}
 	}
-	write := func() string {
-		var b strings.Builder
-		if facts {
-			b.WriteString(secRecord)
-		}
-		for _, g := range goal {
-			if b.Len() > 0 {
-				b.WriteByte('\n')
-			}
-			b.WriteString(g)
-		}
-		// Reading order: goal, instructions, requests, latest, files, tools, errors, answers.
-		order := []string{secInstructions, secRequests, secFiles, secTools, secErrors, secAnswers}
-		for _, title := range order {
-			for _, s := range secs {
-				if s.title != title || len(s.items) == 0 && !(s.title == secFiles && otherCalls > 0) {
-					continue
-				}
-				if b.Len() > 0 {
-					b.WriteByte('\n')
-				}
-				if s.line {
-					b.WriteString(s.title + strings.Join(s.items, ", "))
-					continue
-				}
-				b.WriteString(s.title)
-				for _, it := range s.items {
-					b.WriteString("\n- " + it)
-				}
-				if s.title == secFiles && otherCalls > 0 {
-					fmt.Fprintf(&b, "\n- and %d calls on other paths", otherCalls)
-				}
-			}
-			if title == secRequests && len(latest) > 0 {
-				if b.Len() > 0 {
-					b.WriteByte('\n')
-				}
-				b.WriteString(secLatest + latest[0])
-			}
-		}
-		return b.String()
+	return r
+}
+
+// toolLine is the tools section: each tool's count, most used first, and the total.
+func (l *Ledger) toolLine() []string {
+	tools := slices.Collect(maps.Keys(l.Tools))
+	slices.SortFunc(tools, func(a, b string) int { return cmp.Or(cmp.Compare(l.Tools[b], l.Tools[a]), cmp.Compare(a, b)) })
+	total := l.OtherTools
+	var items []string
+	for _, t := range tools {
+		items = append(items, t+" ×"+strconv.Itoa(l.Tools[t]))
+		total += l.Tools[t]
 	}
-	out := write()
-	for len(out) > maxBytes {
-		var s *section
-		for _, c := range secs {
-			if len(c.items) > 0 && !c.line {
-				s = c
-				break
+	if l.OtherTools > 0 {
+		items = append(items, "others ×"+strconv.Itoa(l.OtherTools))
+	}
+	if total == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s (%d calls over %d invocations)", strings.Join(items, ", "), total, l.Invocations)}
+}
+
+// write renders the layout in reading order: goal, instructions, requests, latest, files, tools,
+// errors, answers.
+func (r *ledgerLayout) write() string {
+	var b strings.Builder
+	newline := func() {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+	}
+	if r.facts {
+		b.WriteString(secRecord)
+	}
+	for _, g := range r.goal {
+		newline()
+		b.WriteString(g)
+	}
+	for _, title := range []string{secInstructions, secRequests, secFiles, secTools, secErrors, secAnswers} {
+		for _, s := range r.secs {
+			if s.title != title || len(s.items) == 0 && !(s.title == secFiles && r.otherCalls > 0) {
+				continue
+			}
+			newline()
+			if s.line {
+				b.WriteString(s.title + strings.Join(s.items, ", "))
+				continue
+			}
+			b.WriteString(s.title)
+			for _, it := range s.items {
+				b.WriteString("\n- " + it)
+			}
+			if s.title == secFiles && r.otherCalls > 0 {
+				fmt.Fprintf(&b, "\n- and %d calls on other paths", r.otherCalls)
 			}
 		}
-		if s == nil {
-			return truncate.Bytes(out, maxBytes)
+		if title == secRequests && len(r.latest) > 0 {
+			newline()
+			b.WriteString(secLatest + r.latest[0])
 		}
-		if s.title == secFiles { // least used path first
-			last := paths[len(s.items)-1]
-			otherCalls += pathCalls(last)
+	}
+	return b.String()
+}
+
+// drop removes one item: from the first section that has any, the oldest (the least used path,
+// for files, whose calls are then counted as other paths); false when nothing is left to drop.
+func (r *ledgerLayout) drop() bool {
+	for _, s := range r.secs {
+		if len(s.items) == 0 || s.line {
+			continue
+		}
+		if s.title == secFiles {
+			r.otherCalls += r.pathCalls(r.paths[len(s.items)-1])
 			s.items = s.items[:len(s.items)-1]
-		} else { // oldest first
+		} else {
 			s.items = s.items[1:]
 		}
-		out = write()
+		return true
 	}
-	return out
+	return false
 }

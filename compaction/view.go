@@ -210,12 +210,20 @@ func (v *Viewer) plan(events []Event) *plan {
 	for _, scopes := range place {
 		slices.Sort(scopes) // several scopes at one place: the same order in every view
 	}
+	p.items = p.itemsOf(events, place)
+	return p
+}
+
+// itemsOf lists what the view shows, in stream order: the summaries at their places, the raw
+// events (tool results cut when the winning marker says so), never the covered or marker-only
+// events.
+func (p *plan) itemsOf(events []Event, place map[int][]string) []Item {
 	excerpts := excerptsOf(p.live)
-	p.items = make([]Item, 0, len(events))
+	items := make([]Item, 0, len(events))
 	for i := range events {
 		for _, scope := range place[i] {
 			lm := p.live[scope]
-			p.items = append(p.items, Item{Index: i, Summary: summaryContent(lm.m.CompactedContent), MarkerID: lm.id, Scope: scope})
+			items = append(items, Item{Index: i, Summary: summaryContent(lm.m.CompactedContent), MarkerID: lm.id, Scope: scope})
 		}
 		if p.covered[i] || events[i].isMarkerOnly() {
 			continue
@@ -227,9 +235,9 @@ func (v *Viewer) plan(events []Event) *plan {
 				it.Content = c
 			}
 		}
-		p.items = append(p.items, it)
+		items = append(items, it)
 	}
-	return p
+	return items
 }
 
 // excerptsOf returns, per scope, the events whose tool results the winning marker has cut, with

@@ -141,19 +141,26 @@ func selectWindow(events []Event, p *plan, w windowParams) (*window, string) {
 	newly := slices.Sorted(maps.Keys(cover))
 	win := buildWindow(events, p, w, newly, newInvocations(events, p, w.scope, groups, newly), keepInvocations)
 	if w.excerptBytes > 0 {
-		win.m.ExcerptBytes = w.excerptBytes
-		for _, g := range completed {
-			for _, i := range g.idx {
-				if !cover[i] && events[i].ID != "" && events[i].Content != nil && hasFunctionResponse(&events[i]) {
-					win.m.ExcerptedEventIDs = append(win.m.ExcerptedEventIDs, events[i].ID)
-				}
-			}
-		}
-		if len(win.m.ExcerptedEventIDs) == 0 {
-			win.m.ExcerptBytes = 0
+		win.m.ExcerptedEventIDs = toolResultsLeft(events, completed, cover)
+		if len(win.m.ExcerptedEventIDs) > 0 {
+			win.m.ExcerptBytes = w.excerptBytes
 		}
 	}
 	return win, ""
+}
+
+// toolResultsLeft returns the ids of the events with tool results that the completed
+// invocations keep raw (not in cover): what the view shows as excerpts.
+func toolResultsLeft(events []Event, completed []group, cover map[int]bool) []string {
+	var out []string
+	for _, g := range completed {
+		for _, i := range g.idx {
+			if !cover[i] && events[i].ID != "" && events[i].Content != nil && hasFunctionResponse(&events[i]) {
+				out = append(out, events[i].ID)
+			}
+		}
+	}
+	return out
 }
 
 // newInvocations counts the invocations (groups) of which newly holds the first covered event:

@@ -7,6 +7,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"google.golang.org/adk/model"
@@ -441,15 +442,6 @@ func str(v any) string {
 // num reads a number from a tool result, whether it is an int (in memory) or a float64 (after a
 // JSON round trip through the database).
 func num(v any) int {
-	switch n := v.(type) {
-	case int:
-		return n
-	case int64:
-		return int(n)
-	case float64:
-		return int(n)
-	case float32:
-		return int(n)
-	}
-	return 0
+	f, _ := strconv.ParseFloat(fmt.Sprint(v), 64)
+	return int(f)
 }

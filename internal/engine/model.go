@@ -61,21 +61,7 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 			"Register Hooks.Plugin() with the runner, or use Hooks.Wire")
 	}
 
-	instructionBytes := 0
-	if e.loader != nil {
-		dir := e.workDirFor(state)
-		if merged, err := e.loader.LoadContext(ctx, dir); err != nil {
-			kind, msg := errkind.Of(err)
-			e.log.Warn("agents.md instructions unavailable", zap.String("session_id", s.ID), zap.String("work_dir", dir),
-				zap.String("error_kind", string(kind)), zap.String("error", msg))
-		} else {
-			if merged.Text != "" {
-				request.InjectInstructions(req, merged.Text)
-				instructionBytes = len(merged.Text)
-			}
-			e.tel.instructions(ctx, len(merged.Text), len(merged.Skipped))
-		}
-	}
+	instructionBytes := e.injectInstructions(ctx, s.ID, state, req)
 	cut := request.TruncateFunctionResponses(req, e.cfg.Truncation)
 	norm := request.Normalize(req)
 	prints, sizes := contentPrints(req.Contents, prevPrint)
@@ -97,19 +83,8 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 	if err == nil {
 		cl.estimate, cl.predicted = d.FinalEstimatedTokens, d.FinalTokens
 		sm.prefix, sm.turnsDrop = print, d.TurnsDropped
-		st.lastTokens, st.lastFactor = d.FinalTokens+d.Margin, d.CalibrationFactor()
 	}
-	// The soft limit in the compactor's unit: estimated tokens of the history alone.
-	st.tokenLimit = max(int(float64(limits.Soft)/d.CalibrationFactor())-d.FixedTokens, 1)
-	tokenLimit := st.tokenLimit
-	// Compact before the soft limit is crossed: when the next request, grown by the largest
-	// recent growth or by one more tool result at the truncation limit, would pass it, so the
-	// summary is ready before that request is built.
-	if st.lastPredicted > 0 && d.PredictedTokens > st.lastPredicted {
-		st.growth = max(float64(d.PredictedTokens-st.lastPredicted), st.growth*growthDecay)
-	}
-	st.lastPredicted = d.PredictedTokens
-	approaching := d.PredictedTokens+max(int(st.growth), e.maxResultTokens(d)) > limits.Soft
+	tokenLimit, approaching := e.track(st, limits, d, err == nil)
 	st.mu.Unlock()
 
 	if d.OverSoft || approaching {
@@ -119,19 +94,80 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 		}
 	}
 
+	fields := decisionFields(s.ID, c, seq, limits, d, decisionExtras{reused: reused, cut: cut, norm: norm,
+		contents: len(req.Contents), instructionBytes: instructionBytes})
+	e.tel.decision(ctx, limits, d, reused, err == nil)
+	if err != nil {
+		kind, msg := errkind.Of(err)
+		e.log.Warn("budget decision", append(fields, zap.String("error_kind", string(kind)), zap.String("error", msg))...)
+		return err
+	}
+	e.log.Info("budget decision", fields...)
+	return nil
+}
+
+// injectInstructions adds the merged AGENTS.md text of the session's working directory to req
+// and returns its size; a load failure is logged and leaves req as it is.
+func (e *Engine) injectInstructions(ctx context.Context, sessionID string, state StateReader, req *request.LLMRequest) int {
+	if e.loader == nil {
+		return 0
+	}
+	dir := e.workDirFor(state)
+	merged, err := e.loader.LoadContext(ctx, dir)
+	if err != nil {
+		kind, msg := errkind.Of(err)
+		e.log.Warn("agents.md instructions unavailable", zap.String("session_id", sessionID), zap.String("work_dir", dir),
+			zap.String("error_kind", string(kind)), zap.String("error", msg))
+		return 0
+	}
+	e.tel.instructions(ctx, len(merged.Text), len(merged.Skipped))
+	if merged.Text == "" {
+		return 0
+	}
+	request.InjectInstructions(req, merged.Text)
+	return len(merged.Text)
+}
+
+// track records decision d in the session's state (st.mu held) and returns the soft limit in the
+// compactor's unit (estimated tokens of the history alone) and whether the next request is
+// expected to pass the soft limit: when, grown by the largest recent growth or by one more tool
+// result at the truncation limit, it would — so the summary is ready before it is built.
+func (e *Engine) track(st *sessionState, limits budget.Limits, d request.BudgetDecision, sent bool) (tokenLimit int, approaching bool) {
+	if sent {
+		st.lastTokens, st.lastFactor = d.FinalTokens+d.Margin, d.CalibrationFactor()
+	}
+	st.tokenLimit = max(int(float64(limits.Soft)/d.CalibrationFactor())-d.FixedTokens, 1)
+	if st.lastPredicted > 0 && d.PredictedTokens > st.lastPredicted {
+		st.growth = max(float64(d.PredictedTokens-st.lastPredicted), st.growth*growthDecay)
+	}
+	st.lastPredicted = d.PredictedTokens
+	return st.tokenLimit, d.PredictedTokens+max(int(st.growth), e.maxResultTokens(d)) > limits.Soft
+}
+
+// decisionExtras is what the "budget decision" log entry reports besides the decision itself.
+type decisionExtras struct {
+	reused           int
+	cut              request.TruncateReport
+	norm             request.NormalizeReport
+	contents         int
+	instructionBytes int
+}
+
+// decisionFields are the fields of the "budget decision" log entry of call number seq.
+func decisionFields(sessionID string, c Call, seq int, limits budget.Limits, d request.BudgetDecision, x decisionExtras) []zap.Field {
 	fields := append([]zap.Field{
-		zap.String("session_id", s.ID),
+		zap.String("session_id", sessionID),
 		zap.String("invocation_id", c.InvocationID()),
 		zap.String("agent", c.AgentName()),
 		zap.Int("call_seq", seq),
 	}, limits.LogFields()...)
-	fields = append(fields,
+	return append(fields,
 		zap.Int("estimated_tokens", d.EstimatedTokens),
 		zap.Float64("calibration_factor", round3(d.CalibrationFactor())),
 		zap.Int("predicted_tokens", d.PredictedTokens),
 		zap.Int("safety_margin", d.Margin),
 		zap.Int("final_tokens", d.FinalTokens),
-		zap.Int("prefix_reused_tokens", reused),
+		zap.Int("prefix_reused_tokens", x.reused),
 		zap.String("action", string(d.Action)),
 		zap.Int("turns_dropped", d.TurnsDropped),
 		zap.Int("contents_dropped", d.ContentsDropped),
@@ -141,22 +177,14 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 		zap.Bool("summary_present", d.SummaryPresent),
 		zap.Int("summary_tokens", d.SummaryTokens),
 		zap.Bool("summary_cut", d.SummaryCut),
-		zap.Int("contents", len(req.Contents)),
-		zap.Int("responses_truncated", cut.Responses),
-		zap.Int("truncated_bytes", cut.OmittedBytes),
-		zap.Int("synthetic_responses", norm.SyntheticResponses),
-		zap.Int("orphans_removed", norm.OrphansRemoved),
-		zap.Int("responses_reordered", norm.Reordered),
-		zap.Int("instruction_bytes", instructionBytes),
+		zap.Int("contents", x.contents),
+		zap.Int("responses_truncated", x.cut.Responses),
+		zap.Int("truncated_bytes", x.cut.OmittedBytes),
+		zap.Int("synthetic_responses", x.norm.SyntheticResponses),
+		zap.Int("orphans_removed", x.norm.OrphansRemoved),
+		zap.Int("responses_reordered", x.norm.Reordered),
+		zap.Int("instruction_bytes", x.instructionBytes),
 	)
-	e.tel.decision(ctx, limits, d, reused, err == nil)
-	if err != nil {
-		kind, msg := errkind.Of(err)
-		e.log.Warn("budget decision", append(fields, zap.String("error_kind", string(kind)), zap.String("error", msg))...)
-		return err
-	}
-	e.log.Info("budget decision", fields...)
-	return nil
 }
 
 // maxResultTokens is what one tool result at the truncation limit adds to a request (at a

@@ -75,40 +75,7 @@ func (r *Recorder) Add(system *genai.Content, tools []*genai.Tool, contents []*g
 		f.OverSoft++
 	}
 
-	// Prefix shared with the previous request, content by content.
-	fixedJSON := jsonOf(system) + jsonOf(tools)
-	fixed := budget.EstimateContent(system) + budget.EstimateTools(tools)
-	total, shared := fixed, 0
-	same := fixedJSON == f.prevFixed
-	if same {
-		shared = fixed
-	}
-	texts := make([]string, len(contents))
-	held := make(map[string]int, len(f.prevContent)) // occurrences, so a repeated result is fresh
-	for _, t := range f.prevContent {
-		held[t]++
-	}
-	fresh := 0
-	for i, c := range contents {
-		texts[i] = jsonOf(c)
-		n := budget.EstimateContent(c)
-		total += n
-		if held[texts[i]] > 0 {
-			held[texts[i]]--
-		} else {
-			fresh += n
-		}
-		if same && i < len(f.prevContent) && f.prevContent[i] == texts[i] {
-			shared += n
-		} else {
-			same = false
-		}
-	}
-	f.prevFixed, f.prevContent = fixedJSON, texts
-	reused := int(math.Round(float64(reported) * float64(shared) / float64(max(total, 1))))
-	f.PrefixReused += reused
-	f.Fresh += int(math.Round(float64(reported) * float64(fresh) / float64(max(total, 1))))
-	f.Effective += float64(reported-reused) + CacheReadPrice*float64(reused)
+	f.cache(system, tools, contents, reported)
 
 	// What the model still sees.
 	step, all := -1, allText(contents)
@@ -180,6 +147,45 @@ func previousResultsWhole(contents []*genai.Content, i int) bool {
 		}
 	}
 	return true
+}
+
+// cache measures what of a request (reported tokens) a prompt cache holding the previous one
+// serves: the prefix shared content by content (PrefixReused, Effective) and what no cache can
+// serve (Fresh).
+func (f *Figures) cache(system *genai.Content, tools []*genai.Tool, contents []*genai.Content, reported int) {
+	fixedJSON := jsonOf(system) + jsonOf(tools)
+	fixed := budget.EstimateContent(system) + budget.EstimateTools(tools)
+	total, shared := fixed, 0
+	same := fixedJSON == f.prevFixed
+	if same {
+		shared = fixed
+	}
+	texts := make([]string, len(contents))
+	held := make(map[string]int, len(f.prevContent)) // occurrences, so a repeated result is fresh
+	for _, t := range f.prevContent {
+		held[t]++
+	}
+	fresh := 0
+	for i, c := range contents {
+		texts[i] = jsonOf(c)
+		n := budget.EstimateContent(c)
+		total += n
+		if held[texts[i]] > 0 {
+			held[texts[i]]--
+		} else {
+			fresh += n
+		}
+		if same && i < len(f.prevContent) && f.prevContent[i] == texts[i] {
+			shared += n
+		} else {
+			same = false
+		}
+	}
+	f.prevFixed, f.prevContent = fixedJSON, texts
+	reused := int(math.Round(float64(reported) * float64(shared) / float64(max(total, 1))))
+	f.PrefixReused += reused
+	f.Fresh += int(math.Round(float64(reported) * float64(fresh) / float64(max(total, 1))))
+	f.Effective += float64(reported-reused) + CacheReadPrice*float64(reused)
 }
 
 // Figures returns what was measured so far.
