@@ -127,46 +127,21 @@ func (s *LLMSummarizer) Summarize(ctx context.Context, in SummaryInput) (*Summar
 		Contents: []*genai.Content{genai.NewContentFromText(prompt, genai.RoleUser)},
 		Config:   &genai.GenerateContentConfig{MaxOutputTokens: int32(min(cmpOr(s.MaxOutputTokens, defaultSummaryOutputTokens), outputBound(in.MaxTokens), 1<<30))},
 	}
-	var (
-		text    strings.Builder
-		thought bool
-		last    *response.LLMResponse
-		usage   budget.Usage
-	)
-	for resp, err := range s.Model.GenerateContent(ctx, req) {
-		if err != nil {
-			return nil, &SummarizerError{Summarizer: s.Name(), Err: err}
-		}
-		if resp == nil || resp.Partial {
-			continue
-		}
-		last = resp
-		if resp.UsageMetadata != nil {
-			usage = budget.UsageFrom(resp.UsageMetadata)
-		}
-		if resp.Content == nil {
-			continue
-		}
-		for _, p := range resp.Content.Parts {
-			switch {
-			case p == nil:
-			case p.Thought:
-				thought = true
-			default:
-				text.WriteString(p.Text)
-			}
-		}
+	reply, err := s.generate(ctx, req)
+	if err != nil {
+		return nil, err
 	}
 	reject := func(reason string) error {
 		r := &SummaryRejectedError{Summarizer: s.Name(), Reason: reason}
-		if last != nil {
-			r.ErrorCode = last.ErrorCode
+		if reply.last != nil {
+			r.ErrorCode = reply.last.ErrorCode
 			if reason == "finish_reason" {
-				r.FinishReason = last.FinishReason
+				r.FinishReason = reply.last.FinishReason
 			}
 		}
 		return &SummarizerError{Summarizer: s.Name(), Err: r}
 	}
+	last := reply.last
 	switch {
 	case last == nil:
 		return nil, reject("empty")
@@ -175,7 +150,8 @@ func (s *LLMSummarizer) Summarize(ctx context.Context, in SummaryInput) (*Summar
 	case last.FinishReason != "" && last.FinishReason != genai.FinishReasonStop && last.FinishReason != genai.FinishReasonUnspecified:
 		return nil, reject("finish_reason")
 	}
-	out := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(text.String()), SummaryHeader))
+	text, thought, usage := reply.text, reply.thought, reply.usage
+	out := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(text), SummaryHeader))
 	if out == "" {
 		if thought {
 			return nil, reject("thought_only")
@@ -188,6 +164,47 @@ func (s *LLMSummarizer) Summarize(ctx context.Context, in SummaryInput) (*Summar
 		}
 	}
 	return &Summary{Content: genai.NewContentFromText(out, genai.RoleUser), Usage: usage, Summarizer: s.Name()}, nil
+}
+
+// modelReply is what a summarizer model answered: its text (thoughts left out), whether it
+// thought, its last complete response and its usage.
+type modelReply struct {
+	text    string
+	thought bool
+	last    *response.LLMResponse
+	usage   budget.Usage
+}
+
+// generate calls the model and collects its complete responses.
+func (s *LLMSummarizer) generate(ctx context.Context, req *request.LLMRequest) (modelReply, error) {
+	var r modelReply
+	var text strings.Builder
+	for resp, err := range s.Model.GenerateContent(ctx, req) {
+		if err != nil {
+			return r, &SummarizerError{Summarizer: s.Name(), Err: err}
+		}
+		if resp == nil || resp.Partial {
+			continue
+		}
+		r.last = resp
+		if resp.UsageMetadata != nil {
+			r.usage = budget.UsageFrom(resp.UsageMetadata)
+		}
+		if resp.Content == nil {
+			continue
+		}
+		for _, p := range resp.Content.Parts {
+			switch {
+			case p == nil:
+			case p.Thought:
+				r.thought = true
+			default:
+				text.WriteString(p.Text)
+			}
+		}
+	}
+	r.text = text.String()
+	return r, nil
 }
 
 // outputBound and factsBytes split a summary bound between the model's text (three quarters)

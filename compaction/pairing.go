@@ -33,106 +33,136 @@ func (p *pairing) link(a, b int) {
 // the task, with that call's arguments as its input, until the call is answered). A requested tool confirmation is pending until answered; its request is
 // linked to the original call and to the confirmation call.
 func pairCalls(events []Event, scope string, live bool, running string) pairing {
-	pr := pairing{links: map[int][]int{}, pending: map[int]bool{}}
-	type call struct {
-		pos                    int
-		id                     string
-		answered, userAnswered bool
-	}
-	var calls []*call
-	byID := map[string]*call{}
-	idless := map[string][]*call{}
-	lastResp := map[string]int{}
-	confOrig := map[string]string{}   // confirmation call id → original call id
-	confCalls := map[string][]int{}   // original call id → positions of confirmation calls
-	confAnswered := map[string]bool{} // original call id → answered
-	type request struct {
-		pos int
-		id  string
-	}
-	var requests []request
-	tasks := map[string]bool{} // isolation scopes of the session: adk-go v2 names a task's scope by its call id
+	p := &pairer{pairing: pairing{links: map[int][]int{}, pending: map[int]bool{}},
+		byID: map[string]*pairedCall{}, idless: map[string][]*pairedCall{}, lastResp: map[string]int{},
+		confOrig: map[string]string{}, confCalls: map[string][]int{}, confAnswered: map[string]bool{}, tasks: map[string]bool{}}
 	for i := range events {
 		e := &events[i]
 		if e.Scope != "" {
-			tasks[e.Scope] = true
+			p.tasks[e.Scope] = true
 		}
 		if e.Scope != scope || e.isMarkerOnly() {
 			continue
 		}
-		var parts []*genai.Part
 		if e.Content != nil {
-			parts = e.Content.Parts
-		}
-		for _, part := range parts {
-			if part == nil {
-				continue
-			}
-			if fc := part.FunctionCall; fc != nil {
-				c := &call{pos: i, id: fc.ID}
-				calls = append(calls, c)
-				if fc.ID == "" {
-					idless[fc.Name] = append(idless[fc.Name], c)
-				} else if _, dup := byID[fc.ID]; !dup {
-					byID[fc.ID] = c
-				}
-				if orig := originalCallID(fc); fc.Name == confirmationCallName && orig != "" {
-					confCalls[orig] = append(confCalls[orig], i)
-					if fc.ID != "" {
-						confOrig[fc.ID] = orig
-					}
-				}
-			}
-			if fr := part.FunctionResponse; fr != nil {
-				if fr.ID == "" {
-					if q := idless[fr.Name]; len(q) > 0 {
-						q[0].answered = true
-						pr.link(q[0].pos, i)
-						idless[fr.Name] = q[1:]
-					}
+			for _, part := range e.Content.Parts {
+				if part == nil {
 					continue
 				}
-				if c, ok := byID[fr.ID]; ok {
-					c.answered = true
-					c.userAnswered = c.userAnswered || e.Author == "user"
-					pr.link(c.pos, i)
+				if fc := part.FunctionCall; fc != nil {
+					p.call(fc, i)
 				}
-				lastResp[fr.ID] = i
-				if orig, ok := confOrig[fr.ID]; ok && fr.Name == confirmationCallName {
-					confAnswered[orig] = true
+				if fr := part.FunctionResponse; fr != nil {
+					p.response(fr, e, i)
 				}
 			}
 		}
-		for _, id := range e.ConfirmationIDs {
-			requests = append(requests, request{pos: i, id: id})
+		p.requestsOf(e, i)
+	}
+	p.markPending(events, live, running)
+	return p.pairing
+}
+
+// pairedCall is one function call seen by a pairer.
+type pairedCall struct {
+	pos                    int
+	id                     string
+	answered, userAnswered bool
+}
+
+// confirmationRequest is a tool confirmation an event requests.
+type confirmationRequest struct {
+	pos int
+	id  string
+}
+
+// pairer is the state of one pairCalls scan.
+type pairer struct {
+	pairing
+	calls        []*pairedCall
+	byID         map[string]*pairedCall
+	idless       map[string][]*pairedCall // by name, unanswered, in order
+	lastResp     map[string]int           // call id → position of its last response
+	confOrig     map[string]string        // confirmation call id → original call id
+	confCalls    map[string][]int         // original call id → positions of confirmation calls
+	confAnswered map[string]bool          // original call id → answered
+	requests     []confirmationRequest
+	tasks        map[string]bool // isolation scopes of the session: adk-go v2 names a task's scope by its call id
+}
+
+// call records a call at pos (and, for a confirmation call, the call it wraps).
+func (p *pairer) call(fc *genai.FunctionCall, pos int) {
+	c := &pairedCall{pos: pos, id: fc.ID}
+	p.calls = append(p.calls, c)
+	if fc.ID == "" {
+		p.idless[fc.Name] = append(p.idless[fc.Name], c)
+	} else if _, dup := p.byID[fc.ID]; !dup {
+		p.byID[fc.ID] = c
+	}
+	if orig := originalCallID(fc); fc.Name == confirmationCallName && orig != "" {
+		p.confCalls[orig] = append(p.confCalls[orig], pos)
+		if fc.ID != "" {
+			p.confOrig[fc.ID] = orig
 		}
 	}
-	for _, c := range calls {
+}
+
+// response pairs a response at pos with its call: by id, or by name and order when id-less.
+func (p *pairer) response(fr *genai.FunctionResponse, e *Event, pos int) {
+	if fr.ID == "" {
+		if q := p.idless[fr.Name]; len(q) > 0 {
+			q[0].answered = true
+			p.link(q[0].pos, pos)
+			p.idless[fr.Name] = q[1:]
+		}
+		return
+	}
+	if c, ok := p.byID[fr.ID]; ok {
+		c.answered = true
+		c.userAnswered = c.userAnswered || e.Author == "user"
+		p.link(c.pos, pos)
+	}
+	p.lastResp[fr.ID] = pos
+	if orig, ok := p.confOrig[fr.ID]; ok && fr.Name == confirmationCallName {
+		p.confAnswered[orig] = true
+	}
+}
+
+// requestsOf records the tool confirmations e requests.
+func (p *pairer) requestsOf(e *Event, pos int) {
+	for _, id := range e.ConfirmationIDs {
+		p.requests = append(p.requests, confirmationRequest{pos: pos, id: id})
+	}
+}
+
+// markPending marks the pending calls and confirmation requests, and links each request to its
+// original call and confirmation calls.
+func (p *pairer) markPending(events []Event, live bool, running string) {
+	for _, c := range p.calls {
 		e := &events[c.pos]
 		switch {
 		case c.id != "" && slices.Contains(e.LongRunningToolIDs, c.id):
 			if !c.userAnswered {
-				pr.pending[c.pos] = true
+				p.pending[c.pos] = true
 			}
 		case !c.answered && live && e.InvocationID == running:
-			pr.pending[c.pos] = true
-		case !c.answered && c.id != "" && tasks[c.id]:
+			p.pending[c.pos] = true
+		case !c.answered && c.id != "" && p.tasks[c.id]:
 			// An open task: adk-go v2 finds it again (and its input) through this call.
-			pr.pending[c.pos] = true
+			p.pending[c.pos] = true
 		}
 	}
-	for _, r := range requests {
-		if c, ok := byID[r.id]; ok {
-			pr.link(c.pos, r.pos)
+	for _, r := range p.requests {
+		if c, ok := p.byID[r.id]; ok {
+			p.link(c.pos, r.pos)
 		}
-		for _, cp := range confCalls[r.id] {
-			pr.link(r.pos, cp)
+		for _, cp := range p.confCalls[r.id] {
+			p.link(r.pos, cp)
 		}
-		if !confAnswered[r.id] && lastResp[r.id] <= r.pos {
-			pr.pending[r.pos] = true
+		if !p.confAnswered[r.id] && p.lastResp[r.id] <= r.pos {
+			p.pending[r.pos] = true
 		}
 	}
-	return pr
 }
 
 // originalCallID returns the id of the call a confirmation call wraps ("" if none): the args hold

@@ -118,6 +118,24 @@ func (a candidate) newer(b candidate) bool {
 
 func (v *Viewer) plan(events []Event) *plan {
 	p := &plan{covered: make([]bool, len(events)), live: map[string]liveMarker{}}
+	cands, byID := v.candidates(events, p)
+	if len(cands) == 0 {
+		p.items = make([]Item, 0, len(events))
+		for i := range events {
+			if !events[i].isMarkerOnly() {
+				p.items = append(p.items, Item{Index: i})
+			}
+		}
+		return p
+	}
+	p.cover(events, cands, byID)
+	p.items = p.itemsOf(events, p.places(events))
+	return p
+}
+
+// candidates parses the marker records of events (counting and logging the invalid ones in p)
+// and returns them in stream order, with the index of each marker event id among them.
+func (v *Viewer) candidates(events []Event, p *plan) ([]candidate, map[string]int) {
 	var cands []candidate
 	byID := map[string]int{} // marker event id → index in cands (first one)
 	for i := range events {
@@ -136,16 +154,11 @@ func (v *Viewer) plan(events []Event) *plan {
 		}
 		cands = append(cands, candidate{at: i, m: m})
 	}
-	if len(cands) == 0 {
-		p.items = make([]Item, 0, len(events))
-		for i := range events {
-			if !events[i].isMarkerOnly() {
-				p.items = append(p.items, Item{Index: i})
-			}
-		}
-		return p
-	}
+	return cands, byID
+}
 
+// cover picks each scope's winning marker and marks the events its chain covers.
+func (p *plan) cover(events []Event, cands []candidate, byID map[string]int) {
 	best := map[string]int{}
 	for k, c := range cands {
 		if b, ok := best[c.m.Scope]; !ok || c.newer(cands[b]) {
@@ -153,6 +166,13 @@ func (v *Viewer) plan(events []Event) *plan {
 		}
 	}
 	var idIndex map[string][]int // event id → positions, built on first need
+	mark := func(positions []int, scope string) {
+		for _, i := range positions {
+			if events[i].Scope == scope {
+				p.covered[i] = true
+			}
+		}
+	}
 	for scope, k := range best {
 		p.live[scope] = liveMarker{at: cands[k].at, id: events[cands[k].at].ID, m: cands[k].m}
 		seen := map[int]bool{}
@@ -160,11 +180,7 @@ func (v *Viewer) plan(events []Event) *plan {
 			seen[k] = true
 			c := cands[k]
 			if c.m.legacy() {
-				for _, i := range legacyCovered(events, c.at, c.m) {
-					if events[i].Scope == scope {
-						p.covered[i] = true
-					}
-				}
+				mark(legacyCovered(events, c.at, c.m), scope)
 				break // a version 1 record already covers everything before it
 			}
 			if idIndex == nil {
@@ -176,11 +192,7 @@ func (v *Viewer) plan(events []Event) *plan {
 				}
 			}
 			for _, id := range c.m.EventIDs {
-				for _, i := range idIndex[id] {
-					if events[i].Scope == scope {
-						p.covered[i] = true
-					}
-				}
+				mark(idIndex[id], scope)
 			}
 			next, ok := byID[c.m.Previous]
 			if c.m.Previous == "" || !ok || cands[next].m.Scope != scope {
@@ -189,8 +201,11 @@ func (v *Viewer) plan(events []Event) *plan {
 			k = next
 		}
 	}
+}
 
-	// Where each scope's summary goes.
+// places returns where each scope's summary goes: event index → scopes, in place of the first
+// covered event of the scope, or at its marker when none is present.
+func (p *plan) places(events []Event) map[int][]string {
 	firstCovered := make(map[string]int, len(p.live)) // one pass, however many scopes
 	for i := range events {
 		if p.covered[i] {
@@ -199,7 +214,7 @@ func (v *Viewer) plan(events []Event) *plan {
 			}
 		}
 	}
-	place := map[int][]string{} // event index → scopes whose summary goes there
+	place := map[int][]string{}
 	for scope, lm := range p.live {
 		at := lm.at
 		if i, ok := firstCovered[scope]; ok {
@@ -210,8 +225,7 @@ func (v *Viewer) plan(events []Event) *plan {
 	for _, scopes := range place {
 		slices.Sort(scopes) // several scopes at one place: the same order in every view
 	}
-	p.items = p.itemsOf(events, place)
-	return p
+	return place
 }
 
 // itemsOf lists what the view shows, in stream order: the summaries at their places, the raw

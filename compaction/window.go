@@ -83,35 +83,9 @@ func selectWindow(events []Event, p *plan, w windowParams) (*window, string) {
 	}
 
 	pr := pairCalls(events, w.scope, w.live || w.trigger != TriggerInvocations, w.running)
-	tail := map[int]bool{}
-	keepInvocations := max(w.retainInvocations, keepFloor)
-	switch w.trigger {
-	case TriggerInvocations:
-		n := len(completed)
-		if n < w.interval+keepInvocations {
-			return nil, reasonBelowInterval
-		}
-		for _, g := range completed[n-keepInvocations:] {
-			for _, i := range g.idx {
-				tail[i] = true
-			}
-		}
-		// The floor a token compaction set holds for this one compaction; the next sliding
-		// window keeps R again.
-		keepInvocations = w.retainInvocations
-		for _, g := range groups { // the running invocation, when live
-			if w.live && g.inv == w.running {
-				for _, i := range g.idx {
-					tail[i] = true
-				}
-			}
-		}
-	default: // tokens, manual
-		kept, whole := tokenTail(events, groups, w, tail)
-		if kept == len(groups) && whole {
-			return nil, reasonEverythingTail
-		}
-		keepInvocations = max(w.retainInvocations, kept)
+	tail, keepInvocations, reason := rawTail(events, groups, completed, w, max(w.retainInvocations, keepFloor))
+	if tail == nil {
+		return nil, reason
 	}
 
 	// Candidates: raw, not in the tail, not pending; then close over pairs.
@@ -147,6 +121,39 @@ func selectWindow(events []Event, p *plan, w windowParams) (*window, string) {
 		}
 	}
 	return win, ""
+}
+
+// rawTail marks the events the compaction leaves raw (its tail) and returns the marker's
+// KeepInvocations; a nil tail and a reason when there is nothing to do. keep is the number of
+// completed invocations a sliding window keeps.
+func rawTail(events []Event, groups, completed []group, w windowParams, keep int) (map[int]bool, int, string) {
+	tail := map[int]bool{}
+	if w.trigger != TriggerInvocations { // tokens, manual
+		kept, whole := tokenTail(events, groups, w, tail)
+		if kept == len(groups) && whole {
+			return nil, 0, reasonEverythingTail
+		}
+		return tail, max(w.retainInvocations, kept), ""
+	}
+	n := len(completed)
+	if n < w.interval+keep {
+		return nil, 0, reasonBelowInterval
+	}
+	for _, g := range completed[n-keep:] {
+		for _, i := range g.idx {
+			tail[i] = true
+		}
+	}
+	for _, g := range groups { // the running invocation, when live
+		if w.live && g.inv == w.running {
+			for _, i := range g.idx {
+				tail[i] = true
+			}
+		}
+	}
+	// The floor a token compaction set holds for this one compaction; the next sliding window
+	// keeps R again.
+	return tail, w.retainInvocations, ""
 }
 
 // toolResultsLeft returns the ids of the events with tool results that the completed
