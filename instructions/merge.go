@@ -195,23 +195,7 @@ func Merge(d *agentsmd.Discovery, cfg Config) Merged {
 	secs := make([]section, len(d.Files))
 	m.Sources = make([]Source, len(d.Files))
 	for i, f := range d.Files {
-		body := f.Content
-		if !utf8.ValidString(body) {
-			body = strings.ToValidUTF8(body, "\uFFFD")
-		}
-		body = strings.TrimRight(body, " \t\r\n")
-		full := f.RelPath
-		if full == "" {
-			full = f.Path
-		}
-		path := shortPath(full)
-		attrs := "path=" + strconv.Quote(path)
-		if f.Scope == agentsmd.ScopeGlobal {
-			attrs += ` scope="global"`
-		}
-		secs[i] = section{open: "\n<agents_md " + attrs + ">\n", body: body, close: "\n</agents_md>\n", path: path}
-		m.Sources[i] = Source{Path: full, AbsPath: f.Path, Scope: f.Scope, Bytes: len(body), FileTruncated: f.Truncated,
-			Imports: append([]string(nil), f.Imports...)}
+		secs[i], m.Sources[i] = sectionOf(f)
 	}
 	preamble := Header + "\n\n" + precedence + "\n"
 	if budget < minMaxBytes {
@@ -221,38 +205,12 @@ func Merge(d *agentsmd.Discovery, cfg Config) Merged {
 		m.Truncated = true
 		return m
 	}
-	total := len(preamble)
-	for i := range secs {
-		total += secs[i].size()
-	}
-	n := len(secs)
-	// Shrink the less specific files first.
-	for i := 0; i < n-1 && total > budget; i++ {
-		total -= shrink(&secs[i], total-budget)
-	}
-	summary := ""
-	if total > budget && n > 1 {
-		// Even with every less specific file cut or omitted the stubs do
-		// not leave room: collapse them into one summary marker.
-		omitted, bytes := 0, 0
-		for i := 0; i < n-1; i++ {
-			total -= secs[i].size()
-			secs[i].state = stOmitted
-			omitted++
-			bytes += len(secs[i].body)
-		}
-		summary = summaryMarker(omitted, bytes)
-		total += len(summary)
-	}
-	if total > budget {
-		total -= shrink(&secs[n-1], total-budget)
-	}
+	summary := fit(secs, budget, len(preamble))
 	var b strings.Builder
-	b.Grow(total)
 	b.WriteString(preamble)
 	if summary != "" {
 		b.WriteString(summary)
-		secs[n-1].render(&b)
+		secs[len(secs)-1].render(&b)
 	} else {
 		for i := range secs {
 			secs[i].render(&b)
@@ -275,15 +233,61 @@ func Merge(d *agentsmd.Discovery, cfg Config) Merged {
 		case stOmitted:
 			s.Truncated, s.Omitted = true, true
 		}
-		if hardCut {
-			s.Truncated = true
-		}
-		if s.Truncated {
-			m.Truncated = true
-		}
+		s.Truncated = s.Truncated || hardCut
+		m.Truncated = m.Truncated || s.Truncated
 	}
 	m.Text, m.Bytes = text, len(text)
 	return m
+}
+
+// sectionOf is the section of the merged text for f, and its Source (sizes before any cut).
+func sectionOf(f agentsmd.File) (section, Source) {
+	body := f.Content
+	if !utf8.ValidString(body) {
+		body = strings.ToValidUTF8(body, "\uFFFD")
+	}
+	body = strings.TrimRight(body, " \t\r\n")
+	full := f.RelPath
+	if full == "" {
+		full = f.Path
+	}
+	path := shortPath(full)
+	attrs := "path=" + strconv.Quote(path)
+	if f.Scope == agentsmd.ScopeGlobal {
+		attrs += ` scope="global"`
+	}
+	return section{open: "\n<agents_md " + attrs + ">\n", body: body, close: "\n</agents_md>\n", path: path},
+		Source{Path: full, AbsPath: f.Path, Scope: f.Scope, Bytes: len(body), FileTruncated: f.Truncated,
+			Imports: append([]string(nil), f.Imports...)}
+}
+
+// fit cuts or omits sections, the less specific files first, so that they and the preamble
+// (fixed bytes) fit budget. When even the stubs of the less specific files leave no room, they
+// are all omitted and fit returns the one marker that stands for them.
+func fit(secs []section, budget, fixed int) (summary string) {
+	total := fixed
+	for i := range secs {
+		total += secs[i].size()
+	}
+	n := len(secs)
+	for i := 0; i < n-1 && total > budget; i++ {
+		total -= shrink(&secs[i], total-budget)
+	}
+	if total > budget && n > 1 {
+		omitted, bytes := 0, 0
+		for i := 0; i < n-1; i++ {
+			total -= secs[i].size()
+			secs[i].state = stOmitted
+			omitted++
+			bytes += len(secs[i].body)
+		}
+		summary = summaryMarker(omitted, bytes)
+		total += len(summary)
+	}
+	if total > budget {
+		shrink(&secs[n-1], total-budget)
+	}
+	return summary
 }
 
 // shrink cuts (keeping the head) or omits s so that it frees at least

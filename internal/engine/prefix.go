@@ -95,19 +95,21 @@ func writeContent(h *maphash.Hash, c *genai.Content) {
 			h.WriteByte(1)
 		}
 		if fc := p.FunctionCall; fc != nil {
-			h.WriteString("call:" + fc.Name + ":" + fc.ID)
-			writeShape(h, fc.Args, 0)
+			writeStrings(h, "call:", fc.Name, ":", fc.ID)
+			if fc.ID == "" { // an id names one call, whose arguments nothing rewrites
+				writeShape(h, fc.Args, 0)
+			}
 		}
 		if fr := p.FunctionResponse; fr != nil {
-			h.WriteString("resp:" + fr.Name + ":" + fr.ID)
+			writeStrings(h, "resp:", fr.Name, ":", fr.ID)
 			writeShape(h, fr.Response, 0)
 		}
 		if b := p.InlineData; b != nil {
-			h.WriteString("blob:" + b.MIMEType)
+			writeStrings(h, "blob:", b.MIMEType)
 			writeInt(h, len(b.Data))
 		}
 		if f := p.FileData; f != nil {
-			h.WriteString("file:" + f.FileURI)
+			writeStrings(h, "file:", f.FileURI)
 		}
 		if ec := p.ExecutableCode; ec != nil {
 			writeText(h, ec.Code)
@@ -164,6 +166,14 @@ func textDigest(s string) uint64 {
 		return maphash.String(seed, s) ^ uint64(len(s))
 	}
 	return (maphash.String(seed, s[:edge]) * 31) ^ maphash.String(seed, s[len(s)-edge:]) ^ uint64(len(s))<<1
+}
+
+// writeStrings writes ss one after the other (no concatenation: a request has thousands of
+// parts).
+func writeStrings(h *maphash.Hash, ss ...string) {
+	for _, s := range ss {
+		h.WriteString(s)
+	}
 }
 
 func writeText(h *maphash.Hash, s string) { writeInt(h, int(textDigest(s))) }

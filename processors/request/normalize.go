@@ -246,40 +246,7 @@ func (n *normalizer) pair(rc *genai.Content) (*genai.Content, bool) {
 
 	var matchBuf [8]int
 	var usedBuf [8]bool
-	match := matchBuf[:0] // per call: index into resps, or -1
-	for range n.calls {
-		match = append(match, -1)
-	}
-	used := usedBuf[:0]
-	for range resps {
-		used = append(used, false)
-	}
-	// Pass 1: by ID.
-	for j, call := range n.calls {
-		if call.ID == "" {
-			continue
-		}
-		for r, k := range resps {
-			fr := rc.Parts[k].FunctionResponse
-			if !used[r] && fr.ID == call.ID && fr.Name == call.Name {
-				match[j], used[r] = r, true
-				break
-			}
-		}
-	}
-	// Pass 2: by name and position, among responses without an ID.
-	for j, call := range n.calls {
-		if match[j] >= 0 {
-			continue
-		}
-		for r, k := range resps {
-			fr := rc.Parts[k].FunctionResponse
-			if !used[r] && fr.ID == "" && fr.Name == call.Name {
-				match[j], used[r] = r, true
-				break
-			}
-		}
-	}
+	match, used := n.match(rc, resps, matchBuf[:0], usedBuf[:0])
 
 	valid, ordered := !hasNil, true
 	last := -1
@@ -325,6 +292,35 @@ func (n *normalizer) pair(rc *genai.Content) (*genai.Content, bool) {
 	}
 	nc.Parts = parts
 	return &nc, true
+}
+
+// match pairs n.calls with the responses of rc (resps: their indices in rc.Parts): by ID first,
+// then by name and position among responses without an ID. match holds, per call, an index into
+// resps or -1; used, per response, whether a call took it. The slices passed in are reused.
+func (n *normalizer) match(rc *genai.Content, resps []int, match []int, used []bool) ([]int, []bool) {
+	for range n.calls {
+		match = append(match, -1)
+	}
+	for range resps {
+		used = append(used, false)
+	}
+	take := func(byID bool) {
+		for j, call := range n.calls {
+			if match[j] >= 0 || byID && call.ID == "" {
+				continue
+			}
+			for r, k := range resps {
+				fr := rc.Parts[k].FunctionResponse
+				if !used[r] && fr.Name == call.Name && (byID && fr.ID == call.ID || !byID && fr.ID == "") {
+					match[j], used[r] = r, true
+					break
+				}
+			}
+		}
+	}
+	take(true)
+	take(false)
+	return match, used
 }
 
 // answers reports whether fr is a valid answer to call in the same position: same name, and the
