@@ -205,21 +205,7 @@ func (a *app) runDemo(ctx context.Context, turns int, p *progress, logOffset int
 		return nil, fmt.Errorf("run with adkctx: %w", err)
 	}
 
-	// Without adkctx: the same script, the same model, a plain in-memory store, no plugin.
-	plain := a.setup
-	plain.Sessions = session.InMemoryService()
-	pr, err := newPlainAgent(plain)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := plain.Sessions.Create(ctx, &session.CreateRequest{AppName: appName, UserID: userID, SessionID: sessionID}); err != nil {
-		return nil, err
-	}
-	without, err := playScript(ctx, pr, sessionID, msgs, "without adkctx", p)
-	if err != nil {
-		return nil, fmt.Errorf("run without adkctx: %w", err)
-	}
-	large, err := countLargeOutputs(ctx, plain.Sessions, sessionID)
+	without, large, err := a.runWithout(ctx, sessionID, msgs, p)
 	if err != nil {
 		return nil, err
 	}
@@ -233,24 +219,7 @@ func (a *app) runDemo(ctx context.Context, turns int, p *progress, logOffset int
 		SessionID:            sessionID, WorkDir: a.workDir, DBPath: a.dbPath, LogPath: a.logPath,
 		EventsYielded: len(with.eventIDs),
 	}
-	for i := range msgs {
-		w, wo := with.turns[i], without.turns[i]
-		rep.PerTurn = append(rep.PerTurn, TurnFigures{
-			Turn:             i + 1,
-			PromptTokensWith: w.PromptTokensWith, PromptTokensWithout: wo.PromptTokensWith,
-			LargestRequestWith: w.LargestRequestWith, LargestRequestWithout: wo.LargestRequestWith,
-			ModelCallsWith: w.ModelCallsWith, ModelCallsWithout: wo.ModelCallsWith,
-		})
-		rep.PromptTokensWith += w.PromptTokensWith
-		rep.PromptTokensWithout += wo.PromptTokensWith
-		rep.ModelCallsWith += w.ModelCallsWith
-		rep.ModelCallsWithout += wo.ModelCallsWith
-		rep.LargestRequestWith = max(rep.LargestRequestWith, w.LargestRequestWith)
-		rep.LargestRequestWithout = max(rep.LargestRequestWithout, wo.LargestRequestWith)
-	}
-	if rep.PromptTokensWithout > 0 {
-		rep.ReductionPercent = round1(100 * (1 - float64(rep.PromptTokensWith)/float64(rep.PromptTokensWithout)))
-	}
+	rep.addTurns(with, without)
 	rep.RequestsOverSoftWith = with.over(limits.Soft)
 	rep.RequestsOverSoftWithout = without.over(limits.Soft)
 	rep.RequestsOverWindowWith = with.over(limits.Window)
@@ -275,6 +244,49 @@ func (a *app) runDemo(ctx context.Context, turns int, p *progress, logOffset int
 		return nil, err
 	}
 	return rep, nil
+}
+
+// runWithout plays msgs without adkctx: the same script, the same model, a plain in-memory
+// store, no plugin. It also counts the tool outputs over the truncation limit that session
+// stored.
+func (a *app) runWithout(ctx context.Context, sessionID string, msgs []string, p *progress) (runStats, int, error) {
+	plain := a.setup
+	plain.Sessions = session.InMemoryService()
+	pr, err := newPlainAgent(plain)
+	if err != nil {
+		return runStats{}, 0, err
+	}
+	if _, err := plain.Sessions.Create(ctx, &session.CreateRequest{AppName: appName, UserID: userID, SessionID: sessionID}); err != nil {
+		return runStats{}, 0, err
+	}
+	without, err := playScript(ctx, pr, sessionID, msgs, "without adkctx", p)
+	if err != nil {
+		return runStats{}, 0, fmt.Errorf("run without adkctx: %w", err)
+	}
+	large, err := countLargeOutputs(ctx, plain.Sessions, sessionID)
+	return without, large, err
+}
+
+// addTurns adds the per-turn figures of the two runs to the report, and their totals.
+func (rep *DemoReport) addTurns(with, without runStats) {
+	for i := range with.turns {
+		w, wo := with.turns[i], without.turns[i]
+		rep.PerTurn = append(rep.PerTurn, TurnFigures{
+			Turn:             i + 1,
+			PromptTokensWith: w.PromptTokensWith, PromptTokensWithout: wo.PromptTokensWith,
+			LargestRequestWith: w.LargestRequestWith, LargestRequestWithout: wo.LargestRequestWith,
+			ModelCallsWith: w.ModelCallsWith, ModelCallsWithout: wo.ModelCallsWith,
+		})
+		rep.PromptTokensWith += w.PromptTokensWith
+		rep.PromptTokensWithout += wo.PromptTokensWith
+		rep.ModelCallsWith += w.ModelCallsWith
+		rep.ModelCallsWithout += wo.ModelCallsWith
+		rep.LargestRequestWith = max(rep.LargestRequestWith, w.LargestRequestWith)
+		rep.LargestRequestWithout = max(rep.LargestRequestWithout, wo.LargestRequestWith)
+	}
+	if rep.PromptTokensWithout > 0 {
+		rep.ReductionPercent = round1(100 * (1 - float64(rep.PromptTokensWith)/float64(rep.PromptTokensWithout)))
+	}
 }
 
 // over counts the model calls whose prompt was above limit.

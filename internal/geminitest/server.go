@@ -165,48 +165,55 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.seq++
 	seq := s.seq
 	s.mu.Unlock()
+	rec, body, why, apiErr := s.accept(r)
+	if apiErr != nil {
+		s.reject(w, rec, why, apiErr)
+		return
+	}
+	s.reply(w, r, rec, body, seq)
+}
+
+// accept reads and checks r as the Gemini REST API does: the request it records, its body, or
+// what is wrong with it (a short reason for the record, and the API's error).
+func (s *Server) accept(r *http.Request) (rec *Request, body []byte, why string, apiErr *genai.APIError) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	rec := &Request{Header: r.Header.Clone(), Body: body, APIKey: r.Header.Get("x-goog-api-key")}
+	rec = &Request{Header: r.Header.Clone(), Body: body, APIKey: r.Header.Get("x-goog-api-key")}
 	if rec.APIKey == "" {
 		rec.APIKey = r.URL.Query().Get("key")
 	}
 	if err != nil || len(body) > maxBody {
-		s.reject(w, rec, "body", errInvalidArgument("Request payload size exceeds the limit or could not be read."))
-		return
+		return rec, nil, "body", errInvalidArgument("Request payload size exceeds the limit or could not be read.")
 	}
 	m, method, ok := parsePath(r.URL.Path)
 	if !ok || r.Method != http.MethodPost {
-		s.reject(w, rec, "path", errNoSuchMethod(r.URL.Path))
-		return
+		return rec, nil, "path", errNoSuchMethod(r.URL.Path)
 	}
 	rec.Model, rec.Stream = m, method == methodStream
 	if rec.Stream && r.URL.Query().Get("alt") != "sse" {
-		s.reject(w, rec, "alt", errInvalidArgument("geminitest: streamGenerateContent is served with alt=sse only"))
-		return
+		return rec, nil, "alt", errInvalidArgument("geminitest: streamGenerateContent is served with alt=sse only")
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		s.reject(w, rec, "content-type", errInvalidArgument("Invalid Content-Type %q.", r.Header.Get("Content-Type")))
-		return
+		return rec, nil, "content-type", errInvalidArgument("Invalid Content-Type %q.", r.Header.Get("Content-Type"))
 	}
 	switch {
 	case rec.APIKey == "":
-		s.reject(w, rec, "no api key", errMissingKey())
-		return
+		return rec, nil, "no api key", errMissingKey()
 	case s.opts.APIKey != "" && rec.APIKey != s.opts.APIKey:
-		s.reject(w, rec, "api key", errInvalidKey())
-		return
+		return rec, nil, "api key", errInvalidKey()
 	}
 	wr, err := decodeBody(body)
 	if err != nil {
-		s.reject(w, rec, "json", errInvalidArgument("Invalid JSON payload received. %v", err))
-		return
+		return rec, nil, "json", errInvalidArgument("Invalid JSON payload received. %v", err)
 	}
 	fill(rec, wr)
 	if len(s.opts.Models) > 0 && !slices.Contains(s.opts.Models, m) {
-		s.reject(w, rec, "model", errUnknownModel(m, method))
-		return
+		return rec, nil, "model", errUnknownModel(m, method)
 	}
+	return rec, body, "", nil
+}
 
+// reply answers an accepted request with the next scripted reply.
+func (s *Server) reply(w http.ResponseWriter, r *http.Request, rec *Request, body []byte, seq int) {
 	reply := s.next(rec, body)
 	if err := reply.validate(); err != nil {
 		s.t.Errorf("geminitest: invalid reply to request %d: %v", seq, err)
