@@ -492,52 +492,7 @@ func (f *fitter) container(v any, capB, capL, depth int) any {
 	if el.n > 0 {
 		floorB = max(min(minShareBytes, (budget-el.overhead(0)-el.overhead(el.n-1))/2), floorB)
 	}
-
-	// Keep every element if each can get its size or its floor share; otherwise keep the last and
-	// first elements, alternately, while their floor shares fit beside the omitted-marker.
-	needB, needL := 0, 0
-	fits := func(i, roomB, roomL int) bool {
-		z := sizer{capB: floorB}
-		z.walk(el.at(i), depth+1)
-		b, l := min(z.bytes, floorB), min(z.lines, floorL)
-		if z.over() {
-			// To be cut (or replaced by its JSON text, cut): a marker line between a head and a
-			// tail line at least.
-			b, l = floorB, floorL
-		}
-		needB += b + el.overhead(i)
-		needL += l
-		return needB <= roomB && needL <= roomL
-	}
-	keepAll := true
-	for i := 0; i < el.n && keepAll; i++ {
-		keepAll = fits(i, budget, capL)
-	}
-	head, tail := el.n, 0
-	marker := ""
-	if !keepAll {
-		marker = omittedMarker(el.n, el.n, el.keys != nil)
-		roomB, roomL := budget-markerRoom(marker), capL-1
-		head, needB, needL = 0, 0, 0
-		for head+tail < el.n {
-			i := el.n - 1 - tail
-			if (head+tail)%2 == 1 {
-				i = head
-			}
-			if !fits(i, roomB, roomL) {
-				break
-			}
-			if i == head {
-				head++
-			} else {
-				tail++
-			}
-		}
-		marker = ""
-		if head+tail < el.n {
-			marker = omittedMarker(el.n-head-tail, el.n, el.keys != nil)
-		}
-	}
+	head, tail, marker := keptRange(el, budget, capL, depth, floorB, floorL)
 	kept := make([]int, 0, head+tail)
 	for i := range head {
 		kept = append(kept, i)
@@ -569,64 +524,22 @@ func (f *fitter) container(v any, capB, capL, depth int) any {
 
 	// Build the copy: kept elements, fitted when over their share, and the marker (in a list,
 	// between head and tail).
-	var out any
-	var put func(j int, v any)          // stores kept element j
-	var setter func(j int) func(string) // stores kept element j, cut, later
-	pos := func(j int) int {
-		if marker != "" && j >= head {
-			return j + 1
-		}
-		return j
-	}
-	var setMarker func(string)
-	var omitted func() ([]byte, error) // the elements left out, as JSON
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(kept)+1)
-		put = func(j int, v any) { m[el.keys[kept[j]]] = v }
-		setter = func(j int) func(string) { k := el.keys[kept[j]]; return func(s string) { m[k] = s } }
-		key := freeKey(x)
-		setMarker = func(s string) { m[key] = s }
-		omitted = func() ([]byte, error) { return json.Marshal(subMap(x, el.keys[head:el.n-tail])) }
-		out = m
-	case map[string]string:
-		m := make(map[string]string, len(kept)+1)
-		put = func(j int, v any) { m[el.keys[kept[j]]] = v.(string) }
-		setter = func(j int) func(string) { k := el.keys[kept[j]]; return func(s string) { m[k] = s } }
-		key := freeKey(x)
-		setMarker = func(s string) { m[key] = s }
-		omitted = func() ([]byte, error) { return json.Marshal(subMap(x, el.keys[head:el.n-tail])) }
-		out = m
-	case []any:
-		l := make([]any, pos(len(kept)))
-		put = func(j int, v any) { l[pos(j)] = v }
-		setter = func(j int) func(string) { return func(s string) { l[pos(j)] = s } }
-		setMarker = func(s string) { l[head] = s }
-		omitted = func() ([]byte, error) { return json.Marshal(x[head : el.n-tail]) }
-		out = l
-	case []string:
-		l := make([]string, pos(len(kept)))
-		put = func(j int, v any) { l[pos(j)] = v.(string) }
-		setter = func(j int) func(string) { return func(s string) { l[pos(j)] = s } }
-		setMarker = func(s string) { l[head] = s }
-		omitted = func() ([]byte, error) { return json.Marshal(x[head : el.n-tail]) }
-		out = l
-	}
+	c := newCopy(v, el, kept, head, tail, marker != "")
 	if marker != "" {
-		setMarker(marker)
-		f.jobs = append(f.jobs, job{cut: Cut{Path: f.pointer(), Omitted: el.n - head - tail}, set: setMarker, omitted: omitted, marker: marker})
+		c.setMarker(marker)
+		f.jobs = append(f.jobs, job{cut: Cut{Path: f.pointer(), Omitted: el.n - head - tail}, set: c.setMarker, omitted: c.omitted, marker: marker})
 	}
 	for j, i := range kept {
 		e := el.at(i)
 		f.stats.OriginalBytes += el.overhead(i)
 		if bad[j] || sizes[j] > capEach || lines[j] > capLines {
 			f.path = append(f.path, segment(el, i))
-			put(j, f.fit(e, capEach, capLines, depth+1, setter(j)))
+			c.put(j, f.fit(e, capEach, capLines, depth+1, c.setter(j)))
 			f.path = f.path[:len(f.path)-1]
 		} else {
 			f.stats.OriginalBytes += sizes[j]
 			f.stats.OriginalLines += lines[j]
-			put(j, e)
+			c.put(j, e)
 		}
 	}
 	// Elements left out.
@@ -640,7 +553,113 @@ func (f *fitter) container(v any, capB, capL, depth int) any {
 		f.stats.OmittedLines += d.lines
 		f.stats.ItemsOmitted++
 	}
-	return out
+	return c.out
+}
+
+// keptRange decides which elements of a container stay: all when each can get its size or its
+// floor share (floorB, floorL) within budget and capL lines; otherwise the first head and the
+// last tail ones, taken alternately from the end and the start while their floor shares fit
+// beside the omitted-marker, which it returns ("" when nothing is left out).
+func keptRange(el elements, budget, capL, depth, floorB, floorL int) (head, tail int, marker string) {
+	needB, needL := 0, 0
+	fits := func(i, roomB, roomL int) bool {
+		z := sizer{capB: floorB}
+		z.walk(el.at(i), depth+1)
+		b, l := min(z.bytes, floorB), min(z.lines, floorL)
+		if z.over() {
+			// To be cut (or replaced by its JSON text, cut): a marker line between a head and a
+			// tail line at least.
+			b, l = floorB, floorL
+		}
+		needB += b + el.overhead(i)
+		needL += l
+		return needB <= roomB && needL <= roomL
+	}
+	keepAll := true
+	for i := 0; i < el.n && keepAll; i++ {
+		keepAll = fits(i, budget, capL)
+	}
+	if keepAll {
+		return el.n, 0, ""
+	}
+	marker = omittedMarker(el.n, el.n, el.keys != nil)
+	roomB, roomL := budget-markerRoom(marker), capL-1
+	needB, needL = 0, 0
+	for head+tail < el.n {
+		i := el.n - 1 - tail
+		if (head+tail)%2 == 1 {
+			i = head
+		}
+		if !fits(i, roomB, roomL) {
+			break
+		}
+		if i == head {
+			head++
+		} else {
+			tail++
+		}
+	}
+	if head+tail == el.n {
+		return head, tail, ""
+	}
+	return head, tail, omittedMarker(el.n-head-tail, el.n, el.keys != nil)
+}
+
+// containerCopy is the copy of a container being built: put stores kept element j, setter
+// returns how to store it cut later, setMarker stores the omitted-marker and omitted returns
+// the elements left out, as JSON.
+type containerCopy struct {
+	out       any
+	put       func(j int, v any)
+	setter    func(j int) func(string)
+	setMarker func(string)
+	omitted   func() ([]byte, error)
+}
+
+// newCopy makes the copy of container v (elements el) that keeps the elements kept: its first
+// head and last tail elements, with room for the omitted-marker (in a list, between them) when
+// marked.
+func newCopy(v any, el elements, kept []int, head, tail int, marked bool) *containerCopy {
+	c := &containerCopy{}
+	pos := func(j int) int {
+		if marked && j >= head {
+			return j + 1
+		}
+		return j
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(kept)+1)
+		c.put = func(j int, v any) { m[el.keys[kept[j]]] = v }
+		c.setter = func(j int) func(string) { k := el.keys[kept[j]]; return func(s string) { m[k] = s } }
+		key := freeKey(x)
+		c.setMarker = func(s string) { m[key] = s }
+		c.omitted = func() ([]byte, error) { return json.Marshal(subMap(x, el.keys[head:el.n-tail])) }
+		c.out = m
+	case map[string]string:
+		m := make(map[string]string, len(kept)+1)
+		c.put = func(j int, v any) { m[el.keys[kept[j]]] = v.(string) }
+		c.setter = func(j int) func(string) { k := el.keys[kept[j]]; return func(s string) { m[k] = s } }
+		key := freeKey(x)
+		c.setMarker = func(s string) { m[key] = s }
+		c.omitted = func() ([]byte, error) { return json.Marshal(subMap(x, el.keys[head:el.n-tail])) }
+		c.out = m
+	case []any:
+		l := make([]any, pos(len(kept)))
+		c.put = func(j int, v any) { l[pos(j)] = v }
+		c.setter = func(j int) func(string) { return func(s string) { l[pos(j)] = s } }
+		c.setMarker = func(s string) { l[head] = s }
+		c.omitted = func() ([]byte, error) { return json.Marshal(x[head : el.n-tail]) }
+		c.out = l
+	case []string:
+		l := make([]string, pos(len(kept)))
+		c.put = func(j int, v any) { l[pos(j)] = v.(string) }
+		c.setter = func(j int) func(string) { return func(s string) { l[pos(j)] = s } }
+		c.setMarker = func(s string) { l[head] = s }
+		c.omitted = func() ([]byte, error) { return json.Marshal(x[head : el.n-tail]) }
+		c.out = l
+	}
+	return c
 }
 
 func segment(el elements, i int) string {
