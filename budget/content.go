@@ -530,7 +530,8 @@ func absInt(v int64) uint64 {
 }
 
 // reflectValue walks arbitrary values (typed tool results, *jsonschema.Schema)
-// approximately like encoding/json would print them.
+// approximately like encoding/json would print them: one case per reflect.Kind, as
+// encoding/json's own encoder does.
 func (t *textCounter) reflectValue(rv reflect.Value, depth int) {
 	if !t.enter(depth) {
 		return

@@ -159,6 +159,9 @@ func isPunct(c byte) bool {
 		c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\v' && c != '\f'
 }
 
+// add counts s. It is one loop with one switch over byte classes on purpose: it is the
+// estimator's hot path (every byte of every request), and the state it carries from class to
+// class (runs, their cost) would otherwise go through calls per byte run.
 func (t *textCounter) add(s string) {
 	for i := 0; i < len(s); {
 		c := s[i]
