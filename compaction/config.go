@@ -25,12 +25,6 @@ const (
 	// compaction comes only after the history grew by half the limit again, so the cached
 	// prompt prefix survives many requests, while the newest invocations stay raw.
 	defaultRetainFraction = 0.5
-	// maxBackoffDoublings bounds the backoff at 32 × Config.Backoff.
-	maxBackoffDoublings = 5
-	// maxStoreTries and storeRetryPause bound the attempts to append a marker (5, 10, 20 and
-	// 40 ms apart).
-	maxStoreTries   = 5
-	storeRetryPause = 5 * time.Millisecond
 )
 
 // Config configures compaction (hooks.Config.Compaction). Zero values mean the documented
@@ -116,7 +110,8 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (c Config) withDefaults() Config {
+// WithDefaults returns c with the documented defaults in its zero fields.
+func (c Config) WithDefaults() Config {
 	if c.Interval == 0 {
 		c.Interval = defaultInterval
 	}

@@ -61,7 +61,6 @@ func TestCompactionExcerptsRetainedToolResults(t *testing.T) {
 			cfg.Summarizer = &recorder{text: "S"}
 			c, rep := newCompactor(t, cfg, store)
 			req := tc.req
-			req.Session = sess
 			m, err := c.Compact(context.Background(), req)
 			if err != nil || m == nil {
 				t.Fatalf("Compact = %v, %v (%+v)", m, err, rep.lastAttempt(t))
@@ -125,7 +124,7 @@ func TestExcerptIsStable(t *testing.T) {
 	}
 	store := newStore(events...)
 	c, _ := newCompactor(t, Config{Interval: 3, Summarizer: &recorder{text: "S"}}, store)
-	if m, err := c.Compact(context.Background(), Request{Session: sess, Trigger: TriggerInvocations, Invocation: "i6"}); err != nil || m == nil {
+	if m, err := c.Compact(context.Background(), Request{Trigger: TriggerInvocations, Invocation: "i6"}); err != nil || m == nil {
 		t.Fatalf("Compact = %v, %v", m, err)
 	}
 	show := func(v *Viewer) string {

@@ -17,7 +17,7 @@ import (
 type fuzzAgent struct {
 	r     *fuzzReader
 	store *memStore
-	c     *Compactor
+	c     *testCompactor
 	n     int
 	// pending client answers: events the client sends at the start of a later invocation.
 	later [][]Event
@@ -96,15 +96,15 @@ func (a *fuzzAgent) invocation(t *testing.T, k int) {
 	}
 	switch a.r.intn(4) {
 	case 0, 1, 2:
-		a.compact(t, Request{Session: sess, Trigger: TriggerInvocations, Invocation: inv}, inv)
+		a.compact(t, Request{Trigger: TriggerInvocations, Invocation: inv}, inv)
 	default:
-		a.compact(t, Request{Session: sess, Trigger: TriggerManual, Invocation: inv}, inv)
+		a.compact(t, Request{Trigger: TriggerManual, Invocation: inv}, inv)
 	}
 }
 
 func (a *fuzzAgent) maybeLiveCompaction(t *testing.T, inv string) {
 	if a.r.intn(3) == 0 {
-		a.compact(t, Request{Session: sess, Trigger: TriggerTokens, Invocation: inv, Live: true, TokenLimit: 100 + 10*a.r.next()}, inv)
+		a.compact(t, Request{Trigger: TriggerTokens, Invocation: inv, Live: true, TokenLimit: 100 + 10*a.r.next()}, inv)
 	}
 }
 
@@ -150,7 +150,7 @@ func (a *fuzzAgent) compact(t *testing.T, r Request, inv string) {
 	}
 	if r.Trigger == TriggerInvocations {
 		keep := map[string]bool{}
-		for _, g := range groups[max(len(groups)-a.c.cfg.RetainRecentInvocations, 0):] {
+		for _, g := range groups[max(len(groups)-a.c.cfg.WithDefaults().RetainRecentInvocations, 0):] {
 			keep[g.inv] = true
 		}
 		for i := range events {
@@ -199,11 +199,7 @@ func FuzzCompactWindow(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, interval, retain uint8, data []byte) {
 		store := newStore()
-		c, err := New(Config{Interval: 1 + int(interval%4), RetainRecentInvocations: 1 + int(retain%3), Summarizer: &recorder{text: "S"}},
-			Deps{Store: store})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, _ := newCompactor(t, Config{Interval: 1 + int(interval%4), RetainRecentInvocations: 1 + int(retain%3), Summarizer: &recorder{text: "S"}}, store)
 		a := &fuzzAgent{r: &fuzzReader{data: data}, store: store, c: c, openLR: map[string]bool{}, openConf: map[string]bool{}}
 		for k := 1; k <= 12; k++ {
 			a.invocation(t, k)

@@ -2,7 +2,6 @@ package compaction
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +10,8 @@ import (
 	"time"
 
 	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/budget"
 )
 
 // t0 is the time of the first event of every test stream.
@@ -169,23 +170,12 @@ func ids(events []Event) []string {
 	return out
 }
 
-// memStore is an in-memory Store: the fake of adkctx's own Store interface. Load returns a copy of
-// the stored events; Append stores a marker-only event with id "m1", "m2", ...
+// memStore is an in-memory session: Load returns a copy of the stored events; Append stores a
+// marker-only event with id "m1", "m2", ...
 type memStore struct {
-	mu     sync.Mutex
-	events []Event
-	next   int
-	loads  int
-	// appendErrs are returned by the next appends, in order (nil: success).
-	appendErrs []error
-	// beforeAppend runs (without the lock) before every append, e.g. to store a concurrent
-	// writer's marker.
-	beforeAppend func(s *memStore)
-	// afterLoad runs (without the lock) after every successful load, with the number of loads
-	// so far, e.g. to store a concurrent writer's marker between two loads.
-	afterLoad func(s *memStore, loads int)
-	// loadErr, when set, fails every load.
-	loadErr error
+	mu      sync.Mutex
+	events  []Event
+	next    int
 	appends []appended
 }
 
@@ -196,42 +186,25 @@ type appended struct {
 
 func newStore(events ...Event) *memStore { return &memStore{events: stamp(events...)} }
 
-func (s *memStore) Load(ctx context.Context, _ Session) ([]Event, any, error) {
-	s.mu.Lock()
-	s.loads++
-	if s.loadErr != nil {
-		s.mu.Unlock()
-		return nil, nil, s.loadErr
-	}
-	events, handle, loads, after := slices.Clone(s.events), len(s.events), s.loads, s.afterLoad
-	s.mu.Unlock()
-	if after != nil {
-		after(s, loads)
-	}
-	return events, handle, nil
-}
-
-func (s *memStore) Append(ctx context.Context, handle any, inv string, ts time.Time, md map[string]any) (string, error) {
-	if f := s.beforeAppend; f != nil {
-		f(s)
-	}
+func (s *memStore) load() []Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := handle.(int); !ok {
-		return "", errors.New("memStore: bad handle")
-	}
-	if len(s.appendErrs) > 0 {
-		err := s.appendErrs[0]
-		s.appendErrs = s.appendErrs[1:]
-		if err != nil {
-			return "", err
-		}
+	return slices.Clone(s.events)
+}
+
+// appendMarker stores a marker event with metadata md after the newest stored event.
+func (s *memStore) appendMarker(inv string, md map[string]any) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ts := t0
+	if n := len(s.events); n > 0 {
+		ts = s.events[n-1].Timestamp.Add(time.Microsecond)
 	}
 	s.next++
 	id := fmt.Sprintf("m%d", s.next)
 	s.events = append(s.events, Event{ID: id, InvocationID: inv, Author: "user", Timestamp: ts, Metadata: md})
 	s.appends = append(s.appends, appended{inv: inv, ts: ts})
-	return id, nil
+	return id
 }
 
 // add appends events to the store (stamped after the last stored event).
@@ -251,11 +224,7 @@ func (s *memStore) add(events ...Event) {
 	}
 }
 
-func (s *memStore) snapshot() []Event {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.events)
-}
+func (s *memStore) snapshot() []Event { return s.load() }
 
 // view returns the store's current view, described.
 func (s *memStore) view(t testing.TB) []string {
@@ -305,7 +274,33 @@ func (s *funcSummarizer) Summarize(ctx context.Context, in SummaryInput) (*Summa
 	return s.f(ctx, in)
 }
 
-// reports collects the attempts a Compactor reports.
+// Request is what a test asks a compaction to do (the hooks' scheduler, internal/compactor,
+// turns its requests into a Selection the same way).
+type Request struct {
+	Trigger    Trigger
+	Invocation string
+	Live       bool
+	Limits     budget.Limits
+	TokenLimit int
+}
+
+// Outcome is how a test compaction ended.
+type Outcome string
+
+// The outcomes.
+const (
+	OutcomeCompacted Outcome = "compacted"
+	OutcomeNothing   Outcome = "nothing_to_do"
+	OutcomeFailed    Outcome = "failed"
+)
+
+// Attempt is what a test compaction reports: Prepare's result and the outcome.
+type Attempt struct {
+	Result
+	Outcome Outcome
+}
+
+// reports collects the attempts of a testCompactor.
 type reports struct {
 	mu  sync.Mutex
 	all []Attempt
@@ -315,16 +310,6 @@ func (r *reports) add(a Attempt) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.all = append(r.all, a)
-}
-
-func (r *reports) outcomes() []Outcome {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []Outcome
-	for _, a := range r.all {
-		out = append(out, a.Outcome)
-	}
-	return out
 }
 
 func (r *reports) lastAttempt(t testing.TB) Attempt {
@@ -337,15 +322,40 @@ func (r *reports) lastAttempt(t testing.TB) Attempt {
 	return r.all[len(r.all)-1]
 }
 
-// newCompactor returns a compactor over store with cfg, reporting to a new reports.
-func newCompactor(t testing.TB, cfg Config, store Store) (*Compactor, *reports) {
-	t.Helper()
-	rep := &reports{}
-	c, err := New(cfg, Deps{Store: store, Report: rep.add})
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	return c, rep
+// testCompactor runs Prepare over a memStore and appends its marker, inline: what the hooks'
+// scheduler does, without the scheduling.
+type testCompactor struct {
+	cfg   Config
+	store *memStore
+	rep   *reports
+	now   time.Time
 }
 
-var sess = Session{App: "app", User: "u", ID: "s1"}
+// newCompactor returns a testCompactor over store with cfg (validated), reporting to a new
+// reports.
+func newCompactor(t testing.TB, cfg Config, store *memStore) (*testCompactor, *reports) {
+	t.Helper()
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	rep := &reports{}
+	return &testCompactor{cfg: cfg, store: store, rep: rep}, rep
+}
+
+// Compact prepares a compaction of the store's events for r and stores its marker.
+func (c *testCompactor) Compact(ctx context.Context, r Request) (*Marker, error) {
+	res := Prepare(ctx, c.cfg, nil, c.store.load(), Selection{
+		Trigger: r.Trigger, Invocation: r.Invocation, Live: r.Live, Limits: r.Limits, TokenLimit: r.TokenLimit, Now: c.now})
+	a := Attempt{Result: res}
+	switch {
+	case res.Err != nil:
+		a.Outcome = OutcomeFailed
+	case res.Marker == nil:
+		a.Outcome = OutcomeNothing
+	default:
+		a.Outcome = OutcomeCompacted
+		c.store.appendMarker(r.Invocation, res.Metadata)
+	}
+	c.rep.add(a)
+	return res.Marker, res.Err
+}

@@ -75,7 +75,6 @@ func runWindowCases(t *testing.T, cases []windowCase) {
 			cfg.Summarizer = &recorder{text: "S"}
 			c, rep := newCompactor(t, cfg, store)
 			req := tc.req
-			req.Session = sess
 			m, err := c.Compact(context.Background(), req)
 			if err != nil {
 				t.Fatalf("Compact: %v", err)
@@ -503,7 +502,7 @@ func TestWindowOverlap(t *testing.T) {
 	sum := &recorder{}
 	c, _ := newCompactor(t, Config{Interval: 2, RetainRecentInvocations: 2, Overlap: 1, Summarizer: sum}, store)
 	ctx := context.Background()
-	if _, err := c.Compact(ctx, Request{Session: sess, Trigger: TriggerInvocations, Invocation: "i4"}); err != nil {
+	if _, err := c.Compact(ctx, Request{Trigger: TriggerInvocations, Invocation: "i4"}); err != nil {
 		t.Fatal(err)
 	}
 	first := sum.last(t)
@@ -511,7 +510,7 @@ func TestWindowOverlap(t *testing.T) {
 		t.Errorf("first compaction: context %v, previous %v; want none", ids(first.Context), first.Previous)
 	}
 	store.add(concat(toolTurn("i5", "read_file", "e.go"), toolTurn("i6", "read_file", "f.go"))...)
-	m, err := c.Compact(ctx, Request{Session: sess, Trigger: TriggerInvocations, Invocation: "i6"})
+	m, err := c.Compact(ctx, Request{Trigger: TriggerInvocations, Invocation: "i6"})
 	if err != nil || m == nil {
 		t.Fatalf("second compaction: %v, %v", m, err)
 	}
@@ -546,7 +545,7 @@ func TestWindowMarkerRange(t *testing.T) {
 	events[2].Timestamp = at(2)
 	store := newStore(events...)
 	c, _ := newCompactor(t, Config{Interval: 1, RetainRecentInvocations: 1, Overlap: -1, Summarizer: &recorder{}}, store)
-	m, err := c.Compact(context.Background(), Request{Session: sess, Trigger: TriggerInvocations, Invocation: "i3"})
+	m, err := c.Compact(context.Background(), Request{Trigger: TriggerInvocations, Invocation: "i3"})
 	if err != nil || m == nil {
 		t.Fatalf("Compact: %v, %v", m, err)
 	}
@@ -567,11 +566,11 @@ func TestWindowScopes(t *testing.T) {
 	store := newStore(events...)
 	c, _ := newCompactor(t, Config{Interval: 1, RetainRecentInvocations: 1, Overlap: -1, Summarizer: &recorder{}}, store)
 	ctx := context.Background()
-	m1, err := c.Compact(ctx, Request{Session: sess, Trigger: TriggerManual})
+	m1, err := c.Compact(ctx, Request{Trigger: TriggerManual})
 	if err != nil || m1 == nil {
 		t.Fatalf("first: %v %v", m1, err)
 	}
-	m2, err := c.Compact(ctx, Request{Session: sess, Trigger: TriggerManual})
+	m2, err := c.Compact(ctx, Request{Trigger: TriggerManual})
 	if err != nil || m2 == nil {
 		t.Fatalf("second: %v %v", m2, err)
 	}
@@ -585,7 +584,7 @@ func TestWindowScopes(t *testing.T) {
 	if diff := cmp.Diff(want, store.view(t)); diff != "" {
 		t.Errorf("view (-want +got):\n%s", diff)
 	}
-	if m, err := c.Compact(ctx, Request{Session: sess, Trigger: TriggerManual}); m != nil || err != nil {
+	if m, err := c.Compact(ctx, Request{Trigger: TriggerManual}); m != nil || err != nil {
 		t.Errorf("third compaction = %v, %v; want nothing", m, err)
 	}
 }
@@ -638,13 +637,13 @@ func TestWindowInvocationCount(t *testing.T) {
 		modelEv("i1m", "i1", "The ticket waits for approval.")}, turns(2, 2))...)
 	c, rep := newCompactor(t, Config{Interval: 1, RetainRecentInvocations: 1, Summarizer: &recorder{}}, store)
 	ctx := context.Background()
-	m, err := c.Compact(ctx, Request{Session: sess, Trigger: TriggerInvocations, Invocation: "i2"})
+	m, err := c.Compact(ctx, Request{Trigger: TriggerInvocations, Invocation: "i2"})
 	if err != nil || m == nil || m.Invocations != 1 {
 		t.Fatalf("first compaction: %+v, %v", m, err)
 	}
 	store.add(clientRespEv("i3r", "i3", "lr1", "open_ticket", map[string]any{"status": "approved"}), modelEv("i3m", "i3", "Approved."))
 	store.add(turns(4, 4)...)
-	m, err = c.Compact(ctx, Request{Session: sess, Trigger: TriggerInvocations, Invocation: "i4"})
+	m, err = c.Compact(ctx, Request{Trigger: TriggerInvocations, Invocation: "i4"})
 	if err != nil || m == nil {
 		t.Fatalf("second compaction: %v, %v", m, err)
 	}
@@ -669,7 +668,7 @@ func TestWindowInvocationCountSplit(t *testing.T) {
 	store := newStore(concat(turns(1, 1), big)...)
 	c, _ := newCompactor(t, Config{RetainRecentInvocations: 1, RetainRecentTokens: 300, Summarizer: &recorder{}}, store)
 	ctx := context.Background()
-	m, err := c.Compact(ctx, Request{Session: sess, Trigger: TriggerTokens, Invocation: "i2", Live: true, TokenLimit: 400})
+	m, err := c.Compact(ctx, Request{Trigger: TriggerTokens, Invocation: "i2", Live: true, TokenLimit: 400})
 	if err != nil || m == nil {
 		t.Fatalf("token compaction: %v, %v", m, err)
 	}
@@ -678,7 +677,7 @@ func TestWindowInvocationCountSplit(t *testing.T) {
 	}
 	store.add(modelEv("i2m", "i2", "Done."))
 	store.add(turns(3, 4)...)
-	m, err = c.Compact(ctx, Request{Session: sess, Trigger: TriggerManual})
+	m, err = c.Compact(ctx, Request{Trigger: TriggerManual})
 	if err != nil || m == nil {
 		t.Fatalf("manual compaction: %v, %v", m, err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/instructions"
+	"github.com/adkctx/adkctx/internal/compactor"
 	"github.com/adkctx/adkctx/internal/engine"
 	"github.com/adkctx/adkctx/internal/glue"
 	"github.com/adkctx/adkctx/processors/request"
@@ -109,7 +110,7 @@ func (h *Hooks) SessionService(base session.Service) session.Service {
 // Usage reports the session's token accounting: per user turn and per model call, totals, and
 // how many turns remain before the soft limit.
 func (h *Hooks) Usage(appName, userID, sessionID string) budget.Report {
-	return h.e.Usage(compaction.Session{App: appName, User: userID, ID: sessionID})
+	return h.e.Usage(compactor.Session{App: appName, User: userID, ID: sessionID})
 }
 
 // Limits returns the limits adkctx applies to the named model.
@@ -123,7 +124,7 @@ func (h *Hooks) Instructions(workDir string) (instructions.Merged, error) {
 // Compact compacts the session now (trigger "manual"), keeping its newest invocations raw, one
 // isolation scope per call. It returns nil when there was nothing to compact.
 func (h *Hooks) Compact(ctx context.Context, appName, userID, sessionID string) (*compaction.Marker, error) {
-	return h.e.Compact(ctx, compaction.Session{App: appName, User: userID, ID: sessionID})
+	return h.e.Compact(ctx, compactor.Session{App: appName, User: userID, ID: sessionID})
 }
 
 // Close waits for background compactions until ctx is done and stops starting new ones. Call it

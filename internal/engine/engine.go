@@ -20,6 +20,7 @@ import (
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/instructions"
+	"github.com/adkctx/adkctx/internal/compactor"
 	"github.com/adkctx/adkctx/internal/config"
 	"github.com/adkctx/adkctx/internal/lru"
 	"github.com/adkctx/adkctx/processors/request"
@@ -57,16 +58,16 @@ type Engine struct {
 	tel      *telemetry
 	viewer   *compaction.Viewer
 
-	sessions *lru.Cache[compaction.Session, *sessionState]
+	sessions *lru.Cache[compactor.Session, *sessionState]
 	limits   *lru.Cache[string, budget.Limits]
 
 	loader  *instructions.Loader // nil: AGENTS.md off
 	workDir string
 
 	mu         sync.Mutex
-	compactor  *compaction.Compactor // nil until a store is set (compaction on)
-	agentModel compaction.Model      // learned by the glue's wiring
-	wiring     map[string]bool       // wiring problems already logged
+	compactor  *compactor.Compactor // nil until a store is set (compaction on)
+	agentModel compaction.Model     // learned by the glue's wiring
+	wiring     map[string]bool      // wiring problems already logged
 }
 
 // New validates cfg and builds an engine.
@@ -82,7 +83,7 @@ func New(cfg adkctx.Config) (*Engine, error) {
 		log:      cfg.Logger,
 		registry: budget.NewRegistry(cfg.Models...),
 		viewer:   compaction.NewViewer(cfg.Logger),
-		sessions: lru.New[compaction.Session, *sessionState](maxSessions),
+		sessions: lru.New[compactor.Session, *sessionState](maxSessions),
 		limits:   lru.New[string, budget.Limits](maxModels),
 		wiring:   map[string]bool{},
 	}
@@ -131,7 +132,7 @@ func (e *Engine) LearnAgentModel(m compaction.Model) {
 // the runner's session service) and starts the compactor. Without compaction it does nothing; a
 // compactor that cannot start is logged at error level (the configuration was validated, so
 // this does not happen).
-func (e *Engine) UseStore(st compaction.Store) {
+func (e *Engine) UseStore(st compactor.Store) {
 	if e.cfg.Compaction == nil {
 		return
 	}
@@ -141,7 +142,7 @@ func (e *Engine) UseStore(st compaction.Store) {
 	if cc.Summarizer == nil && e.agentModel != nil {
 		cc.Summarizer = &compaction.LLMSummarizer{Model: e.agentModel}
 	}
-	c, err := compaction.New(cc, compaction.Deps{
+	c, err := compactor.New(cc, compactor.Deps{
 		Store:  st,
 		Viewer: e.viewer,
 		Limits: e.Limits,
@@ -160,7 +161,7 @@ func (e *Engine) UseStore(st compaction.Store) {
 	}
 }
 
-func (e *Engine) getCompactor() *compaction.Compactor {
+func (e *Engine) getCompactor() *compactor.Compactor {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.compactor
@@ -193,7 +194,7 @@ func (e *Engine) Instructions(workDir string) (instructions.Merged, error) {
 }
 
 // Usage reports a session's accounting under the limits of the model it last used.
-func (e *Engine) Usage(s compaction.Session) budget.Report {
+func (e *Engine) Usage(s compactor.Session) budget.Report {
 	st, ok := e.sessions.Get(s)
 	if !ok {
 		return budget.Report{TurnsRemaining: -1}
@@ -204,12 +205,12 @@ func (e *Engine) Usage(s compaction.Session) budget.Report {
 }
 
 // Compact compacts the session now (trigger "manual"), keeping the newest invocations raw.
-func (e *Engine) Compact(ctx context.Context, s compaction.Session) (*compaction.Marker, error) {
+func (e *Engine) Compact(ctx context.Context, s compactor.Session) (*compaction.Marker, error) {
 	c := e.getCompactor()
 	if c == nil {
 		return nil, errors.New("adkctx: compaction is not configured (set Config.Compaction and wire the session service)")
 	}
-	r := compaction.Request{Session: s, Trigger: compaction.TriggerManual, Link: trace.SpanContextFromContext(ctx)}
+	r := compactor.Request{Session: s, Trigger: compaction.TriggerManual, Link: trace.SpanContextFromContext(ctx)}
 	if st, ok := e.sessions.Get(s); ok {
 		st.mu.Lock()
 		r.Limits, r.TokenLimit = st.limits, st.tokenLimit
@@ -309,12 +310,12 @@ func getOrCreate[K comparable, V any](c *lru.Cache[K, *V], k K) *V {
 	return v
 }
 
-func keyOf(c Call) compaction.Session {
-	return compaction.Session{App: c.AppName(), User: c.UserID(), ID: c.SessionID()}
+func keyOf(c Call) compactor.Session {
+	return compactor.Session{App: c.AppName(), User: c.UserID(), ID: c.SessionID()}
 }
 
 // state returns the session's state, creating it when new.
-func (e *Engine) state(s compaction.Session) *sessionState {
+func (e *Engine) state(s compactor.Session) *sessionState {
 	var st *sessionState
 	e.sessions.Update(s, func() *sessionState {
 		return &sessionState{calib: map[string]*budget.Calibration{},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/compactor"
 	"github.com/adkctx/adkctx/internal/errkind"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/response"
@@ -89,7 +90,7 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 
 	if d.OverSoft || approaching {
 		if cp := e.getCompactor(); cp != nil {
-			cp.Schedule(compaction.Request{Session: s, Trigger: compaction.TriggerTokens, Invocation: c.InvocationID(),
+			cp.Schedule(compactor.Request{Session: s, Trigger: compaction.TriggerTokens, Invocation: c.InvocationID(),
 				Live: true, Limits: limits, TokenLimit: tokenLimit, Link: trace.SpanContextFromContext(ctx)})
 		}
 	}
@@ -258,7 +259,7 @@ func (e *Engine) workDirFor(state StateReader) string {
 // replica behind a load balancer that is not sticky (another process served the last turns). It
 // replays the call records and reported usage in stream order, so every process makes the same
 // decisions. It also notes that the plugin runs.
-func (e *Engine) Restore(s compaction.Session, invocation string, events func() []compaction.Event) {
+func (e *Engine) Restore(s compactor.Session, invocation string, events func() []compaction.Event) {
 	evs := events()
 	stored := 0
 	for i := len(evs) - 1; i >= 0 && stored == 0; i-- {

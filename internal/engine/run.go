@@ -9,6 +9,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/compactor"
 	"github.com/adkctx/adkctx/internal/errkind"
 )
 
@@ -17,7 +18,7 @@ import (
 // through adkctx's view, and, when the request it will build is projected over the hard limit
 // while a compaction of the session is pending, waits for that compaction (at most
 // Compaction.Timeout) so the request is built from the new summary.
-func (e *Engine) BeforeRun(ctx context.Context, s compaction.Session, invocation string, userMessage *genai.Content, viewed bool, events func() []compaction.Event) {
+func (e *Engine) BeforeRun(ctx context.Context, s compactor.Session, invocation string, userMessage *genai.Content, viewed bool, events func() []compaction.Event) {
 	e.Restore(s, invocation, events)
 	if e.CompactionOn() && !viewed {
 		e.wiringError("view_missing", "compaction is configured but the runner's session service is not wrapped: markers are written "+
@@ -29,13 +30,13 @@ func (e *Engine) BeforeRun(ctx context.Context, s compaction.Session, invocation
 // OnEvent runs before an event of a running invocation is stored: if it will be part of the next
 // request and that request is projected over the hard limit while a compaction is pending, it
 // waits for the compaction, so the next request is built from the new summary.
-func (e *Engine) OnEvent(ctx context.Context, s compaction.Session, invocation string, content *genai.Content, final bool) {
+func (e *Engine) OnEvent(ctx context.Context, s compactor.Session, invocation string, content *genai.Content, final bool) {
 	if !final {
 		e.waitIfOverHard(ctx, s, invocation, content)
 	}
 }
 
-func (e *Engine) waitIfOverHard(ctx context.Context, s compaction.Session, invocation string, added *genai.Content) {
+func (e *Engine) waitIfOverHard(ctx context.Context, s compactor.Session, invocation string, added *genai.Content) {
 	c := e.getCompactor()
 	if c == nil || !c.Pending(s) {
 		return
@@ -59,7 +60,7 @@ func (e *Engine) waitIfOverHard(ctx context.Context, s compaction.Session, invoc
 
 // AfterRun runs after an invocation's last event is stored: it forgets the invocation's calls
 // and schedules the sliding-window compaction.
-func (e *Engine) AfterRun(ctx context.Context, s compaction.Session, invocation string) {
+func (e *Engine) AfterRun(ctx context.Context, s compactor.Session, invocation string) {
 	st := e.state(s)
 	st.mu.Lock()
 	st.forgetInvocation(invocation)
@@ -67,13 +68,13 @@ func (e *Engine) AfterRun(ctx context.Context, s compaction.Session, invocation 
 	link := st.runSpan(invocation, trace.SpanContextFromContext(ctx))
 	st.mu.Unlock()
 	if c := e.getCompactor(); c != nil {
-		c.Schedule(compaction.Request{Session: s, Trigger: compaction.TriggerInvocations, Invocation: invocation,
+		c.Schedule(compactor.Request{Session: s, Trigger: compaction.TriggerInvocations, Invocation: invocation,
 			Limits: limits, TokenLimit: tokenLimit, Link: link})
 	}
 }
 
 // reportCompaction logs and measures one compaction attempt.
-func (e *Engine) reportCompaction(a compaction.Attempt) {
+func (e *Engine) reportCompaction(a compactor.Attempt) {
 	ratio := 0.0
 	if a.CompactedTokens > 0 {
 		ratio = round3(float64(a.OriginalTokens) / float64(a.CompactedTokens))
@@ -111,9 +112,9 @@ func (e *Engine) reportCompaction(a compaction.Attempt) {
 		fields = append(fields, zap.String("error_kind", string(kind)), zap.String("error", msg), zap.Int("consecutive_failures", a.Failures))
 	}
 	switch a.Outcome {
-	case compaction.OutcomeCompacted:
+	case compactor.OutcomeCompacted:
 		e.log.Info("compaction", fields...)
-	case compaction.OutcomeFailed:
+	case compactor.OutcomeFailed:
 		e.log.Warn("compaction", fields...)
 	default:
 		e.log.Debug("compaction", fields...)
@@ -124,7 +125,7 @@ func (e *Engine) reportCompaction(a compaction.Attempt) {
 // NoteAppend checks, when an invocation's event is stored through adkctx's session wrapper,
 // that the plugin saw the invocation start: with compaction on, a runner without the plugin
 // never compacts.
-func (e *Engine) NoteAppend(s compaction.Session, invocation, author string) {
+func (e *Engine) NoteAppend(s compactor.Session, invocation, author string) {
 	if !e.CompactionOn() || author == "user" || invocation == "" {
 		return
 	}

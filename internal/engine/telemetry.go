@@ -13,6 +13,7 @@ import (
 
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/compactor"
 	"github.com/adkctx/adkctx/internal/errkind"
 	"github.com/adkctx/adkctx/processors/request"
 )
@@ -259,16 +260,16 @@ func (t *telemetry) instructions(_ context.Context, bytes, skipped int) {
 // compaction records an attempt: metrics, and, for an attempt that did work, a span with the
 // attempt's real start and end, linked to the span of the invocation that triggered it. The
 // span is the root of its own trace: a background compaction outlives the invocation.
-func (t *telemetry) compaction(a compaction.Attempt) {
+func (t *telemetry) compaction(a compactor.Attempt) {
 	ctx := context.Background()
 	attrs := []attribute.KeyValue{AttrTrigger.String(string(a.Trigger)), AttrOutcome.String(string(a.Outcome))}
 	t.compactions.Add(ctx, 1, metric.WithAttributes(attrs...))
 	switch a.Outcome {
-	case compaction.OutcomeCoalesced, compaction.OutcomeBackoff, compaction.OutcomeClosed:
+	case compactor.OutcomeCoalesced, compactor.OutcomeBackoff, compactor.OutcomeClosed:
 		return // nothing ran
 	}
 	t.compactionTime.Record(ctx, a.Duration.Seconds(), metric.WithAttributes(attrs...))
-	if a.Outcome == compaction.OutcomeCompacted && a.CompactedTokens > 0 {
+	if a.Outcome == compactor.OutcomeCompacted && a.CompactedTokens > 0 {
 		t.compression.Record(ctx, float64(a.OriginalTokens)/float64(a.CompactedTokens), metric.WithAttributes(attrs[0]))
 	}
 	primaryKind := errkind.None
@@ -286,7 +287,7 @@ func (t *telemetry) compaction(a compaction.Attempt) {
 	if a.FallbackUsed {
 		t.fallbacks.Add(ctx, 1, metric.WithAttributes(AttrErrorType.String(string(primaryKind))))
 	}
-	if a.Outcome == compaction.OutcomeNothing && a.Summarizer == "" {
+	if a.Outcome == compactor.OutcomeNothing && a.Summarizer == "" {
 		return // looked and found nothing to summarize: not worth a span per invocation
 	}
 	opts := []trace.SpanStartOption{trace.WithTimestamp(a.Start), trace.WithSpanKind(trace.SpanKindInternal), trace.WithNewRoot()}

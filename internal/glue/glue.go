@@ -14,6 +14,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/compactor"
 	"github.com/adkctx/adkctx/internal/errkind"
 	"github.com/adkctx/adkctx/internal/lru"
 )
@@ -59,11 +60,11 @@ type Identified interface {
 }
 
 // KeyOf returns the key of a session; false for no session.
-func KeyOf(s Identified) (compaction.Session, bool) {
+func KeyOf(s Identified) (compactor.Session, bool) {
 	if s == nil {
-		return compaction.Session{}, false
+		return compactor.Session{}, false
 	}
-	return compaction.Session{App: s.AppName(), User: s.UserID(), ID: s.ID()}, true
+	return compactor.Session{App: s.AppName(), User: s.UserID(), ID: s.ID()}, true
 }
 
 // Stored returns every stored event of s (markers included, nil dropped), in stream order.
@@ -92,29 +93,29 @@ func (k Kind[S, E]) CoreOf(s S) []compaction.Event { return k.Core(k.Stored(s)) 
 // its session before a background compaction stored its marker sees the summary at its next
 // model call.
 type Board[E any] struct {
-	m *lru.Cache[compaction.Session, []E]
+	m *lru.Cache[compactor.Session, []E]
 }
 
 // NewBoard returns an empty board.
 func NewBoard[E any]() *Board[E] {
-	return &Board[E]{m: lru.New[compaction.Session, []E](maxBoardSessions)}
+	return &Board[E]{m: lru.New[compactor.Session, []E](maxBoardSessions)}
 }
 
 // Add records a marker event appended for s.
-func (b *Board[E]) Add(s compaction.Session, ev E) {
+func (b *Board[E]) Add(s compactor.Session, ev E) {
 	b.m.Update(s, nil, func(old []E) []E {
 		return append(old[max(len(old)+1-maxBoardMarkers, 0):len(old):len(old)], ev)
 	})
 }
 
 // Get returns the markers recorded for s, oldest first.
-func (b *Board[E]) Get(s compaction.Session) []E {
+func (b *Board[E]) Get(s compactor.Session) []E {
 	out, _ := b.m.Get(s)
 	return out
 }
 
 // Forget drops s (its session was deleted).
-func (b *Board[E]) Forget(s compaction.Session) { b.m.Delete(s) }
+func (b *Board[E]) Forget(s compactor.Session) { b.m.Delete(s) }
 
 // View returns what the model sees of stored (a session's stored events, in stream order, no
 // nil) plus the board's markers not among them.

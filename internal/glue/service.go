@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/compactor"
 	"github.com/adkctx/adkctx/internal/engine"
 )
 
@@ -29,7 +30,7 @@ type Base[S, E, CQ, CR, GQ, GR, LQ, LR, DQ any] interface {
 
 // Service is the session-service wrapper of one adk-go major version: its sessions show the
 // compacted view, every other call delegates to the base service; it implements that version's
-// session.Service, and compaction.Store. Its type parameters are the version's types (session,
+// session.Service, and compactor.Store. Its type parameters are the version's types (session,
 // state, events, event, then the Create, Get, List and Delete requests and responses, which have
 // the same fields in v1 and v2). A glue declares one Service value telling how its events
 // convert (Kind, Marker); Wrap makes the wrappers.
@@ -140,7 +141,7 @@ func (s *Service[S, St, Evs, E, CQ, CR, GQ, GR, LQ, LR, DQ]) List(ctx context.Co
 func (s *Service[S, St, Evs, E, CQ, CR, GQ, GR, LQ, LR, DQ]) Delete(ctx context.Context, req *DQ) error {
 	if req != nil {
 		k := struct{ AppName, UserID, SessionID string }(*req)
-		s.board.Forget(compaction.Session{App: k.AppName, User: k.UserID, ID: k.SessionID})
+		s.board.Forget(compactor.Session{App: k.AppName, User: k.UserID, ID: k.SessionID})
 	}
 	return s.base.Delete(ctx, req)
 }
@@ -167,7 +168,7 @@ func (s *Service[S, St, Evs, E, CQ, CR, GQ, GR, LQ, LR, DQ]) AppendEvent(ctx con
 }
 
 // get reads a stored session.
-func (s *Service[S, St, Evs, E, CQ, CR, GQ, GR, LQ, LR, DQ]) get(ctx context.Context, key compaction.Session) (S, error) {
+func (s *Service[S, St, Evs, E, CQ, CR, GQ, GR, LQ, LR, DQ]) get(ctx context.Context, key compactor.Session) (S, error) {
 	var none S
 	resp, err := s.base.Get(ctx, &GQ{AppName: key.App, UserID: key.User, SessionID: key.ID})
 	if err != nil {
@@ -179,8 +180,8 @@ func (s *Service[S, St, Evs, E, CQ, CR, GQ, GR, LQ, LR, DQ]) get(ctx context.Con
 	return struct{ Session S }(*resp).Session, nil
 }
 
-// Load implements compaction.Store.
-func (s *Service[S, St, Evs, E, CQ, CR, GQ, GR, LQ, LR, DQ]) Load(ctx context.Context, key compaction.Session) ([]compaction.Event, any, error) {
+// Load implements compactor.Store.
+func (s *Service[S, St, Evs, E, CQ, CR, GQ, GR, LQ, LR, DQ]) Load(ctx context.Context, key compactor.Session) ([]compaction.Event, any, error) {
 	sess, err := s.get(ctx, key)
 	if err != nil {
 		return nil, nil, err
@@ -188,7 +189,7 @@ func (s *Service[S, St, Evs, E, CQ, CR, GQ, GR, LQ, LR, DQ]) Load(ctx context.Co
 	return s.CoreOf(sess), sess, nil
 }
 
-// Append implements compaction.Store: the marker event is appended through the base service
+// Append implements compactor.Store: the marker event is appended through the base service
 // and put on the board, so views read before it landed show it.
 func (s *Service[S, St, Evs, E, CQ, CR, GQ, GR, LQ, LR, DQ]) Append(ctx context.Context, handle any, invocationID string, ts time.Time, metadata map[string]any) (string, error) {
 	sess, ok := handle.(S)

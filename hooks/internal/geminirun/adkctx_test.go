@@ -23,6 +23,7 @@ import (
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
+	"github.com/adkctx/adkctx/internal/compactor"
 )
 
 // wired is adk-go's runner with adkctx wired in as example/wiring.go does.
@@ -162,9 +163,9 @@ func (w *wired) compactionEntries() []map[string]any {
 }
 
 const (
-	outcomeCompacted   = string(compaction.OutcomeCompacted)
-	outcomeFailed      = string(compaction.OutcomeFailed)
-	outcomeNothingToDo = string(compaction.OutcomeNothing)
+	outcomeCompacted   = string(compactor.OutcomeCompacted)
+	outcomeFailed      = string(compactor.OutcomeFailed)
+	outcomeNothingToDo = string(compactor.OutcomeNothing)
 )
 
 // assertNoText fails if any log entry's message or field contains one of the texts.

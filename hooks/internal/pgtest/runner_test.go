@@ -20,6 +20,7 @@ import (
 	"github.com/adkctx/adkctx/hooks"
 	"github.com/adkctx/adkctx/hooks/internal/llmtest"
 	"github.com/adkctx/adkctx/hooks/internal/pgtest"
+	"github.com/adkctx/adkctx/internal/compactor"
 )
 
 const (
@@ -67,7 +68,7 @@ func adkctx() adkctxAPI {
 			return e.Content == nil && e.CustomMetadata[compaction.MetadataKey] != nil
 		},
 		header:    compaction.SummaryHeader,
-		compacted: zap.String("outcome", string(compaction.OutcomeCompacted)),
+		compacted: zap.String("outcome", string(compactor.OutcomeCompacted)),
 	}
 }
 

@@ -36,6 +36,7 @@ import (
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
+	"github.com/adkctx/adkctx/internal/compactor"
 )
 
 const app = "reliability"
@@ -258,7 +259,7 @@ func TestFailingSummarizerBacksOff(t *testing.T) {
 	if n := calls.Load(); n != 1 {
 		t.Errorf("summarizer called %d times in 20 turns, want 1 (then backoff)", n)
 	}
-	backoffs := s.logs.FilterMessage("compaction").FilterField(zap.String("outcome", string(compaction.OutcomeBackoff))).Len()
+	backoffs := s.logs.FilterMessage("compaction").FilterField(zap.String("outcome", string(compactor.OutcomeBackoff))).Len()
 	if backoffs == 0 {
 		t.Error("no attempt was logged as backing off")
 	}

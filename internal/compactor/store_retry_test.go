@@ -1,4 +1,4 @@
-package compaction_test
+package compactor_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/compactor"
 )
 
 // busyStore is a session whose appends fail while a running invocation keeps writing: the first
@@ -26,7 +27,7 @@ type busyStore struct {
 	appends   int
 }
 
-func (s *busyStore) Load(context.Context, compaction.Session) ([]compaction.Event, any, error) {
+func (s *busyStore) Load(context.Context, compactor.Session) ([]compaction.Event, any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]compaction.Event(nil), s.events...), len(s.events), nil
@@ -51,13 +52,13 @@ func (s *busyStore) Append(_ context.Context, _ any, inv string, ts time.Time, m
 
 func session(invocations int) []compaction.Event {
 	var evs []compaction.Event
-	t0 := time.Unix(1_700_000_000, 0)
+	start := time.Unix(1_700_000_000, 0)
 	for i := range invocations {
 		inv := fmt.Sprintf("inv-%d", i)
 		evs = append(evs,
-			compaction.Event{ID: fmt.Sprintf("u%d", i), InvocationID: inv, Author: "user", Timestamp: t0.Add(time.Duration(2*i) * time.Second),
+			compaction.Event{ID: fmt.Sprintf("u%d", i), InvocationID: inv, Author: "user", Timestamp: start.Add(time.Duration(2*i) * time.Second),
 				Content: genai.NewContentFromText(fmt.Sprintf("question %d: %s", i, strings.Repeat("context ", 200)), genai.RoleUser)},
-			compaction.Event{ID: fmt.Sprintf("m%d", i), InvocationID: inv, Author: "agent", Final: true, Timestamp: t0.Add(time.Duration(2*i+1) * time.Second),
+			compaction.Event{ID: fmt.Sprintf("m%d", i), InvocationID: inv, Author: "agent", Final: true, Timestamp: start.Add(time.Duration(2*i+1) * time.Second),
 				Content: genai.NewContentFromText(fmt.Sprintf("answer %d: %s", i, strings.Repeat("detail ", 200)), genai.RoleModel)})
 	}
 	return evs
@@ -70,26 +71,26 @@ func TestMarkerAppendRetried(t *testing.T) {
 	tests := []struct {
 		fails       int
 		unchanged   bool
-		wantOutcome compaction.Outcome
+		wantOutcome compactor.Outcome
 		wantAppends int
 	}{
-		{0, false, compaction.OutcomeCompacted, 1},
-		{1, false, compaction.OutcomeCompacted, 2},
-		{4, false, compaction.OutcomeCompacted, 5},
-		{5, false, compaction.OutcomeConflict, 5},
-		{1, true, compaction.OutcomeFailed, 1},
+		{0, false, compactor.OutcomeCompacted, 1},
+		{1, false, compactor.OutcomeCompacted, 2},
+		{4, false, compactor.OutcomeCompacted, 5},
+		{5, false, compactor.OutcomeConflict, 5},
+		{1, true, compactor.OutcomeFailed, 1},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprint(tc.fails, tc.unchanged), func(t *testing.T) {
 			st := &busyStore{events: session(10), fails: tc.fails, unchanged: tc.unchanged}
-			var got []compaction.Outcome
-			c, err := compaction.New(compaction.Config{Summarizer: &compaction.ExtractiveSummarizer{}},
-				compaction.Deps{Store: st, Report: func(a compaction.Attempt) { got = append(got, a.Outcome) }})
+			var got []compactor.Outcome
+			c, err := compactor.New(compaction.Config{Summarizer: &compaction.ExtractiveSummarizer{}},
+				compactor.Deps{Store: st, Report: func(a compactor.Attempt) { got = append(got, a.Outcome) }})
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = c.Compact(context.Background(), compaction.Request{Session: compaction.Session{ID: "s"}, Trigger: compaction.TriggerManual})
-			if (err != nil) != (tc.wantOutcome != compaction.OutcomeCompacted) {
+			_, err = c.Compact(context.Background(), compactor.Request{Session: compactor.Session{ID: "s"}, Trigger: compaction.TriggerManual})
+			if (err != nil) != (tc.wantOutcome != compactor.OutcomeCompacted) {
 				t.Errorf("Compact: %v", err)
 			}
 			if len(got) != 1 || got[0] != tc.wantOutcome || st.appends != tc.wantAppends {

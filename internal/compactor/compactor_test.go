@@ -1,10 +1,10 @@
-package compaction
+package compactor_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
+	"iter"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,7 +14,10 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/budget"
+	. "github.com/adkctx/adkctx/compaction"
+	. "github.com/adkctx/adkctx/internal/compactor"
 	"github.com/adkctx/adkctx/internal/config"
+	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/response"
 )
 
@@ -60,32 +63,6 @@ func (b *blocking) waitStarted(t *testing.T) {
 	}
 }
 
-// A summarizer that ignores its context cannot hold a compaction past Config.Timeout: the
-// attempt returns, the fallback's summary is stored and the session is released.
-func TestCompactorTimeoutIgnoredContext(t *testing.T) {
-	for i := 0; i < 3; i++ { // the fallback must win every time, not by chance
-		b := newBlocking()
-		store := newStore(turns(1, 6)...)
-		c, rep := newCompactor(t, Config{Summarizer: b, Timeout: 400 * time.Millisecond}, store)
-		m, err := c.Compact(context.Background(), manual)
-		close(b.release)
-		if err != nil || m == nil {
-			t.Fatalf("run %d: Compact = %v, %v; want the fallback's marker", i, m, err)
-		}
-		a := rep.lastAttempt(t)
-		if a.Outcome != OutcomeCompacted || !a.FallbackUsed || a.Summarizer != "extractive" || m.Summarizer != "extractive" {
-			t.Fatalf("run %d: attempt %s, fallback %v, summarizer %q", i, a.Outcome, a.FallbackUsed, a.Summarizer)
-		}
-		if !errors.Is(a.PrimaryErr, context.DeadlineExceeded) {
-			t.Fatalf("run %d: primary error %v, want a deadline", i, a.PrimaryErr)
-		}
-		var se *SummarizerError
-		if !errors.As(a.PrimaryErr, &se) || se.Summarizer != "blocking" {
-			t.Fatalf("run %d: primary error %v is not the summarizer's", i, a.PrimaryErr)
-		}
-	}
-}
-
 // The same in the background: the session's slot is released, Wait returns.
 func TestCompactorTimeoutReleasesSession(t *testing.T) {
 	b := newBlocking()
@@ -104,126 +81,6 @@ func TestCompactorTimeoutReleasesSession(t *testing.T) {
 	a := rep.lastAttempt(t)
 	if a.Outcome != OutcomeFailed || !errors.Is(a.Err, context.DeadlineExceeded) || a.Failures != 1 {
 		t.Errorf("attempt: %s, %v, %d failures", a.Outcome, a.Err, a.Failures)
-	}
-}
-
-func TestCompactorSummarizerPanics(t *testing.T) {
-	panicking := &funcSummarizer{name: "panicky", f: func(context.Context, SummaryInput) (*Summary, error) { panic("boom") }}
-	t.Run("fallback", func(t *testing.T) {
-		c, rep := newCompactor(t, Config{Summarizer: panicking}, newStore(turns(1, 5)...))
-		m, err := c.Compact(context.Background(), manual)
-		if err != nil || m == nil {
-			t.Fatalf("Compact = %v, %v", m, err)
-		}
-		a := rep.lastAttempt(t)
-		var pe *panicError
-		if !a.FallbackUsed || !errors.As(a.PrimaryErr, &pe) || !strings.Contains(a.PrimaryErr.Error(), "panic: boom") {
-			t.Errorf("attempt: fallback %v, primary error %v", a.FallbackUsed, a.PrimaryErr)
-		}
-	})
-	t.Run("no fallback", func(t *testing.T) {
-		c, rep := newCompactor(t, Config{Summarizer: panicking, NoFallback: true}, newStore(turns(1, 5)...))
-		m, err := c.Compact(context.Background(), manual)
-		if m != nil || err == nil || !strings.Contains(err.Error(), "summarizer panicky failed: panic: boom") {
-			t.Fatalf("Compact = %v, %v; want the panic as an error", m, err)
-		}
-		if a := rep.lastAttempt(t); a.Outcome != OutcomeFailed || a.Failures != 1 {
-			t.Errorf("attempt: %s, %d failures", a.Outcome, a.Failures)
-		}
-	})
-}
-
-// A reply larger than MaxSummaryTokens, or than what it replaces, is rejected and the fallback
-// used: a 2 MB reply with finish reason STOP never becomes a summary.
-func TestCompactorRejectsLargeSummaries(t *testing.T) {
-	huge := strings.Repeat("All fine. ", 200_000) // 2 MB
-	cases := []struct {
-		name   string
-		cfg    Config
-		events []Event
-		limit  int // the bound the rejection names
-	}{
-		{
-			name:   "2 MB reply, STOP",
-			cfg:    Config{Summarizer: &LLMSummarizer{Model: &fakeModel{replies: []*response.LLMResponse{reply(huge, genai.FinishReasonStop)}}}},
-			events: turns(1, 5),
-			limit:  tokensOf(turns(1, 3)...) - 1,
-		},
-		{
-			name: "above MaxSummaryTokens, below what it replaces",
-			cfg: Config{MaxSummaryTokens: 1000,
-				Summarizer: &funcSummarizer{name: "wordy", f: func(context.Context, SummaryInput) (*Summary, error) {
-					return &Summary{Content: genai.NewContentFromText(strings.Repeat("detail ", 1500), genai.RoleUser)}, nil
-				}}},
-			events: turns(1, 40),
-			limit:  1000,
-		},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			store := newStore(tc.events...)
-			c, rep := newCompactor(t, tc.cfg, store)
-			m, err := c.Compact(context.Background(), manual)
-			if err != nil || m == nil {
-				t.Fatalf("Compact = %v, %v", m, err)
-			}
-			a := rep.lastAttempt(t)
-			var rej *SummaryRejectedError
-			if !a.FallbackUsed || !errors.As(a.PrimaryErr, &rej) || rej.Reason != "too_large" || rej.Limit != tc.limit {
-				t.Fatalf("attempt: fallback %v, primary error %v; want too_large, limit %d", a.FallbackUsed, a.PrimaryErr, tc.limit)
-			}
-			if m.Summarizer != "extractive" || m.CompactedTokens > tc.limit || m.CompactedTokens >= m.OriginalTokens {
-				t.Errorf("stored summary: %s, %d tokens for %d", m.Summarizer, m.CompactedTokens, m.OriginalTokens)
-			}
-		})
-	}
-}
-
-// A summary not smaller than what it replaces (but within MaxSummaryTokens) means the history is
-// still too small: nothing to do, not a failure (no backoff).
-func TestCompactorSummaryNotSmaller(t *testing.T) {
-	wordy := &recorder{text: strings.Repeat("A careful and complete summary. ", 40)}
-	store := newStore(turns(1, 3)...)
-	c, rep := newCompactor(t, Config{Summarizer: wordy, NoFallback: true, RetainRecentInvocations: 1}, store)
-	for i := 0; i < 2; i++ {
-		m, err := c.Compact(context.Background(), manual)
-		if m != nil || err != nil {
-			t.Fatalf("Compact = %v, %v; want nothing", m, err)
-		}
-		a := rep.lastAttempt(t)
-		if a.Outcome != OutcomeNothing || a.Reason != "summary_not_smaller" || a.PrimaryErr != nil || a.Failures != 0 {
-			t.Fatalf("attempt: %s (%s), primary %v, %d failures", a.Outcome, a.Reason, a.PrimaryErr, a.Failures)
-		}
-	}
-	// The sliding window is not held back either.
-	c.Schedule(Request{Session: sess, Trigger: TriggerTokens, Invocation: "i3"})
-	c.Wait(context.Background(), sess)
-	if a := rep.lastAttempt(t); a.Outcome != OutcomeNothing {
-		t.Errorf("scheduled attempt after summary_not_smaller: %s", a.Outcome)
-	}
-	if len(store.appends) != 0 {
-		t.Errorf("%d markers stored", len(store.appends))
-	}
-	// With the default fallback: it is tried, and not smaller either.
-	store = newStore(turns(1, 3)...)
-	c, rep = newCompactor(t, Config{Summarizer: wordy, RetainRecentInvocations: 2}, store)
-	if m, err := c.Compact(context.Background(), manual); m != nil || err != nil {
-		t.Fatalf("Compact with a fallback = %v, %v; want nothing", m, err)
-	}
-	if a := rep.lastAttempt(t); a.Outcome != OutcomeNothing || a.Reason != "summary_not_smaller" || !a.FallbackUsed {
-		t.Errorf("attempt with a fallback: %s (%s), fallback %v", a.Outcome, a.Reason, a.FallbackUsed)
-	}
-}
-
-// A summarizer with nothing to say (nil, nil) is nothing to do.
-func TestCompactorSummarizerNothing(t *testing.T) {
-	quiet := &funcSummarizer{name: "quiet", f: func(context.Context, SummaryInput) (*Summary, error) { return nil, nil }}
-	c, rep := newCompactor(t, Config{Summarizer: quiet}, newStore(turns(1, 5)...))
-	if m, err := c.Compact(context.Background(), manual); m != nil || err != nil {
-		t.Fatalf("Compact = %v, %v", m, err)
-	}
-	if a := rep.lastAttempt(t); a.Outcome != OutcomeNothing || a.Reason != "summarizer_nothing_to_do" {
-		t.Errorf("attempt: %s (%s)", a.Outcome, a.Reason)
 	}
 }
 
@@ -495,11 +352,7 @@ func TestCompactorConflict(t *testing.T) {
 	store := newStore(turns(1, 8)...)
 	store.afterLoad = func(s *memStore, loads int) {
 		if loads == 1 { // after the selection's load, before the check
-			md, err := markerMetadata(v2(1, "", "theirs", "i1u"))
-			if err != nil {
-				panic(err)
-			}
-			s.add(Event{ID: "theirs", Author: "user", Metadata: md})
+			s.add(Event{ID: "theirs", Author: "user", Metadata: markerOf(t, turns(1, 3), "")})
 		}
 	}
 	c, rep := newCompactor(t, Config{Summarizer: &recorder{}}, store)
@@ -516,12 +369,7 @@ func TestCompactorConflict(t *testing.T) {
 	// An invalid record or a marker of another scope stored meanwhile is no conflict.
 	for _, other := range []map[string]any{
 		{MetadataKey: map[string]any{"junk": true}},
-		func() map[string]any {
-			m := v2(1, "", "sub", "x")
-			m.Scope = "sub"
-			md, _ := markerMetadata(m)
-			return md
-		}(),
+		markerOf(t, turns(1, 3), "sub"),
 	} {
 		store := newStore(turns(1, 8)...)
 		store.afterLoad = func(s *memStore, loads int) {
@@ -622,11 +470,11 @@ func TestCompactorMarkerAndAttempt(t *testing.T) {
 		t.Errorf("marker: %d → %d tokens (ratio %v), %s, %s", m.OriginalTokens, m.CompactedTokens, m.CompressionRatio, m.Summarizer, m.Trigger)
 	}
 	a := rep.lastAttempt(t)
-	want := Attempt{Outcome: OutcomeCompacted, Trigger: TriggerInvocations, MarkerID: "m1", EventsCovered: 6, InvocationsCovered: 3,
-		OriginalTokens: original, CompactedTokens: compacted, Summarizer: "fixed", SummarizerUsage: usage}
-	got := Attempt{Outcome: a.Outcome, Trigger: a.Trigger, MarkerID: a.MarkerID, EventsCovered: a.EventsCovered,
+	want := Attempt{Outcome: OutcomeCompacted, Trigger: TriggerInvocations, MarkerID: "m1", Result: Result{EventsCovered: 6, InvocationsCovered: 3,
+		OriginalTokens: original, CompactedTokens: compacted, Summarizer: "fixed", SummarizerUsage: usage}}
+	got := Attempt{Outcome: a.Outcome, Trigger: a.Trigger, MarkerID: a.MarkerID, Result: Result{EventsCovered: a.EventsCovered,
 		InvocationsCovered: a.InvocationsCovered, OriginalTokens: a.OriginalTokens, CompactedTokens: a.CompactedTokens,
-		Summarizer: a.Summarizer, SummarizerUsage: a.SummarizerUsage}
+		Summarizer: a.Summarizer, SummarizerUsage: a.SummarizerUsage}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("attempt (-want +got):\n%s", diff)
 	}
@@ -653,7 +501,7 @@ func TestCompactorMarkerAndAttempt(t *testing.T) {
 	if err != nil || m2 == nil {
 		t.Fatalf("second Compact = %v, %v", m2, err)
 	}
-	if m2.Seq != 2 || m2.Previous != "m1" || m2.OriginalTokens != tokensOf(turns(4, 6)...)+budget.EstimateContent(summaryContent(m.CompactedContent)) {
+	if m2.Seq != 2 || m2.Previous != "m1" || m2.OriginalTokens != tokensOf(turns(4, 6)...)+budget.EstimateContent(shownSummary(t, store.snapshot()[:len(stored)])) {
 		t.Errorf("roll-up: seq %d previous %q original %d", m2.Seq, m2.Previous, m2.OriginalTokens)
 	}
 	if a := rep.lastAttempt(t); a.InvocationsCovered != 3 || a.EventsCovered != 6 {
@@ -677,130 +525,6 @@ func TestCompactorReportsOnce(t *testing.T) {
 	want := []Outcome{OutcomeCompacted, OutcomeNothing, OutcomeNothing, OutcomeNothing, OutcomeClosed}
 	if diff := cmp.Diff(want, rep.outcomes()); diff != "" {
 		t.Errorf("outcomes (-want +got):\n%s", diff)
-	}
-}
-
-func TestConfigValidate(t *testing.T) {
-	cfg := &Config{Interval: -1, RetainRecentInvocations: -2, RetainedToolResultBytes: 100, RetainRecentTokens: -3, MaxSummaryTokens: -4,
-		Timeout: -time.Second, Backoff: -time.Minute,
-		Summarizer: &LLMSummarizer{Template: "x"}, Fallback: &LLMSummarizer{Model: &fakeModel{}, MaxPartChars: -1}}
-	err := cfg.Validate()
-	var got []string
-	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
-		for _, leaf := range flatten(e) {
-			var ce *config.Error
-			if !errors.As(leaf, &ce) {
-				t.Fatalf("%v is not a *config.Error", leaf)
-			}
-			got = append(got, fmt.Sprintf("%s=%v", ce.Field, ce.Value))
-		}
-	}
-	want := []string{"Interval=-1", "RetainRecentInvocations=-2", "RetainedToolResultBytes=100", "RetainRecentTokens=-3", "MaxSummaryTokens=-4",
-		"Timeout=-1s", "Backoff=-1m0s", "Summarizer.Model=<nil>", "Summarizer.Template=<nil>", "Fallback.MaxPartChars=-1"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("problems (-want +got):\n%s", diff)
-	}
-	if _, err := New(*cfg, Deps{Store: newStore()}); err == nil {
-		t.Error("New accepted an invalid config")
-	}
-	var ce *config.Error
-	if _, err := New(Config{}, Deps{}); !errors.As(err, &ce) || ce.Field != "Store" {
-		t.Errorf("New without a store = %v", err)
-	}
-	if err := (&Config{}).Validate(); err != nil {
-		t.Errorf("zero config: %v", err)
-	}
-	if err := (*Config)(nil).Validate(); err != nil {
-		t.Errorf("nil config: %v", err)
-	}
-}
-
-func flatten(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, flatten(e)...)
-		}
-		return out
-	}
-	return []error{err}
-}
-
-func TestConfigDefaults(t *testing.T) {
-	c, err := New(Config{Overlap: -1}, Deps{Store: newStore()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := c.Config()
-	if got.Interval != defaultInterval || got.Overlap != 0 || got.RetainRecentInvocations != defaultRetainRecentInvocations ||
-		got.Timeout != defaultTimeout || got.Backoff != defaultBackoff || got.Fallback != nil {
-		t.Errorf("defaults: %+v", got)
-	}
-	if _, ok := got.Summarizer.(*ExtractiveSummarizer); !ok {
-		t.Errorf("default summarizer %T", got.Summarizer)
-	}
-	llm := Config{Summarizer: &LLMSummarizer{Model: &fakeModel{}}}.withDefaults()
-	if _, ok := llm.Fallback.(*ExtractiveSummarizer); !ok || llm.Overlap != defaultOverlap {
-		t.Errorf("LLM summarizer: fallback %T, overlap %d", llm.Fallback, llm.Overlap)
-	}
-	if nf := (Config{Summarizer: &LLMSummarizer{Model: &fakeModel{}}, NoFallback: true}).withDefaults(); nf.Fallback != nil {
-		t.Errorf("NoFallback: fallback %T", nf.Fallback)
-	}
-	for _, tc := range []struct {
-		cfg  Config
-		l    budget.Limits
-		want int
-	}{
-		{Config{}, budget.Limits{Usable: 1_000_000}, 8192},
-		{Config{}, budget.Limits{Usable: 50_000}, 5000},
-		{Config{}, budget.Limits{Usable: 5_000}, 1024},
-		{Config{}, budget.Limits{}, 1024},
-		{Config{MaxSummaryTokens: 300}, budget.Limits{Usable: 1_000_000}, 300},
-	} {
-		if got := tc.cfg.maxSummaryTokens(tc.l); got != tc.want {
-			t.Errorf("maxSummaryTokens(%+v, usable %d) = %d, want %d", tc.cfg.MaxSummaryTokens, tc.l.Usable, got, tc.want)
-		}
-	}
-	if got := (Config{}).retainTokens(1001); got != 501 {
-		t.Errorf("retainTokens(1001) = %d", got)
-	}
-	if got := (Config{RetainRecentTokens: 7}).retainTokens(1001); got != 7 {
-		t.Errorf("retainTokens with RetainRecentTokens 7 = %d", got)
-	}
-}
-
-// An event without a usable timestamp (zero, before 1970, far future) does not make every
-// compaction of the session fail: the marker's range leaves it out (coverage is by id).
-func TestCompactorUnusableTimestamps(t *testing.T) {
-	for name, bad := range map[string][]time.Time{
-		"zero first":   {{}},
-		"all zero":     {{}, {}, {}, {}, {}, {}},
-		"before 1970":  {time.Unix(-5, 0)},
-		"year 9999":    {time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)},
-		"zero and far": {{}, time.Date(9000, 1, 1, 0, 0, 0, 0, time.UTC)},
-	} {
-		t.Run(name, func(t *testing.T) {
-			events := stamp(turns(1, 5)...)
-			for i, ts := range bad {
-				events[i].Timestamp = ts
-			}
-			store := &memStore{events: events}
-			clk := &clock{now: at(5000)}
-			c, err := New(Config{Summarizer: &recorder{}}, Deps{Store: store, Now: clk.Now})
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := c.Compact(context.Background(), manual)
-			if err != nil || m == nil {
-				t.Fatalf("Compact = %v, %v", m, err)
-			}
-			if m.StartTimestamp <= 0 || m.EndTimestamp < m.StartTimestamp || m.EndTimestamp > maxSeconds {
-				t.Errorf("range %v–%v", m.StartTimestamp, m.EndTimestamp)
-			}
-			if len(m.EventIDs) != 6 {
-				t.Errorf("covered %v", m.EventIDs)
-			}
-		})
 	}
 }
 
@@ -830,7 +554,8 @@ func TestCompactorTwoWriters(t *testing.T) {
 // An LLMSummarizer over a model that ignores its context (issue 9's row): the attempt ends at the
 // timeout with the fallback's summary.
 func TestCompactorTimeoutLLMModel(t *testing.T) {
-	model := &fakeModel{block: make(chan struct{}), replies: []*response.LLMResponse{reply("Goal: late", genai.FinishReasonStop)}}
+	model := &stuckModel{block: make(chan struct{}), reply: &response.LLMResponse{
+		Content: genai.NewContentFromText("Goal: late", genai.RoleModel), FinishReason: genai.FinishReasonStop}}
 	defer close(model.block)
 	store := newStore(turns(1, 6)...)
 	c, rep := newCompactor(t, Config{Summarizer: &LLMSummarizer{Model: model}, Timeout: 400 * time.Millisecond}, store)
@@ -879,5 +604,66 @@ func TestManualCompactionJoinsTheSingleFlight(t *testing.T) {
 	}
 	if _, err := c.Compact(context.Background(), Request{Session: sess, Trigger: TriggerManual}); err == nil {
 		t.Error("Compact after Close succeeded")
+	}
+}
+
+// markerOf is the metadata of a real marker covering events (in scope), as another writer
+// would store it.
+func markerOf(t *testing.T, events []Event, scope string) map[string]any {
+	t.Helper()
+	events = stamp(events...)
+	for i := range events {
+		events[i].Scope = scope
+	}
+	r := Prepare(context.Background(), Config{Summarizer: &recorder{}, RetainRecentInvocations: 1}, nil, events,
+		Selection{Trigger: TriggerManual})
+	if r.Metadata == nil {
+		t.Fatalf("no marker: %s %v", r.Reason, r.Err)
+	}
+	return r.Metadata
+}
+
+// shownSummary is the summary a view of events shows.
+func shownSummary(t *testing.T, events []Event) *genai.Content {
+	t.Helper()
+	for _, it := range NewViewer(nil).View(events) {
+		if it.Summary != nil {
+			return it.Summary
+		}
+	}
+	t.Fatal("no summary in the view")
+	return nil
+}
+
+// New validates the configuration and requires a store; Config reports the defaults in use.
+func TestNew(t *testing.T) {
+	if _, err := New(Config{Interval: -1}, Deps{Store: newStore()}); err == nil {
+		t.Error("New accepted an invalid config")
+	}
+	var ce *config.Error
+	if _, err := New(Config{}, Deps{}); !errors.As(err, &ce) || ce.Field != "Store" {
+		t.Errorf("New without a store = %v", err)
+	}
+	c, err := New(Config{Overlap: -1}, Deps{Store: newStore()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Config{Overlap: -1}.WithDefaults(), c.Config(), cmp.Comparer(func(a, b Summarizer) bool { return fmt.Sprintf("%T", a) == fmt.Sprintf("%T", b) })); diff != "" {
+		t.Errorf("Config() (-want +got):\n%s", diff)
+	}
+}
+
+// stuckModel is a summarizer model that ignores its context: it answers once block is closed.
+type stuckModel struct {
+	block chan struct{}
+	reply *response.LLMResponse
+}
+
+func (m *stuckModel) Name() string { return "gemini-2.5-flash" }
+
+func (m *stuckModel) GenerateContent(context.Context, *request.LLMRequest) iter.Seq2[*response.LLMResponse, error] {
+	return func(yield func(*response.LLMResponse, error) bool) {
+		<-m.block
+		yield(m.reply, nil)
 	}
 }

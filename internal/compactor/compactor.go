@@ -1,4 +1,8 @@
-package compaction
+// Package compactor runs compactions for the hooks of every adk-go major version: in the
+// background, one at a time per session (triggers that arrive meanwhile run once after it), with
+// a bound on each attempt, a backoff after failures, and a marker append that is retried when
+// the session moved on. What to compact and the summary come from compaction.Prepare.
+package compactor
 
 import (
 	"context"
@@ -9,9 +13,20 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/config"
 	"github.com/adkctx/adkctx/internal/errkind"
 	"github.com/adkctx/adkctx/internal/lru"
+)
+
+// Bounds of the attempts.
+const (
+	// maxBackoffDoublings bounds the backoff at 32 × Config.Backoff.
+	maxBackoffDoublings = 5
+	// maxStoreTries and storeRetryPause bound the attempts to append a marker (5, 10, 20 and
+	// 40 ms apart).
+	maxStoreTries   = 5
+	storeRetryPause = 5 * time.Millisecond
 )
 
 // Session names one session.
@@ -24,7 +39,7 @@ type Session struct {
 type Store interface {
 	// Load returns the session's stored events (markers included, in stream order) and a handle
 	// to append through.
-	Load(ctx context.Context, s Session) (events []Event, handle any, err error)
+	Load(ctx context.Context, s Session) (events []compaction.Event, handle any, err error)
 	// Append stores, through handle, an event with no content, author "user", the given
 	// invocation id, timestamp and CustomMetadata, and returns its id.
 	Append(ctx context.Context, handle any, invocationID string, ts time.Time, metadata map[string]any) (string, error)
@@ -33,7 +48,7 @@ type Store interface {
 // Request is one compaction to run.
 type Request struct {
 	Session Session
-	Trigger Trigger
+	Trigger compaction.Trigger
 	// Invocation is the invocation that triggered the compaction: the one that just finished,
 	// or the one still running when Live.
 	Invocation string
@@ -62,26 +77,17 @@ const (
 	OutcomeClosed    Outcome = "closed"    // not run: the compactor was closed
 )
 
-// Attempt reports one compaction attempt (what the hooks log and measure).
+// Attempt reports one compaction attempt (what the hooks log and measure): what Prepare
+// decided, and how the attempt ended. Marker is the stored marker (OutcomeCompacted) and
+// MarkerID its event id.
 type Attempt struct {
+	compaction.Result
 	Request  Request
-	Trigger  Trigger // effective trigger
+	Trigger  compaction.Trigger // effective trigger
 	Outcome  Outcome
-	Reason   string // why nothing was done or the summary was discarded
 	Start    time.Time
 	Duration time.Duration
-	// Marker is the stored marker (OutcomeCompacted) and MarkerID its event id.
-	Marker   *Marker
 	MarkerID string
-	// EventsCovered and InvocationsCovered count what this compaction newly summarized.
-	EventsCovered, InvocationsCovered int
-	OriginalTokens, CompactedTokens   int
-	Summarizer                        string
-	SummarizerUsage                   budget.Usage
-	FallbackUsed                      bool
-	// PrimaryErr is the failure of Config.Summarizer when the fallback was used; Err the error
-	// that made the attempt fail.
-	PrimaryErr, Err error
 	// Failures is the number of consecutive failed attempts of the session (backoff).
 	Failures int
 }
@@ -89,7 +95,7 @@ type Attempt struct {
 // Deps are what a Compactor needs from the hooks.
 type Deps struct {
 	Store  Store
-	Viewer *Viewer
+	Viewer *compaction.Viewer
 	// Limits returns the limits the hooks apply to a model (for an LLM summarizer's prompt).
 	Limits func(model string) budget.Limits
 	// Report receives every attempt (logs, metrics, spans). Nil: none.
@@ -101,7 +107,7 @@ type Deps struct {
 // Compactor runs compactions: in the background (one at a time per session, coalescing
 // triggers that arrive meanwhile) or inline. It is safe for concurrent use.
 type Compactor struct {
-	cfg  Config
+	cfg  compaction.Config
 	deps Deps
 
 	mu       sync.Mutex
@@ -125,7 +131,7 @@ type backoff struct {
 const maxTrackedFailures = 10_000
 
 // New validates cfg and returns a Compactor.
-func New(cfg Config, deps Deps) (*Compactor, error) {
+func New(cfg compaction.Config, deps Deps) (*Compactor, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -133,7 +139,7 @@ func New(cfg Config, deps Deps) (*Compactor, error) {
 		return nil, config.Errorf("Store", nil, "is required")
 	}
 	if deps.Viewer == nil {
-		deps.Viewer = NewViewer(nil)
+		deps.Viewer = compaction.NewViewer(nil)
 	}
 	if deps.Now == nil {
 		deps.Now = time.Now
@@ -141,12 +147,12 @@ func New(cfg Config, deps Deps) (*Compactor, error) {
 	if deps.Report == nil {
 		deps.Report = func(Attempt) {}
 	}
-	return &Compactor{cfg: cfg.withDefaults(), deps: deps, flights: map[Session]*flight{},
+	return &Compactor{cfg: cfg.WithDefaults(), deps: deps, flights: map[Session]*flight{},
 		failures: lru.New[Session, backoff](maxTrackedFailures)}, nil
 }
 
 // Config returns the configuration in use, defaults applied.
-func (c *Compactor) Config() Config { return c.cfg }
+func (c *Compactor) Config() compaction.Config { return c.cfg }
 
 // Schedule runs r in the background (inline when Config.Synchronous). While a compaction of the
 // session runs, a new trigger is not started beside it: it runs once after it (the newest
@@ -159,7 +165,7 @@ func (c *Compactor) Schedule(r Request) {
 		return
 	}
 	if f, ok := c.flights[r.Session]; ok {
-		if f.next == nil || r.Trigger != TriggerInvocations || f.next.Trigger == TriggerInvocations {
+		if f.next == nil || r.Trigger != compaction.TriggerInvocations || f.next.Trigger == compaction.TriggerInvocations {
 			f.next = &r
 		}
 		c.mu.Unlock()
@@ -255,7 +261,7 @@ func (c *Compactor) Close(ctx context.Context) error {
 // compaction): after the compaction of the session in flight, if any; a trigger that arrives
 // meanwhile runs after it. It honours ctx (and Config.Timeout) and fails after Close. It returns
 // the stored marker, or nil when nothing was stored, and the error of a failed attempt.
-func (c *Compactor) Compact(ctx context.Context, r Request) (*Marker, error) {
+func (c *Compactor) Compact(ctx context.Context, r Request) (*compaction.Marker, error) {
 	f, err := c.acquire(ctx, r.Session)
 	if err != nil {
 		return nil, err
@@ -344,115 +350,43 @@ func (c *Compactor) attempt(ctx context.Context, r Request, manual bool) Attempt
 	return a
 }
 
-// run is one attempt: select a window, summarize it, store the marker; a is filled in.
+// run is one attempt: prepare the marker, then store it; a is filled in.
 func (c *Compactor) run(ctx context.Context, r Request, a *Attempt) {
-	events, w := c.selectFor(ctx, r, a)
-	if w == nil {
-		return
-	}
-	m := c.summarize(ctx, r, w, a)
-	if m == nil {
-		return
-	}
-	md, err := markerMetadata(m)
-	if err != nil {
-		a.Outcome, a.Err = OutcomeFailed, err
-		return
-	}
-	c.store(ctx, r, events, m, md, a)
-}
-
-// selectFor loads the session and selects what to compact, scope by scope (adk-go v1 has only
-// ""). With nothing to do it sets a's outcome and returns a nil window.
-func (c *Compactor) selectFor(ctx context.Context, r Request, a *Attempt) ([]Event, *window) {
 	events, _, err := c.deps.Store.Load(ctx, r.Session)
 	if err != nil {
 		a.Outcome, a.Err = OutcomeFailed, err
-		return nil, nil
+		return
 	}
-	p := c.deps.Viewer.plan(events)
-	params := windowParams{
-		trigger:           r.Trigger,
-		interval:          c.cfg.Interval,
-		overlap:           c.cfg.Overlap,
-		retainInvocations: c.cfg.RetainRecentInvocations,
-		excerptBytes:      c.cfg.RetainedToolResultBytes,
-		tokenLimit:        r.TokenLimit,
-		running:           r.Invocation,
-		live:              r.Live,
-	}
-	if r.TokenLimit > 0 {
-		params.retainTokens = c.cfg.retainTokens(r.TokenLimit)
-	}
-	reason := reasonEmpty
-	for _, scope := range scopesOf(events) {
-		params.scope = scope
-		var w *window
-		if w, reason = selectWindow(events, p, params); w != nil {
-			a.EventsCovered, a.InvocationsCovered, a.OriginalTokens = len(w.covered), w.m.Invocations, w.original
-			if prev := p.live[scope].m; prev != nil {
-				a.InvocationsCovered -= prev.Invocations
-			}
-			return events, w
-		}
-	}
-	a.Outcome, a.Reason = OutcomeNothing, reason
-	return events, nil
-}
-
-// summarize writes w's summary, falling back on failure, and returns the complete marker; nil
-// with a's outcome set when there is none. A summary must be smaller than what it replaces.
-func (c *Compactor) summarize(ctx context.Context, r Request, w *window, a *Attempt) *Marker {
-	w.input.Limits = c.deps.Limits
-	limit := c.cfg.maxSummaryTokens(r.Limits)
-	bound := min(limit, max(w.original-1, 1))
-	// The summarizer may take most of the attempt's time, never all of it: a fallback and the
-	// append need the rest (Config.Timeout bounds the whole attempt).
-	sctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout*3/4)
-	defer cancel()
-	sum, err := runSummarizer(sctx, c.cfg.Summarizer, w.input, bound)
-	a.Summarizer = summarizerName(c.cfg.Summarizer)
-	if err != nil && c.cfg.Fallback != nil {
-		a.PrimaryErr, a.FallbackUsed, a.Summarizer = err, true, summarizerName(c.cfg.Fallback)
-		sum, err = runSummarizer(ctx, c.cfg.Fallback, w.input, bound)
-	}
-	var rej *SummaryRejectedError
+	a.Result = compaction.Prepare(ctx, c.cfg, c.deps.Viewer, events, compaction.Selection{
+		Trigger: r.Trigger, Invocation: r.Invocation, Live: r.Live,
+		Limits: r.Limits, TokenLimit: r.TokenLimit, LimitsFor: c.deps.Limits, Now: c.deps.Now(),
+	})
 	switch {
-	case errors.As(err, &rej) && rej.Reason == "too_large" && rej.Tokens <= limit:
-		// Not a failure: the history is still too small to be worth summarizing.
-		a.Outcome, a.Reason, a.PrimaryErr = OutcomeNothing, "summary_not_smaller", nil
-		return nil
-	case err != nil:
-		a.Outcome, a.Err = OutcomeFailed, err
-		return nil
-	case sum == nil:
-		a.Outcome, a.Reason = OutcomeNothing, "summarizer_nothing_to_do"
-		return nil
+	case a.Err != nil:
+		a.Outcome = OutcomeFailed
+	case a.Marker == nil:
+		a.Outcome = OutcomeNothing
+	default:
+		c.store(ctx, r, events, a)
 	}
-	m := w.m
-	if m.StartTimestamp <= 0 { // no covered event had a usable timestamp
-		m.StartTimestamp = seconds(c.deps.Now())
-		m.EndTimestamp = m.StartTimestamp
-	}
-	m.CompactedContent, m.Ledger = sum.Content, w.input.Ledger
-	m.CompactedTokens = budget.EstimateContent(sum.Content)
-	m.OriginalTokens = w.original
-	m.CompressionRatio = float64(m.OriginalTokens) / float64(max(m.CompactedTokens, 1))
-	m.Summarizer = sum.Summarizer
-	a.Summarizer, a.SummarizerUsage, a.CompactedTokens = sum.Summarizer, sum.Usage, m.CompactedTokens
-	return m
 }
 
-// store appends the marker m (metadata md), unless a newer marker of its scope landed since
-// events were read. The database service refuses an append through a handle older than the
-// session's last update: a running invocation that stores an event between the read and the
-// append makes it stale. Whether that is what happened is read from the store, not from the
-// error's text: when the session changed since the handle was read, the append lost a race; it
-// is retried, pausing a little longer each time so a burst of events passes, and after the last
-// try the summary is discarded as a conflict (the next trigger redoes it; no backoff). A store
-// busy with another writer (SQLite's lock) or an error classified as a conflict is retried the
-// same way. Any other refusal is a failure.
-func (c *Compactor) store(ctx context.Context, r Request, events []Event, m *Marker, md map[string]any, a *Attempt) {
+// store appends the marker a prepared, unless a newer marker of its scope landed since events
+// were read. The database service refuses an append through a handle older than the session's
+// last update: a running invocation that stores an event between the read and the append makes
+// it stale. Whether that is what happened is read from the store, not from the error's text:
+// when the session changed since the handle was read, the append lost a race; it is retried,
+// pausing a little longer each time so a burst of events passes, and after the last try the
+// summary is discarded as a conflict (the next trigger redoes it; no backoff). A store busy
+// with another writer (SQLite's lock) or an error classified as a conflict is retried the same
+// way. Any other refusal is a failure. Only a stored marker stays in a.
+func (c *Compactor) store(ctx context.Context, r Request, events []compaction.Event, a *Attempt) {
+	m := a.Marker
+	defer func() {
+		if a.Outcome != OutcomeCompacted {
+			a.Marker, a.Metadata = nil, nil
+		}
+	}()
 	fail := func(err error) { a.Outcome, a.Err = OutcomeFailed, err }
 	for try := 0; ; try++ {
 		fresh, handle, err := c.deps.Store.Load(ctx, r.Session)
@@ -460,13 +394,13 @@ func (c *Compactor) store(ctx context.Context, r Request, events []Event, m *Mar
 			fail(err)
 			return
 		}
-		if newerMarker(c.deps.Viewer, events, fresh, m.Scope) {
+		if newerMarker(events, fresh, m.Scope) {
 			a.Outcome, a.Reason = OutcomeConflict, "newer_marker"
 			return
 		}
-		id, err := c.deps.Store.Append(ctx, handle, r.Invocation, appendTime(fresh, c.deps.Now()), md)
+		id, err := c.deps.Store.Append(ctx, handle, r.Invocation, appendTime(fresh, c.deps.Now()), a.Metadata)
 		if err == nil {
-			a.Outcome, a.Marker, a.MarkerID = OutcomeCompacted, m, id
+			a.Outcome, a.MarkerID = OutcomeCompacted, id
 			return
 		}
 		after, _, lerr := c.deps.Store.Load(ctx, r.Session)
@@ -490,7 +424,7 @@ func (c *Compactor) store(ctx context.Context, r Request, events []Event, m *Mar
 }
 
 // changed reports whether after holds an event before does not.
-func changed(before, after []Event) bool {
+func changed(before, after []compaction.Event) bool {
 	known := make(map[string]bool, len(before))
 	for i := range before {
 		known[before[i].ID] = true
@@ -503,31 +437,18 @@ func changed(before, after []Event) bool {
 	return false
 }
 
-// scopesOf returns the isolation scopes of events, "" first.
-func scopesOf(events []Event) []string {
-	scopes := []string{""}
-	seen := map[string]bool{"": true}
-	for i := range events {
-		if s := events[i].Scope; !seen[s] {
-			seen[s] = true
-			scopes = append(scopes, s)
-		}
-	}
-	return scopes
-}
-
 // newerMarker reports whether fresh holds a valid marker of scope that snapshot did not.
-func newerMarker(v *Viewer, snapshot, fresh []Event, scope string) bool {
+func newerMarker(snapshot, fresh []compaction.Event, scope string) bool {
 	known := make(map[string]bool, len(snapshot))
 	for i := range snapshot {
 		known[snapshot[i].ID] = true
 	}
 	for i := range fresh {
 		e := &fresh[i]
-		if known[e.ID] || !hasRecord(e) {
+		if known[e.ID] {
 			continue
 		}
-		if m, err := v.read(e); err == nil && m.Scope == scope {
+		if m, err := compaction.ReadMarker(e); err == nil && m != nil && m.Scope == scope {
 			return true
 		}
 	}
@@ -536,7 +457,7 @@ func newerMarker(v *Viewer, snapshot, fresh []Event, scope string) bool {
 
 // appendTime is the marker event's timestamp: now, but never before the newest stored event
 // (the database service orders events by timestamp and checks a session's last update time).
-func appendTime(events []Event, now time.Time) time.Time {
+func appendTime(events []compaction.Event, now time.Time) time.Time {
 	for i := range events {
 		if t := events[i].Timestamp.Add(time.Microsecond); t.After(now) {
 			now = t

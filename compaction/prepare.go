@@ -1,0 +1,170 @@
+package compaction
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/adkctx/adkctx/budget"
+)
+
+// Selection is what one compaction is asked to do.
+type Selection struct {
+	Trigger Trigger
+	// Invocation is the invocation that triggered the compaction: the one that just finished,
+	// or the one still running when Live.
+	Invocation string
+	Live       bool
+	// Limits are the limits of the model the session uses (they size the token tail and the
+	// summary bound).
+	Limits budget.Limits
+	// TokenLimit is the soft limit in history tokens: estimated tokens of the history alone (the
+	// request minus system instruction and tools, calibration undone). 0: unknown.
+	TokenLimit int
+	// LimitsFor returns the limits applied to a model (an LLM summarizer's prompt). Nil: the
+	// built-in table.
+	LimitsFor func(model string) budget.Limits
+	// Now is the time of the compaction (the marker's range when no covered event has a usable
+	// timestamp). Zero: time.Now().
+	Now time.Time
+}
+
+// Result is what Prepare decided.
+type Result struct {
+	// Marker is the new marker and Metadata the CustomMetadata of the event to store it in (no
+	// content, author "user"). Both are nil when there is nothing to do (Reason says why) or
+	// when preparing failed (Err).
+	Marker   *Marker
+	Metadata map[string]any
+	Reason   string
+	// EventsCovered and InvocationsCovered count what the marker newly summarizes.
+	EventsCovered, InvocationsCovered int
+	OriginalTokens, CompactedTokens   int
+	Summarizer                        string
+	SummarizerUsage                   budget.Usage
+	FallbackUsed                      bool
+	// PrimaryErr is the failure of Config.Summarizer when the fallback was used; Err the error
+	// that made preparing fail.
+	PrimaryErr, Err error
+}
+
+// Prepare decides what to compact among events (one session's stored events in stream order,
+// markers included) and summarizes it: the marker to append, or why there is none. It reads
+// and stores nothing; appending Result.Metadata is the caller's (the hooks append it in the
+// background, one compaction per session at a time, and retry when the session moved on).
+// cfg's zero fields mean the defaults; v may be nil.
+func Prepare(ctx context.Context, cfg Config, v *Viewer, events []Event, sel Selection) Result {
+	var r Result
+	cfg = cfg.WithDefaults()
+	if v == nil {
+		v = NewViewer(nil)
+	}
+	if sel.Now.IsZero() {
+		sel.Now = time.Now()
+	}
+	w := selectFor(cfg, v, events, sel, &r)
+	if w == nil {
+		return r
+	}
+	m := summarize(ctx, cfg, sel, w, &r)
+	if m == nil {
+		return r
+	}
+	md, err := markerMetadata(m)
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	r.Marker, r.Metadata = m, md
+	return r
+}
+
+// selectFor selects what to compact, scope by scope (adk-go v1 has only ""). With nothing to do
+// it sets r.Reason and returns nil.
+func selectFor(cfg Config, v *Viewer, events []Event, sel Selection, r *Result) *window {
+	p := v.plan(events)
+	params := windowParams{
+		trigger:           sel.Trigger,
+		interval:          cfg.Interval,
+		overlap:           cfg.Overlap,
+		retainInvocations: cfg.RetainRecentInvocations,
+		excerptBytes:      cfg.RetainedToolResultBytes,
+		tokenLimit:        sel.TokenLimit,
+		running:           sel.Invocation,
+		live:              sel.Live,
+	}
+	if sel.TokenLimit > 0 {
+		params.retainTokens = cfg.retainTokens(sel.TokenLimit)
+	}
+	reason := reasonEmpty
+	for _, scope := range scopesOf(events) {
+		params.scope = scope
+		var w *window
+		if w, reason = selectWindow(events, p, params); w != nil {
+			r.EventsCovered, r.InvocationsCovered, r.OriginalTokens = len(w.covered), w.m.Invocations, w.original
+			if prev := p.live[scope].m; prev != nil {
+				r.InvocationsCovered -= prev.Invocations
+			}
+			return w
+		}
+	}
+	r.Reason = reason
+	return nil
+}
+
+// summarize writes w's summary, falling back on failure, and returns the complete marker; nil
+// with r's Reason or Err set when there is none. A summary must be smaller than what it
+// replaces.
+func summarize(ctx context.Context, cfg Config, sel Selection, w *window, r *Result) *Marker {
+	w.input.Limits = sel.LimitsFor
+	limit := cfg.maxSummaryTokens(sel.Limits)
+	bound := min(limit, max(w.original-1, 1))
+	// The summarizer may take most of the attempt's time, never all of it: a fallback and the
+	// append need the rest (Config.Timeout bounds the whole attempt).
+	sctx, cancel := context.WithTimeout(ctx, cfg.Timeout*3/4)
+	defer cancel()
+	sum, err := runSummarizer(sctx, cfg.Summarizer, w.input, bound)
+	r.Summarizer = summarizerName(cfg.Summarizer)
+	if err != nil && cfg.Fallback != nil {
+		r.PrimaryErr, r.FallbackUsed, r.Summarizer = err, true, summarizerName(cfg.Fallback)
+		sum, err = runSummarizer(ctx, cfg.Fallback, w.input, bound)
+	}
+	var rej *SummaryRejectedError
+	switch {
+	case errors.As(err, &rej) && rej.Reason == "too_large" && rej.Tokens <= limit:
+		// Not a failure: the history is still too small to be worth summarizing.
+		r.Reason, r.PrimaryErr = "summary_not_smaller", nil
+		return nil
+	case err != nil:
+		r.Err = err
+		return nil
+	case sum == nil:
+		r.Reason = "summarizer_nothing_to_do"
+		return nil
+	}
+	m := w.m
+	if m.StartTimestamp <= 0 { // no covered event had a usable timestamp
+		m.StartTimestamp = seconds(sel.Now)
+		m.EndTimestamp = m.StartTimestamp
+	}
+	m.CompactedContent, m.Ledger = sum.Content, w.input.Ledger
+	m.CompactedTokens = budget.EstimateContent(sum.Content)
+	m.OriginalTokens = w.original
+	m.CompressionRatio = float64(m.OriginalTokens) / float64(max(m.CompactedTokens, 1))
+	m.Summarizer = sum.Summarizer
+	r.Summarizer, r.SummarizerUsage, r.CompactedTokens = sum.Summarizer, sum.Usage, m.CompactedTokens
+	return m
+}
+
+// scopesOf returns the isolation scopes of events, "" first.
+func scopesOf(events []Event) []string {
+	scopes := []string{""}
+	seen := map[string]bool{"": true}
+	for i := range events {
+		if s := events[i].Scope; !seen[s] {
+			seen[s] = true
+			scopes = append(scopes, s)
+		}
+	}
+	return scopes
+}
