@@ -82,5 +82,4 @@
 //
 // A [Tally] adds up the usage of a session's model calls per user turn and gives a [Report]:
 // totals, last call, average prompt growth per turn and turns remaining before the soft limit.
-// [Limits.LogFields] gives zap fields with stable snake_case keys.
 package budget

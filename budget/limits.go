@@ -5,8 +5,6 @@ import (
 	"math"
 
 	"github.com/adkctx/adkctx/internal/config"
-
-	"go.uber.org/zap"
 )
 
 // Defaults of LimitConfig.
@@ -148,20 +146,4 @@ func fracOf(f float64, n int) int {
 func LimitsFor(r *Registry, model string, cfg LimitConfig) Limits {
 	info, known := r.Lookup(model)
 	return NewLimits(info, known, cfg)
-}
-
-// LogFields returns the limits as zap fields with stable snake_case keys:
-// model, model_known, window_source, context_window, reserved_output, usable_input, soft_limit,
-// hard_limit (the names of the "budget decision" log entry).
-func (l Limits) LogFields() []zap.Field {
-	return []zap.Field{
-		zap.String("model", l.Model),
-		zap.Bool("model_known", l.Known),
-		zap.String("window_source", l.Source),
-		zap.Int("context_window", l.Window),
-		zap.Int("reserved_output", l.ReservedOutput),
-		zap.Int("usable_input", l.Usable),
-		zap.Int("soft_limit", l.Soft),
-		zap.Int("hard_limit", l.Hard),
-	}
 }

@@ -1,7 +1,8 @@
 // Package compaction keeps long-running sessions from dragging their whole history into every
 // model call, without deleting an event and without leaving the model without its working
 // context. It depends on neither adk-go version: it works on its own [Event] type, and the glue
-// of each adk-go major version (package hooks) converts events and implements [Store].
+// of each adk-go major version (package hooks) converts events, runs [Prepare] and stores its
+// marker.
 //
 // # Markers
 //
@@ -39,6 +40,9 @@
 //     steps raw.
 //   - Pending calls (long-running without the client's answer, unanswered confirmations, calls
 //     of the running invocation) stay raw, with everything paired to them.
+//   - The tool results of the completed invocations left raw are shown as excerpts (head and
+//     tail, [Config.RetainedToolResultBytes]) until the next compaction: it re-sends that tail
+//     at full price anyway, so shortening it then costs no cached prompt prefix.
 //
 // # Summaries
 //
@@ -51,11 +55,13 @@
 // fallback used) when it is empty, cut off, larger than what it replaces or larger than
 // [Config.MaxSummaryTokens].
 //
-// # Compactor
+// # Preparing and storing
 //
-// A [Compactor] runs compactions in the background, one at a time per session (triggers that
-// arrive meanwhile run once after it), bounded by [Config.Timeout] whatever the summarizer does;
-// failures back off ([Config.Backoff]). It re-reads the session before appending and discards
-// its summary when a newer marker landed first. [Config.Synchronous] runs compactions on the
+// [Prepare] decides what to compact in a session's stored events and writes the summary: it
+// returns the marker and the metadata of the event to append, and reads or stores nothing. The
+// hooks run it in the background, one compaction at a time per session (triggers that arrive
+// meanwhile run once after it), bounded by [Config.Timeout] whatever the summarizer does;
+// failures back off ([Config.Backoff]). They re-read the session before appending and discard
+// the summary when a newer marker landed first. [Config.Synchronous] runs compactions on the
 // triggering turn instead, for tests and batch jobs.
 package compaction

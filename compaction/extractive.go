@@ -8,7 +8,7 @@ import (
 
 	"google.golang.org/genai"
 
-	"github.com/adkctx/adkctx/processors/truncate"
+	"github.com/adkctx/adkctx/internal/textcut"
 )
 
 // defaultExtractiveMaxBytes bounds an extractive summary.
@@ -58,7 +58,7 @@ func (s *ExtractiveSummarizer) render(in SummaryInput, maxBytes int) string {
 	if prev := modelWritten(in.Previous, in.PreviousSummarizer); prev != "" {
 		room := maxBytes - len(text) - len(earlierSummary) - 1
 		if room > 200 {
-			text = earlierSummary + truncate.Bytes(prev, room) + "\n" + text
+			text = earlierSummary + textcut.Bytes(prev, room) + "\n" + text
 		}
 	}
 	return text

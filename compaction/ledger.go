@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/adkctx/adkctx/processors/truncate"
+	"github.com/adkctx/adkctx/internal/textcut"
 )
 
 // Bounds of a Ledger. They keep a ledger (and its rendering) small however long the session.
@@ -96,7 +96,7 @@ func (l *Ledger) add(events []Event, invocations int) {
 				l.addUserText(text)
 			}
 		} else if text := oneLine(textOf(e.Content)); text != "" {
-			l.Answers = append(l.Answers, truncate.Runes(text, maxAnswerLen))
+			l.Answers = append(l.Answers, textcut.Runes(text, maxAnswerLen))
 			if len(l.Answers) > maxAnswers {
 				l.Answers = l.Answers[len(l.Answers)-maxAnswers:]
 			}
@@ -119,30 +119,30 @@ func (l *Ledger) add(events []Event, invocations int) {
 
 func (l *Ledger) addUserText(text string) {
 	if l.Goal == "" {
-		l.Goal = truncate.Runes(text, maxRequestLen)
+		l.Goal = textcut.Runes(text, maxRequestLen)
 		return
 	}
 	if instructionCue.MatchString(text) {
-		l.Instructions = append(l.Instructions, truncate.Runes(text, maxInstructionLen))
+		l.Instructions = append(l.Instructions, textcut.Runes(text, maxInstructionLen))
 		if len(l.Instructions) > maxInstructions {
 			l.Instructions = l.Instructions[1:]
 			l.InstructionsDropped++
 		}
 		return
 	}
-	l.Requests = append(l.Requests, truncate.Runes(text, maxRequestLen))
+	l.Requests = append(l.Requests, textcut.Runes(text, maxRequestLen))
 	if len(l.Requests) > maxRequests {
 		l.Requests = l.Requests[1:]
 		l.RequestsDropped++
 	}
 	// Older requests matter less: shorten all but the newest few.
 	for i := 0; i < len(l.Requests)-4; i++ {
-		l.Requests[i] = truncate.Runes(l.Requests[i], maxShortRequestLen)
+		l.Requests[i] = textcut.Runes(l.Requests[i], maxShortRequestLen)
 	}
 }
 
 func (l *Ledger) addCall(name string, args map[string]any) {
-	name = truncate.Runes(oneLine(name), 80)
+	name = textcut.Runes(oneLine(name), 80)
 	if name == "" {
 		return
 	}
@@ -171,7 +171,7 @@ func (l *Ledger) addCall(name string, args map[string]any) {
 }
 
 func (l *Ledger) addError(msg string) {
-	msg = truncate.Runes(oneLine(msg), maxErrorLen)
+	msg = textcut.Runes(oneLine(msg), maxErrorLen)
 	if slices.Contains(l.Errors, msg) {
 		return
 	}
@@ -312,7 +312,7 @@ func (l *Ledger) render(maxBytes int, facts bool) string {
 	out := r.write()
 	for len(out) > maxBytes {
 		if !r.drop() {
-			return truncate.Bytes(out, maxBytes)
+			return textcut.Bytes(out, maxBytes)
 		}
 		out = r.write()
 	}

@@ -13,9 +13,9 @@ import (
 
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/internal/config"
+	"github.com/adkctx/adkctx/internal/textcut"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/response"
-	"github.com/adkctx/adkctx/processors/truncate"
 )
 
 // Model is what an LLMSummarizer calls: adk-go's model.LLM, seen through the request and
@@ -276,7 +276,7 @@ func fitTranscript(prev string, lines []string, maxTokens int) string {
 	return b.String()
 }
 
-// capTokens cuts s (head and tail kept, see truncate.Runes) until its estimate is at most
+// capTokens cuts s (head and tail kept, see textcut.Runes) until its estimate is at most
 // maxTokens.
 func capTokens(s string, maxTokens int) string {
 	out := s
@@ -286,7 +286,7 @@ func capTokens(s string, maxTokens int) string {
 		if n <= 0 {
 			return ""
 		}
-		out = truncate.Runes(s, n)
+		out = textcut.Runes(s, n)
 	}
 	return out
 }
@@ -300,7 +300,7 @@ func transcriptLines(in SummaryInput, maxPartChars int) (prev string, lines []st
 	// The ledger facts of the previous summary are left out: the new ones are appended to the
 	// reply, and the model should not copy stale counts.
 	if t, _ := previousSummary(in.Previous); t != "" {
-		prev = "[previous summary]: " + escapeLine(truncate.Runes(t, 4*maxPartChars))
+		prev = "[previous summary]: " + escapeLine(textcut.Runes(t, 4*maxPartChars))
 	}
 	for i := range in.Context {
 		for _, l := range eventLines(&in.Context[i], maxPartChars) {
@@ -325,7 +325,7 @@ func eventLines(e *Event, maxPartChars int) []string {
 	if e.isUser() {
 		who = "user"
 	}
-	capped := func(s string, n int) string { return escapeLine(truncate.Runes(s, n)) }
+	capped := func(s string, n int) string { return escapeLine(textcut.Runes(s, n)) }
 	var out []string
 	for _, p := range e.Content.Parts {
 		switch {

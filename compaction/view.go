@@ -53,9 +53,10 @@ type Item struct {
 	// invocation) the summary takes.
 	Index int
 	// Summary, when non-nil, is the summary content to show (role user, text starting with
-	// SummaryHeader); MarkerID is the id of the marker event it comes from.
-	Summary  *genai.Content
-	MarkerID string
+	// SummaryHeader); MarkerID is the id of the marker event it comes from, and EventID the id
+	// of the event that shows it (deterministic, so two views of one session agree).
+	Summary           *genai.Content
+	MarkerID, EventID string
 	// Scope is the isolation scope of the events a summary stands for (adk-go v2; "" in v1): its
 	// event must carry it, so only the agents of that scope see it.
 	Scope string
@@ -237,7 +238,7 @@ func (p *plan) itemsOf(events []Event, place map[int][]string) []Item {
 	for i := range events {
 		for _, scope := range place[i] {
 			lm := p.live[scope]
-			items = append(items, Item{Index: i, Summary: summaryContent(lm.m.CompactedContent), MarkerID: lm.id, Scope: scope})
+			items = append(items, Item{Index: i, Summary: summaryContent(lm.m.CompactedContent), MarkerID: lm.id, EventID: summaryEventID(lm.id), Scope: scope})
 		}
 		if p.covered[i] || events[i].isMarkerOnly() {
 			continue
@@ -396,9 +397,9 @@ func summaryContent(c *genai.Content) *genai.Content {
 	return &genai.Content{Role: genai.RoleUser, Parts: parts}
 }
 
-// SummaryEventID is the id a view gives the summary of the marker event markerID: deterministic,
+// summaryEventID is the id a view gives the summary of the marker event markerID: deterministic,
 // so two views of one session agree.
-func SummaryEventID(markerID string) string { return "compaction-summary-" + markerID }
+func summaryEventID(markerID string) string { return "compaction-summary-" + markerID }
 
 // legacyCovered returns the positions a version 1 record at position at covers: events before
 // it, between the positions of FirstEventID and LastEventID (when found; else the timestamp

@@ -376,8 +376,8 @@ func TestViewSummaryContent(t *testing.T) {
 	if got := textOf(again[0].Summary); got != SummaryHeader+"\nthe summary" {
 		t.Errorf("after editing a view, the next view shows %q", got)
 	}
-	if SummaryEventID("m1") != "compaction-summary-m1" {
-		t.Errorf("SummaryEventID = %q", SummaryEventID("m1"))
+	if summaryEventID("m1") != "compaction-summary-m1" {
+		t.Errorf("summaryEventID = %q", summaryEventID("m1"))
 	}
 }
 

@@ -40,7 +40,7 @@ var version = &glue.Service[session.Session, session.State, session.Events, *ses
 // summaryEvent is the event a view shows for a summary, in the place of event at.
 func summaryEvent(it compaction.Item, at *session.Event) *session.Event {
 	return &session.Event{
-		ID: compaction.SummaryEventID(it.MarkerID), Timestamp: at.Timestamp, InvocationID: at.InvocationID, Author: "user",
+		ID: it.EventID, Timestamp: at.Timestamp, InvocationID: at.InvocationID, Author: "user",
 		LLMResponse: model.LLMResponse{Content: it.Summary, CustomMetadata: map[string]any{compaction.SummaryMetadataKey: it.MarkerID}},
 	}
 }

@@ -25,9 +25,6 @@ import (
 	"github.com/adkctx/adkctx/processors/response"
 )
 
-// PluginName is the name of adkctx's plugin.
-const PluginName = glue.PluginName
-
 // Config configures New; see adkctx.Config for every field and default.
 type Config = adkctx.Config
 
@@ -74,7 +71,7 @@ func (h *Hooks) Wire(rc runner.Config) (runner.Config, error) {
 // it.
 func (h *Hooks) Plugin() (*plugin.Plugin, error) {
 	return plugin.New(plugin.Config{
-		Name:                PluginName,
+		Name:                glue.PluginName,
 		BeforeRunCallback:   h.beforeRun,
 		BeforeModelCallback: h.beforeModel,
 		AfterModelCallback:  h.afterModel,

@@ -44,7 +44,7 @@ var version = &glue.Service[session.Session, session.State, session.Events, *ses
 // isolation scope of the events it stands for: adk-go shows it to that scope's agents only.
 func summaryEvent(it compaction.Item, at *session.Event) *session.Event {
 	return &session.Event{
-		ID: compaction.SummaryEventID(it.MarkerID), Timestamp: at.Timestamp, InvocationID: at.InvocationID,
+		ID: it.EventID, Timestamp: at.Timestamp, InvocationID: at.InvocationID,
 		Author: "user", IsolationScope: it.Scope,
 		LLMResponse: model.LLMResponse{Content: it.Summary, CustomMetadata: map[string]any{compaction.SummaryMetadataKey: it.MarkerID}},
 	}

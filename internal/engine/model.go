@@ -161,7 +161,7 @@ func decisionFields(sessionID string, c Call, seq int, limits budget.Limits, d r
 		zap.String("invocation_id", c.InvocationID()),
 		zap.String("agent", c.AgentName()),
 		zap.Int("call_seq", seq),
-	}, limits.LogFields()...)
+	}, limitFields(limits)...)
 	return append(fields,
 		zap.Int("estimated_tokens", d.EstimatedTokens),
 		zap.Float64("calibration_factor", round3(d.CalibrationFactor())),
@@ -186,6 +186,20 @@ func decisionFields(sessionID string, c Call, seq int, limits budget.Limits, d r
 		zap.Int("responses_reordered", x.norm.Reordered),
 		zap.Int("instruction_bytes", x.instructionBytes),
 	)
+}
+
+// limitFields are the limits' fields of the "budget decision" log entry.
+func limitFields(l budget.Limits) []zap.Field {
+	return []zap.Field{
+		zap.String("model", l.Model),
+		zap.Bool("model_known", l.Known),
+		zap.String("window_source", l.Source),
+		zap.Int("context_window", l.Window),
+		zap.Int("reserved_output", l.ReservedOutput),
+		zap.Int("usable_input", l.Usable),
+		zap.Int("soft_limit", l.Soft),
+		zap.Int("hard_limit", l.Hard),
+	}
 }
 
 // maxResultTokens is what one tool result at the truncation limit adds to a request (at a

@@ -98,10 +98,10 @@ func (s *Stats) Add(o Stats) {
 // MarkerPrefix starts every marker line inserted by Text.
 const MarkerPrefix = "[... output truncated: "
 
-// Marker returns the marker line (without newlines) that Text inserts between head and tail.
+// cutMarker returns the marker line (without newlines) that Text inserts between head and tail.
 // Newlines in note become spaces, invalid UTF-8 in it becomes U+FFFD and it is cut to 200 bytes,
 // so the marker is always one valid line of bounded length.
-func Marker(omittedLines, omittedBytes, totalLines, totalBytes int, note string) string {
+func cutMarker(omittedLines, omittedBytes, totalLines, totalBytes int, note string) string {
 	note = cleanNote(note)
 	var b strings.Builder
 	b.Grow(len(MarkerPrefix) + 96 + len(note))
@@ -188,7 +188,7 @@ func cutText[T text](s T, cfg Config, note string, newlines int) (string, Stats)
 	}
 
 	// Reserve room for the marker line, measured with worst-case numbers.
-	markerMax := len(Marker(total, n, total, n, note)) + 2
+	markerMax := len(cutMarker(total, n, total, n, note)) + 2
 	content := max(cfg.MaxBytes-markerMax, min(cfg.MaxBytes/2, minContentBytes))
 	lineBudget := cfg.MaxLines - 1 // one line for the marker
 
@@ -215,7 +215,7 @@ func cutText[T text](s T, cfg Config, note string, newlines int) (string, Stats)
 	if omittedLines < 0 {
 		omittedLines = 0
 	}
-	marker := Marker(omittedLines, t-h, total, n, note)
+	marker := cutMarker(omittedLines, t-h, total, n, note)
 
 	b := make([]byte, 0, h+len(marker)+2+n-t)
 	b = append(b, s[:h]...)

@@ -713,7 +713,7 @@ func omittedMarker(omitted, total int, entries bool) string {
 
 // markerReserve returns the most a marker line (note included) adds to a cut string.
 func markerReserve() int {
-	return len(Marker(math.MaxInt32, math.MaxInt, math.MaxInt32, math.MaxInt, "")) + len("; ") + maxNoteBytes + 2
+	return len(cutMarker(math.MaxInt32, math.MaxInt, math.MaxInt32, math.MaxInt, "")) + len("; ") + maxNoteBytes + 2
 }
 
 // minCutBytes is the smallest share within which Text keeps a cut leaf: its marker and a little

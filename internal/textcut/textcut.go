@@ -1,4 +1,6 @@
-package truncate
+// Package textcut cuts text on rune boundaries: the one place adkctx does it (the ledger's
+// entries, summaries, transcripts). Tool outputs are cut by processors/truncate, head and tail.
+package textcut
 
 import (
 	"strconv"
@@ -6,7 +8,7 @@ import (
 )
 
 // Bytes returns the longest prefix of s of at most n bytes that does not split a UTF-8
-// sequence. It is the one rune-boundary cut of adkctx.
+// sequence.
 func Bytes(s string, n int) string {
 	if n >= len(s) {
 		return s
