@@ -110,25 +110,20 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// WithDefaults returns c with the documented defaults in its zero fields.
+// WithDefaults returns c with the documented defaults in its zero fields. Negative values that
+// mean "off" stay negative, so applying it twice changes nothing.
 func (c Config) WithDefaults() Config {
 	if c.Interval == 0 {
 		c.Interval = defaultInterval
 	}
-	switch {
-	case c.Overlap == 0:
+	if c.Overlap == 0 {
 		c.Overlap = defaultOverlap
-	case c.Overlap < 0:
-		c.Overlap = 0
 	}
 	if c.RetainRecentInvocations == 0 {
 		c.RetainRecentInvocations = defaultRetainRecentInvocations
 	}
-	switch {
-	case c.RetainedToolResultBytes == 0:
+	if c.RetainedToolResultBytes == 0 {
 		c.RetainedToolResultBytes = defaultRetainedToolResultBytes
-	case c.RetainedToolResultBytes < 0:
-		c.RetainedToolResultBytes = 0
 	}
 	if c.Summarizer == nil {
 		c.Summarizer = &ExtractiveSummarizer{}

@@ -51,6 +51,11 @@ func TestCompactionExcerptsRetainedToolResults(t *testing.T) {
 		{"token trigger: the running invocation's result stays whole", Config{RetainRecentInvocations: 1, RetainRecentTokens: 5_000},
 			append(append([]Event(nil), events...), running...), Request{Trigger: TriggerTokens, Invocation: "i7", Live: true, TokenLimit: 20_000},
 			[]string{"i6r"}, defaultRetainedToolResultBytes},
+		// A trigger for i6 that ran late, while i7 was running (its result not read yet): i7's
+		// result stays whole.
+		{"an invocation without its final answer keeps its results whole", Config{Interval: 3},
+			append(append([]Event(nil), events...), running...), Request{Trigger: TriggerInvocations, Invocation: "i6"},
+			[]string{"i6r"}, defaultRetainedToolResultBytes},
 		{"off", Config{Interval: 3, RetainedToolResultBytes: -1}, events,
 			Request{Trigger: TriggerInvocations, Invocation: "i6"}, nil, 0},
 	}
@@ -137,5 +142,17 @@ func TestExcerptIsStable(t *testing.T) {
 	}
 	if a, b := show(NewViewer(nil)), show(NewViewer(nil)); a != b {
 		t.Errorf("two views differ:\n%s\n%s", a, b)
+	}
+}
+
+// A record's excerpt size is used as it is when valid, raised to the smallest one the cutter
+// bounds when below it, and ignored (results whole) when not positive — never a reason to drop
+// the marker and its summary.
+func TestExcerptSizeFromRecord(t *testing.T) {
+	for _, tc := range []struct{ stored, want int }{{2048, 2048}, {100, minRetainedToolResultBytes}, {0, 0}, {-5, 0}} {
+		live := map[string]liveMarker{"": {m: &Marker{ExcerptedEventIDs: []string{"e1"}, ExcerptBytes: tc.stored}}}
+		if got := excerptsOf(live)[""]["e1"]; got != tc.want {
+			t.Errorf("stored %d: excerpt size %d, want %d", tc.stored, got, tc.want)
+		}
 	}
 }

@@ -318,8 +318,6 @@ func (m *Marker) validate(eventID string) error {
 		return bad("seq > 1 without previousMarkerId")
 	case m.EventCount < len(m.EventIDs):
 		return bad("eventCount below the number of eventIds")
-	case m.ExcerptBytes < 0:
-		return bad("negative excerptBytes")
 	}
 	return nil
 }

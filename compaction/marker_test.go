@@ -144,7 +144,6 @@ func TestReadMarkerInvalid(t *testing.T) {
 		{"v2 no event ids", valid(func(r map[string]any) { delete(r, "eventIds") }), "no eventIds"},
 		{"v2 seq 2 without previous", valid(func(r map[string]any) { delete(r, "previousMarkerId") }), "seq > 1 without previousMarkerId"},
 		{"v2 count below ids", valid(func(r map[string]any) { r["eventCount"] = 2.0 }), "eventCount below the number of eventIds"},
-		{"negative excerpt size", valid(func(r map[string]any) { r["excerptBytes"] = -1.0 }), "negative excerptBytes"},
 		{"v1 without first id", valid(func(r map[string]any) { delete(r, "version"); delete(r, "firstEventId") }), "missing firstEventId or lastEventId"},
 		{"v1 without last id", valid(func(r map[string]any) { delete(r, "version"); r["lastEventId"] = "" }), "missing firstEventId or lastEventId"},
 	}

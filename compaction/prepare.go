@@ -52,9 +52,16 @@ type Result struct {
 // markers included) and summarizes it: the marker to append, or why there is none. It reads
 // and stores nothing; appending Result.Metadata is the caller's (the hooks append it in the
 // background, one compaction per session at a time, and retry when the session moved on).
-// cfg's zero fields mean the defaults; v may be nil.
+// cfg is validated (Result.Err) and its zero fields mean the defaults; v may be nil.
+//
+// Config.Summarizer gets three quarters of Config.Timeout; the fallback runs on ctx, whose
+// deadline is the caller's to set (the hooks bound each attempt by Config.Timeout).
 func Prepare(ctx context.Context, cfg Config, v *Viewer, events []Event, sel Selection) Result {
 	var r Result
+	if err := cfg.Validate(); err != nil {
+		r.Err = err
+		return r
+	}
 	cfg = cfg.WithDefaults()
 	if v == nil {
 		v = NewViewer(nil)
@@ -86,7 +93,7 @@ func selectFor(cfg Config, v *Viewer, events []Event, sel Selection, r *Result) 
 	params := windowParams{
 		trigger:           sel.Trigger,
 		interval:          cfg.Interval,
-		overlap:           cfg.Overlap,
+		overlap:           max(cfg.Overlap, 0),
 		retainInvocations: cfg.RetainRecentInvocations,
 		excerptBytes:      cfg.RetainedToolResultBytes,
 		tokenLimit:        sel.TokenLimit,
@@ -120,7 +127,7 @@ func summarize(ctx context.Context, cfg Config, sel Selection, w *window, r *Res
 	limit := cfg.maxSummaryTokens(sel.Limits)
 	bound := min(limit, max(w.original-1, 1))
 	// The summarizer may take most of the attempt's time, never all of it: a fallback and the
-	// append need the rest (Config.Timeout bounds the whole attempt).
+	// append need the rest.
 	sctx, cancel := context.WithTimeout(ctx, cfg.Timeout*3/4)
 	defer cancel()
 	sum, err := runSummarizer(sctx, cfg.Summarizer, w.input, bound)

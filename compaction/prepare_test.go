@@ -250,7 +250,7 @@ func flatten(err error) []error {
 
 func TestConfigDefaults(t *testing.T) {
 	got := Config{Overlap: -1}.WithDefaults()
-	if got.Interval != defaultInterval || got.Overlap != 0 || got.RetainRecentInvocations != defaultRetainRecentInvocations ||
+	if got.Interval != defaultInterval || got.Overlap != -1 || got.RetainRecentInvocations != defaultRetainRecentInvocations ||
 		got.Timeout != defaultTimeout || got.Backoff != defaultBackoff || got.Fallback != nil {
 		t.Errorf("defaults: %+v", got)
 	}
@@ -260,6 +260,11 @@ func TestConfigDefaults(t *testing.T) {
 	llm := Config{Summarizer: &LLMSummarizer{Model: &fakeModel{}}}.WithDefaults()
 	if _, ok := llm.Fallback.(*ExtractiveSummarizer); !ok || llm.Overlap != defaultOverlap {
 		t.Errorf("LLM summarizer: fallback %T, overlap %d", llm.Fallback, llm.Overlap)
+	}
+	// Applying the defaults twice changes nothing: "off" stays off.
+	off := Config{Overlap: -1, RetainedToolResultBytes: -1}.WithDefaults()
+	if again := off.WithDefaults(); again.Overlap != -1 || again.RetainedToolResultBytes != -1 {
+		t.Errorf("defaults applied twice: overlap %d, excerpt bytes %d; want -1, -1", again.Overlap, again.RetainedToolResultBytes)
 	}
 	if nf := (Config{Summarizer: &LLMSummarizer{Model: &fakeModel{}}, NoFallback: true}).WithDefaults(); nf.Fallback != nil {
 		t.Errorf("NoFallback: fallback %T", nf.Fallback)
@@ -315,5 +320,16 @@ func TestPrepareUnusableTimestamps(t *testing.T) {
 				t.Errorf("covered %v", m.EventIDs)
 			}
 		})
+	}
+}
+
+// Prepare refuses an invalid configuration with the same error Validate gives, and stores
+// nothing to do.
+func TestPrepareValidates(t *testing.T) {
+	cfg := Config{Interval: -1, RetainedToolResultBytes: 100}
+	r := Prepare(context.Background(), cfg, nil, stamp(turns(1, 8)...), Selection{Trigger: TriggerManual})
+	var ce *config.Error
+	if r.Marker != nil || !errors.As(r.Err, &ce) || r.Err.Error() != cfg.Validate().Error() {
+		t.Errorf("Prepare with an invalid config = %+v, want the validation error", r)
 	}
 }

@@ -266,9 +266,12 @@ func excerptsOf(live map[string]liveMarker) map[string]map[string]int {
 		if out == nil {
 			out = map[string]map[string]int{}
 		}
+		// A record another writer stored may name a size Config refuses: it is raised to the
+		// smallest excerpt the cutter bounds (a size that is not positive shows results whole).
+		n := max(lm.m.ExcerptBytes, minRetainedToolResultBytes)
 		ids := make(map[string]int, len(lm.m.ExcerptedEventIDs))
 		for _, id := range lm.m.ExcerptedEventIDs {
-			ids[id] = lm.m.ExcerptBytes
+			ids[id] = n
 		}
 		out[scope] = ids
 	}

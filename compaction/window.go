@@ -156,11 +156,17 @@ func rawTail(events []Event, groups, completed []group, w windowParams, keep int
 	return tail, w.retainInvocations, ""
 }
 
-// toolResultsLeft returns the ids of the events with tool results that the completed
-// invocations keep raw (not in cover): what the view shows as excerpts.
+// toolResultsLeft returns the ids of the events with tool results that the ended invocations
+// keep raw (not in cover): what the view shows as excerpts. An invocation has ended when its
+// last event not from the user is a final answer: the model has read its results. Any other
+// one may still be running (a trigger that waited behind another compaction, a manual
+// compaction during a turn), and its results stay whole.
 func toolResultsLeft(events []Event, completed []group, cover map[int]bool) []string {
 	var out []string
 	for _, g := range completed {
+		if !ended(events, g) {
+			continue
+		}
 		for _, i := range g.idx {
 			if !cover[i] && events[i].ID != "" && events[i].Content != nil && hasFunctionResponse(&events[i]) {
 				out = append(out, events[i].ID)
@@ -249,6 +255,16 @@ func hasFunctionResponse(e *Event) bool {
 	for _, p := range e.Content.Parts {
 		if p != nil && p.FunctionResponse != nil {
 			return true
+		}
+	}
+	return false
+}
+
+// ended reports whether g's last event not from the user is a final answer.
+func ended(events []Event, g group) bool {
+	for k := len(g.idx) - 1; k >= 0; k-- {
+		if e := &events[g.idx[k]]; e.Author != "user" && !e.isMarkerOnly() {
+			return e.Final && e.ErrorCode == ""
 		}
 	}
 	return false

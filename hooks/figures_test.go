@@ -126,6 +126,9 @@ func TestFigureContinuity(t *testing.T) {
 			for _, p := range with.figures.Problems(without.figures, with.soft, tc.cache) {
 				t.Error(p)
 			}
+			if f := with.figures; tc.cc.RetainedToolResultBytes < 0 && f.PreviousResultsWhole != f.PreviousTurnChecked {
+				t.Errorf("results kept whole: the previous turn's results whole in %d of %d requests", f.PreviousResultsWhole, f.PreviousTurnChecked)
+			}
 			checkLedger(t, with.base)
 		})
 	}

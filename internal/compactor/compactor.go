@@ -312,7 +312,7 @@ func (c *Compactor) release(s Session, f *flight) {
 }
 
 // errClosed is returned by Compact after Close.
-var errClosed = errors.New("compaction: the compactor is closed")
+var errClosed = errors.New("adkctx: the compactor is closed")
 
 // attempt runs one compaction and reports it. Backoff applies unless manual.
 func (c *Compactor) attempt(ctx context.Context, r Request, manual bool) Attempt {

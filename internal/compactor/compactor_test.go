@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -665,5 +666,43 @@ func (m *stuckModel) GenerateContent(context.Context, *request.LLMRequest) iter.
 	return func(yield func(*response.LLMResponse, error) bool) {
 		<-m.block
 		yield(m.reply, nil)
+	}
+}
+
+// "Off" settings reach the compaction: no excerpts and no overlap when they are negative (the
+// defaults are applied by New and again by Prepare).
+func TestOffSettingsStayOff(t *testing.T) {
+	var events []Event
+	for k := 1; k <= 6; k++ {
+		inv := fmt.Sprintf("i%d", k)
+		events = append(events,
+			userEv(inv+"u", inv, "read the file of "+inv),
+			Event{ID: inv + "c", InvocationID: inv, Author: "agent", Content: &genai.Content{Role: genai.RoleModel,
+				Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{ID: inv + "-call", Name: "read_file"}}}}},
+			Event{ID: inv + "r", InvocationID: inv, Author: "agent", Content: &genai.Content{Role: genai.RoleUser,
+				Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{ID: inv + "-call", Name: "read_file",
+					Response: map[string]any{"content": strings.Repeat("a line of the file\n", 400)}}}}}},
+			modelEv(inv+"m", inv, "it is fine"))
+	}
+	rec := &recorder{}
+	store := newStore(events[:16]...) // i1..i4
+	c, rep := newCompactor(t, Config{Interval: 2, Overlap: -1, RetainedToolResultBytes: -1, Summarizer: rec}, store)
+	for _, inv := range []string{"i4", "i6"} {
+		if inv == "i6" {
+			store.add(events[16:]...)
+		}
+		if _, err := c.Compact(context.Background(), Request{Session: sess, Trigger: TriggerInvocations, Invocation: inv}); err != nil {
+			t.Fatal(err)
+		}
+		a := rep.lastAttempt(t)
+		if a.Outcome != OutcomeCompacted {
+			t.Fatalf("%s: %s (%s, %v)", inv, a.Outcome, a.Reason, a.Err)
+		}
+		if len(a.Marker.ExcerptedEventIDs) != 0 || a.Marker.ExcerptBytes != 0 {
+			t.Errorf("%s: %s, excerpts %v (%d bytes); want a marker without excerpts", inv, a.Outcome, a.Marker.ExcerptedEventIDs, a.Marker.ExcerptBytes)
+		}
+	}
+	if n := len(rec.inputs[len(rec.inputs)-1].Context); n != 0 {
+		t.Errorf("the second compaction gave the summarizer %d overlap events, want none", n)
 	}
 }

@@ -13,8 +13,9 @@ import (
 
 // prefixPrint is a cheap fingerprint of a request: a hash of its system instruction and tools,
 // and one per content built from its role, part kinds, names, ids, text lengths with their
-// first and last bytes, and the shape of function arguments and responses (their keys, value
-// kinds and string lengths). Between two requests of the same stream (one agent in one branch
+// first and last bytes, and the shape of function responses and of the arguments of calls
+// without an id (their keys, value kinds and string lengths; an id names one call, whose
+// arguments nothing rewrites). Between two requests of the same stream (one agent in one branch
 // of a session), adk-go rebuilds every content from the same events, so equal fingerprints at
 // the same position are the same content:
 //
