@@ -3,6 +3,7 @@ package compaction
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -136,6 +137,43 @@ func (a *fuzzAgent) compact(t *testing.T, r Request, inv string) {
 	assertNoRepeatedRange(t, events)
 	if m == nil {
 		return
+	}
+	// Excerpts: raw events with tool results, of invocations that ended, never the invocation
+	// that triggered a live compaction; the excerpt keeps its call's id and name.
+	byID := map[string]int{}
+	for i := range events {
+		byID[events[i].ID] = i
+	}
+	items := NewViewer(nil).View(events)
+	for _, id := range m.ExcerptedEventIDs {
+		i, ok := byID[id]
+		switch {
+		case !ok || p.covered[i] || !hasFunctionResponse(&events[i]):
+			t.Fatalf("after %s compaction at %s: excerpt of %s, which is not a raw tool result", r.Trigger, inv, id)
+		case r.Live && events[i].InvocationID == inv:
+			t.Fatalf("after a live compaction at %s: %s of the running invocation excerpted", inv, id)
+		}
+		var g group
+		for _, k := range byID {
+			if events[k].InvocationID == events[i].InvocationID {
+				g.idx = append(g.idx, k)
+			}
+		}
+		slices.Sort(g.idx)
+		if !ended(events, g) {
+			t.Fatalf("after %s compaction at %s: %s excerpted though its invocation has no final answer", r.Trigger, inv, id)
+		}
+	}
+	for _, it := range items {
+		if it.Content == nil {
+			continue
+		}
+		orig := events[it.Index].Content
+		for k, part := range it.Content.Parts {
+			if fr, o := part.FunctionResponse, orig.Parts[k].FunctionResponse; (fr == nil) != (o == nil) || fr != nil && (fr.ID != o.ID || fr.Name != o.Name) {
+				t.Fatalf("after %s compaction at %s: the excerpt of %s changed its pairing", r.Trigger, inv, events[it.Index].ID)
+			}
+		}
 	}
 	// The newest invocation's user message stays raw; a sliding window keeps R whole
 	// invocations.
