@@ -40,7 +40,7 @@
 //     steps raw.
 //   - Pending calls (long-running without the client's answer, unanswered confirmations, calls
 //     of the running invocation) stay raw, with everything paired to them.
-//   - The tool results of the completed invocations left raw are shown as excerpts (head and
+//   - The tool results of the ended invocations left raw are shown as excerpts (head and
 //     tail, [Config.RetainedToolResultBytes]) until the next compaction: it re-sends that tail
 //     at full price anyway, so shortening it then costs no cached prompt prefix.
 //
