@@ -43,15 +43,16 @@ type Config struct {
 	// before it, enough to resolve "as I said before" and "undo that" without the summary. Their
 	// tool results are shown as excerpts until the next compaction (RetainedToolResultBytes).
 	RetainRecentInvocations int
-	// RetainedToolResultBytes: the tool results of the ended invocations a compaction leaves
-	// raw are shown cut to their head and tail, at most this many bytes each (as JSON), until
-	// the next compaction; the user messages, calls and answers stay whole, and storage keeps
-	// the results whole. A compaction changes the request right after the system instruction,
-	// so the whole raw tail is re-sent at full price once; what it keeps then is re-read on
-	// every later request until the next compaction. Shortening it at that moment breaks no
-	// cached prefix, and the results it shortens were read and answered already. The results
-	// of an invocation without its final answer (one still running) stay whole. Default 1024
-	// (about 250 tokens: the first and last lines); negative: keep them whole; else ≥ 512.
+	// RetainedToolResultBytes: the tool results of the invocations a compaction leaves raw and
+	// that ended with the model's answer are shown cut to their head and tail, at most this many
+	// bytes each (as JSON), until the next compaction; the user messages, calls and answers stay
+	// whole, and storage keeps the results whole. A compaction changes the request right after
+	// the system instruction, so the whole raw tail is re-sent at full price once; what it keeps
+	// then is re-read on every later request until the next compaction. Shortening it at that
+	// moment breaks no cached prefix, and the results it shortens were read and answered
+	// already. The results of an invocation without that answer (running, waiting on a
+	// long-running call, failed) stay whole. Default 1024 (about 250 tokens: the first and last
+	// lines); negative: keep them whole; else ≥ 512.
 	RetainedToolResultBytes int
 	// RetainRecentTokens is the raw tail a token-triggered or manual compaction keeps, in
 	// estimated tokens. Default half the model's soft limit.

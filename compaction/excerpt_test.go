@@ -56,6 +56,16 @@ func TestCompactionExcerptsRetainedToolResults(t *testing.T) {
 		{"an invocation without its final answer keeps its results whole", Config{Interval: 3},
 			append(append([]Event(nil), events...), running...), Request{Trigger: TriggerInvocations, Invocation: "i6"},
 			[]string{"i6r"}, defaultRetainedToolResultBytes},
+		// A result that skips the model's summarization (adk-go counts it as final) ends i7: the
+		// model never read it.
+		{"a result the model never read stays whole", Config{Interval: 3},
+			append(append([]Event(nil), events...), withFinal(running)...), Request{Trigger: TriggerInvocations, Invocation: "i7"},
+			[]string{"i6r"}, defaultRetainedToolResultBytes},
+		// State changes and workflow events without content after i7's result do not end it.
+		{"bookkeeping after a result does not end the invocation", Config{Interval: 3},
+			append(append(append([]Event(nil), events...), running...), Event{ID: "i7s", InvocationID: "i7", Author: "agent", Final: true}),
+			Request{Trigger: TriggerInvocations, Invocation: "i7"},
+			[]string{"i6r"}, defaultRetainedToolResultBytes},
 		{"off", Config{Interval: 3, RetainedToolResultBytes: -1}, events,
 			Request{Trigger: TriggerInvocations, Invocation: "i6"}, nil, 0},
 	}
@@ -155,4 +165,11 @@ func TestExcerptSizeFromRecord(t *testing.T) {
 			t.Errorf("stored %d: excerpt size %d, want %d", tc.stored, got, tc.want)
 		}
 	}
+}
+
+// withFinal returns a copy of events whose last one is marked final.
+func withFinal(events []Event) []Event {
+	out := append([]Event(nil), events...)
+	out[len(out)-1].Final = true
+	return out
 }

@@ -275,3 +275,19 @@ func TestMarkerRecordRoundTripVersion1(t *testing.T) {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
 }
+
+// A record with an excerpt size Config would refuse is still read (the view shows its results
+// whole or raises the size): the summary is never lost over it.
+func TestMarkerOddExcerptSizeIsRead(t *testing.T) {
+	for _, n := range []float64{-1, 0, 100} {
+		rec, err := fullMarker().encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec["excerptBytes"] = n
+		m, err := ReadMarker(&Event{ID: "m3", Metadata: map[string]any{MetadataKey: rec}})
+		if err != nil || m == nil || m.ExcerptBytes != int(n) {
+			t.Errorf("excerptBytes %v: ReadMarker = %+v, %v", n, m, err)
+		}
+	}
+}

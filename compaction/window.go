@@ -4,6 +4,8 @@ import (
 	"maps"
 	"slices"
 
+	"google.golang.org/genai"
+
 	"github.com/adkctx/adkctx/budget"
 )
 
@@ -260,14 +262,38 @@ func hasFunctionResponse(e *Event) bool {
 	return false
 }
 
-// ended reports whether g's last event not from the user is a final answer.
+// ended reports whether invocation g ended with the model's answer: its last event with content
+// (events without content and without an error are bookkeeping: state changes, workflow
+// events) comes from the model, holds text, and neither calls a tool nor is a tool result. Every
+// tool result before it was read and answered. A long-running call, a result that skips the
+// model's summarization (adk-go counts both as final) or an error leaves it open.
 func ended(events []Event, g group) bool {
 	for k := len(g.idx) - 1; k >= 0; k-- {
-		if e := &events[g.idx[k]]; e.Author != "user" && !e.isMarkerOnly() {
-			return e.Final && e.ErrorCode == ""
+		e := &events[g.idx[k]]
+		switch {
+		case e.ErrorCode != "":
+			return false
+		case e.isMarkerOnly() || !e.hasContent():
+			continue
 		}
+		return !e.isUser() && e.Content.Role == genai.RoleModel && isAnswer(e.Content)
 	}
 	return false
+}
+
+// isAnswer reports whether c holds text and no call or result.
+func isAnswer(c *genai.Content) bool {
+	text := false
+	for _, p := range c.Parts {
+		switch {
+		case p == nil:
+		case p.FunctionCall != nil || p.FunctionResponse != nil:
+			return false
+		case p.Text != "" && !p.Thought:
+			text = true
+		}
+	}
+	return text
 }
 
 // invocationGroups returns the raw (uncovered) events of scope in the view, grouped by

@@ -324,19 +324,37 @@ func TestMultiProcessConcurrent(t *testing.T) {
 		for _, id := range views[0] {
 			shown[id] = true
 		}
-		// The winning marker is the one whose summary the view shows.
+		// The winning marker, as documented: the highest seq, then the most events, then the
+		// later one. The view shows its summary, and only it.
 		var newest *compaction.Marker
-		for id, m := range markers {
-			if shown["compaction-summary-"+id] {
-				newest = m
+		newestID, newestAt := "", -1
+		for at, e := range raw {
+			m, ok := markers[e.ID]
+			if !ok {
+				continue
+			}
+			if newest == nil || m.Seq > newest.Seq || m.Seq == newest.Seq && (m.EventCount > newest.EventCount ||
+				m.EventCount == newest.EventCount && at > newestAt) {
+				newest, newestID, newestAt = m, e.ID, at
 			}
 		}
-		if newest == nil && len(markers) > 0 {
-			t.Errorf("%s: the view shows no summary though %d markers are stored", s, len(markers))
+		var summaries []string
+		for _, id := range views[0] {
+			if strings.HasPrefix(id, "compaction-summary-") {
+				summaries = append(summaries, strings.TrimPrefix(id, "compaction-summary-"))
+			}
 		}
+		if newest != nil && !slices.Equal(summaries, []string{newestID}) {
+			t.Errorf("%s: the view shows the summaries of %v, want only the winning marker %s", s, summaries, newestID)
+		}
+		// Within the winning chain no event is summarized twice (only a marker that lost a race
+		// may overlap another).
 		chain := map[string]bool{}
 		for m := newest; m != nil; m = markers[m.Previous] {
 			for _, id := range m.EventIDs {
+				if chain[id] {
+					t.Errorf("%s: event %s summarized twice in the winning chain", s, id)
+				}
 				chain[id] = true
 			}
 		}
