@@ -267,7 +267,7 @@ func TestMultiProcessConcurrent(t *testing.T) {
 		}
 	}
 	// Read everything back from the database.
-	failed, duplicates := 0, 0
+	failed, duplicates, compactions := 0, 0, 0
 	for _, s := range sessions {
 		resp, err := svc.Get(context.Background(), &session.GetRequest{AppName: appName, UserID: userID, SessionID: s})
 		if err != nil {
@@ -364,9 +364,22 @@ func TestMultiProcessConcurrent(t *testing.T) {
 				t.Errorf("%s: event %s is hidden without being summarized", s, e.ID)
 			}
 		}
-		if len(markers) == 0 {
-			t.Errorf("%s: no compaction happened", s)
+		// A session compacts once θ + R (5) invocations completed; turns that failed (another
+		// process wrote the session first) do not count, and an attempt can lose to other
+		// writers too: with two more completed turns, one attempt at least must have stored.
+		completed := 0
+		for _, m := range all {
+			if m.session == s && m.ok {
+				completed++
+			}
 		}
+		if len(markers) == 0 && completed >= 3+2+2 {
+			t.Errorf("%s: no compaction after %d completed turns", s, completed)
+		}
+		compactions += len(markers)
+	}
+	if compactions == 0 {
+		t.Error("no session was compacted")
 	}
 	kinds := map[string]int{}
 	for _, m := range all {
