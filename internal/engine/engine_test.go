@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 	"weak"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/processors/request"
+	"github.com/adkctx/adkctx/processors/truncate"
 )
 
 type testCall struct{ inv, branch, agent string }
@@ -77,5 +79,42 @@ func TestRequestProcessedOnce(t *testing.T) {
 	}
 	if st := e.state(keyOf(testCall{})); st.seq != 1 {
 		t.Errorf("call_seq = %d after one request seen twice, want 1", st.seq)
+	}
+}
+
+// Each request of a stream is truncated where it needs it: a tool output stored before the
+// limits existed is cut in every request that carries it (adk-go rebuilds it whole from storage
+// each time), while contents the previous request held unchanged are left as they are.
+func TestHistoryTruncatedInEveryRequest(t *testing.T) {
+	e, err := New(adkctx.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("a line of an old tool output\n", 2_000) // ~58 KB, over the 10 KiB limit
+	history := func(extra int) []*genai.Content {
+		cs := []*genai.Content{
+			genai.NewContentFromText("read the log", genai.RoleUser),
+			{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{Name: "read_log"}}}},
+			{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{Name: "read_log", Response: map[string]any{"output": big}}}}},
+			genai.NewContentFromText("the log is long", genai.RoleModel),
+		}
+		for i := range extra {
+			cs = append(cs, genai.NewContentFromText(fmt.Sprint("follow-up ", i), genai.RoleUser))
+		}
+		return cs
+	}
+	for call := range 3 {
+		req := &request.LLMRequest{Model: "gemini-2.5-flash", Contents: history(call)}
+		stored := req.Contents[2]
+		if err := e.BeforeModel(context.Background(), testCall{inv: "i1", agent: "a"}, nil, req); err != nil {
+			t.Fatal(err)
+		}
+		out, _ := req.Contents[2].Parts[0].FunctionResponse.Response["output"].(string)
+		if len(out) > 11_000 || !strings.Contains(out, truncate.MarkerPrefix) {
+			t.Errorf("request %d: the old output reaches the model with %d bytes, want it cut", call, len(out))
+		}
+		if got, _ := stored.Parts[0].FunctionResponse.Response["output"].(string); got != big {
+			t.Errorf("request %d: the stored content was modified", call)
+		}
 	}
 }

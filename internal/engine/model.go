@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"math"
+	"slices"
 	"weak"
 
 	"go.opentelemetry.io/otel/trace"
@@ -63,9 +64,13 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 	}
 
 	instructionBytes := e.injectInstructions(ctx, s.ID, state, req)
-	cut := request.TruncateFunctionResponses(req, e.cfg.Truncation)
+	// What the stream's previous request held unchanged was checked by the steps then: only
+	// what is new is truncated, and unchanged contents keep their prints.
+	orig := req.Contents
+	origPrints := printsOf(orig)
+	cut := truncateFrom(req, unchangedPrefix(origPrints, prevPrint), e.cfg.Truncation)
 	norm := request.Normalize(req)
-	prints, sizes := contentPrints(req.Contents, prevPrint)
+	prints, sizes := contentPrints(req.Contents, orig, origPrints, prevPrint)
 	d, err := request.EnforceBudget(req, request.BudgetInput{
 		Limits:               limits,
 		Predict:              cal.Predict,
@@ -74,7 +79,7 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 		PreviousTurnsDropped: prevDrop,
 	})
 	if d.Action == request.ActionTrimmed {
-		prints, sizes = contentPrints(req.Contents, prefixPrint{})
+		prints, sizes = contentPrints(req.Contents, orig, origPrints, prefixPrint{})
 	}
 	print := prefixPrint{fixed: fixedPrint(req), fixedTokens: d.FixedTokens, contents: prints, sizes: sizes}
 	reused := print.reused(prevPrint)
@@ -105,6 +110,17 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 	}
 	e.log.Info("budget decision", fields...)
 	return nil
+}
+
+// truncateFrom applies the truncation rules to the function responses of req.Contents[from:]
+// (copy-on-write, see request.TruncateFunctionResponses).
+func truncateFrom(req *request.LLMRequest, from int, cfg truncate.Config) request.TruncateReport {
+	tail := &request.LLMRequest{Contents: req.Contents[from:]}
+	cut := request.TruncateFunctionResponses(tail, cfg)
+	if cut.Responses > 0 {
+		req.Contents = append(slices.Clip(req.Contents[:from]), tail.Contents...)
+	}
+	return cut
 }
 
 // injectInstructions adds the merged AGENTS.md text of the session's working directory to req

@@ -36,16 +36,44 @@ type prefixPrint struct {
 
 var seed = maphash.MakeSeed()
 
-// contentPrints fingerprints each content of req and sizes it, reusing prev's sizes for
-// contents at the same position with the same fingerprint.
-func contentPrints(contents []*genai.Content, prev prefixPrint) (prints []uint64, sizes []int) {
+// printsOf fingerprints each content.
+func printsOf(contents []*genai.Content) []uint64 {
 	var h maphash.Hash
 	h.SetSeed(seed)
-	prints, sizes = make([]uint64, len(contents)), make([]int, len(contents))
+	prints := make([]uint64, len(contents))
 	for i, c := range contents {
 		h.Reset()
 		writeContent(&h, c)
 		prints[i] = h.Sum64()
+	}
+	return prints
+}
+
+// unchangedPrefix is the number of leading prints equal to prev's at the same position: the
+// contents the previous request of the stream held, after its steps, unchanged.
+func unchangedPrefix(prints []uint64, prev prefixPrint) int {
+	n := 0
+	for n < min(len(prints), len(prev.contents)) && prints[n] == prev.contents[n] {
+		n++
+	}
+	return n
+}
+
+// contentPrints fingerprints each content and sizes it. A content still at its place in orig
+// (the request before its steps, printed as origPrints) keeps that print; a content at the same
+// position as in prev with the same print keeps prev's size estimate.
+func contentPrints(contents, orig []*genai.Content, origPrints []uint64, prev prefixPrint) (prints []uint64, sizes []int) {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	prints, sizes = make([]uint64, len(contents)), make([]int, len(contents))
+	for i, c := range contents {
+		if i < len(orig) && i < len(origPrints) && orig[i] == c {
+			prints[i] = origPrints[i]
+		} else {
+			h.Reset()
+			writeContent(&h, c)
+			prints[i] = h.Sum64()
+		}
 		if i < len(prev.contents) && prev.contents[i] == prints[i] {
 			sizes[i] = prev.sizes[i]
 		} else {
