@@ -40,18 +40,20 @@ type Config struct {
 	// RetainRecentInvocations R: every compaction leaves at least the newest R whole completed
 	// invocations raw (never split inside a call/response pair), so the model always sees the
 	// previous turn itself, not only its summary. Default 2: the previous turn and the one
-	// before it, enough to resolve "as I said before" and "undo that" without the summary. Their
-	// tool results are shown as excerpts until the next compaction (RetainedToolResultBytes).
+	// before it, enough to resolve "as I said before" and "undo that" without the summary. The
+	// tool results of all but the newest are shown as excerpts until the next compaction
+	// (RetainedToolResultBytes).
 	RetainRecentInvocations int
-	// RetainedToolResultBytes: the tool results of the invocations a compaction leaves raw and
-	// that ended with the model's answer are shown cut to their head and tail, at most this many
-	// bytes each (as JSON), until the next compaction; the user messages, calls and answers stay
-	// whole, and storage keeps the results whole. A compaction changes the request right after
-	// the system instruction, so the whole raw tail is re-sent at full price once; what it keeps
-	// then is re-read on every later request until the next compaction. Shortening it at that
-	// moment breaks no cached prefix, and the results it shortens were read and answered
-	// already. The results of an invocation without that answer (running, waiting on a
-	// long-running call, failed) stay whole. Default 1024 (about 250 tokens: the first and last
+	// RetainedToolResultBytes: the tool results of the invocations a compaction leaves raw,
+	// except the newest one, are shown cut to their head and tail, at most this many bytes each
+	// (as JSON), until the next compaction, when they ended with the model's answer; the user
+	// messages, calls and answers stay whole, and storage keeps the results whole. A compaction
+	// changes the request right after the system instruction, so the whole raw tail is re-sent
+	// at full price once; what it keeps then is re-read on every later request until the next
+	// compaction. Shortening it at that moment breaks no cached prefix, and the results it
+	// shortens were read and answered already. The newest invocation (the previous turn of the
+	// next request) keeps its results whole, as does one without that answer (running, waiting
+	// on a long-running call, failed). Default 1024 (about 250 tokens: the first and last
 	// lines); negative: keep them whole; else ≥ 512.
 	RetainedToolResultBytes int
 	// RetainRecentTokens is the raw tail a token-triggered or manual compaction keeps, in

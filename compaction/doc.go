@@ -40,9 +40,10 @@
 //     steps raw.
 //   - Pending calls (long-running without the client's answer, unanswered confirmations, calls
 //     of the running invocation) stay raw, with everything paired to them.
-//   - The tool results of the ended invocations left raw are shown as excerpts (head and
-//     tail, [Config.RetainedToolResultBytes]) until the next compaction: it re-sends that tail
-//     at full price anyway, so shortening it then costs no cached prompt prefix.
+//   - The tool results of the ended invocations left raw, except the newest, are shown as
+//     excerpts (head and tail, [Config.RetainedToolResultBytes]) until the next compaction: it
+//     re-sends that tail at full price anyway, so shortening it then costs no cached prompt
+//     prefix. The newest invocation — the next request's previous turn — stays whole.
 //
 // # Summaries
 //

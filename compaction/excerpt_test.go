@@ -43,28 +43,31 @@ func TestCompactionExcerptsRetainedToolResults(t *testing.T) {
 		wantExcerpts []string
 		wantBytes    int
 	}{
-		{"sliding window: both retained invocations", Config{Interval: 3}, events,
-			Request{Trigger: TriggerInvocations, Invocation: "i6"}, []string{"i5r", "i6r"}, defaultRetainedToolResultBytes},
+		// i5 and i6 stay raw; i6, the next request's previous turn, keeps its result whole.
+		{"sliding window: the older retained invocation", Config{Interval: 3}, events,
+			Request{Trigger: TriggerInvocations, Invocation: "i6"}, []string{"i5r"}, defaultRetainedToolResultBytes},
 		{"a larger excerpt", Config{Interval: 3, RetainedToolResultBytes: 2048}, events,
-			Request{Trigger: TriggerInvocations, Invocation: "i6"}, []string{"i5r", "i6r"}, 2048},
-		// Each invocation weighs about 2,000 tokens: i7 and i6 fit in 5,000, i5 does not.
-		{"token trigger: the running invocation's result stays whole", Config{RetainRecentInvocations: 1, RetainRecentTokens: 5_000},
+			Request{Trigger: TriggerInvocations, Invocation: "i6"}, []string{"i5r"}, 2048},
+		// Each invocation weighs about 2,000 tokens: i7, i6 and i5 fit in 7,500, i4 does not. i7
+		// is running and i6 the newest completed one: only i5's result is cut.
+		{"token trigger: the running and the newest invocation's results stay whole", Config{RetainRecentInvocations: 1, RetainRecentTokens: 7_500},
 			append(append([]Event(nil), events...), running...), Request{Trigger: TriggerTokens, Invocation: "i7", Live: true, TokenLimit: 20_000},
+			[]string{"i5r"}, defaultRetainedToolResultBytes},
+		// In the next three, i7 has not ended with the model's answer and i8, a whole turn, is
+		// the newest: i6 to i8 stay raw, i6's result is cut, i7's stays whole.
+		// A trigger that ran late, while i7 was running (its result not read yet).
+		{"an invocation without its final answer keeps its results whole", Config{Interval: 3, RetainRecentInvocations: 3},
+			after(events, running), Request{Trigger: TriggerInvocations, Invocation: "i8"},
 			[]string{"i6r"}, defaultRetainedToolResultBytes},
-		// A trigger for i6 that ran late, while i7 was running (its result not read yet): i7's
-		// result stays whole.
-		{"an invocation without its final answer keeps its results whole", Config{Interval: 3},
-			append(append([]Event(nil), events...), running...), Request{Trigger: TriggerInvocations, Invocation: "i6"},
-			[]string{"i6r"}, defaultRetainedToolResultBytes},
-		// A result that skips the model's summarization (adk-go counts it as final) ends i7: the
-		// model never read it.
-		{"a result the model never read stays whole", Config{Interval: 3},
-			append(append([]Event(nil), events...), withFinal(running)...), Request{Trigger: TriggerInvocations, Invocation: "i7"},
+		// A result that skips the model's summarization (adk-go counts it as final): the model
+		// never read it.
+		{"a result the model never read stays whole", Config{Interval: 3, RetainRecentInvocations: 3},
+			after(events, withFinal(running)), Request{Trigger: TriggerInvocations, Invocation: "i8"},
 			[]string{"i6r"}, defaultRetainedToolResultBytes},
 		// State changes and workflow events without content after i7's result do not end it.
-		{"bookkeeping after a result does not end the invocation", Config{Interval: 3},
-			append(append(append([]Event(nil), events...), running...), Event{ID: "i7s", InvocationID: "i7", Author: "agent", Final: true}),
-			Request{Trigger: TriggerInvocations, Invocation: "i7"},
+		{"bookkeeping after a result does not end the invocation", Config{Interval: 3, RetainRecentInvocations: 3},
+			after(events, append(append([]Event(nil), running...), Event{ID: "i7s", InvocationID: "i7", Author: "agent", Final: true})),
+			Request{Trigger: TriggerInvocations, Invocation: "i8"},
 			[]string{"i6r"}, defaultRetainedToolResultBytes},
 		{"off", Config{Interval: 3, RetainedToolResultBytes: -1}, events,
 			Request{Trigger: TriggerInvocations, Invocation: "i6"}, nil, 0},
@@ -172,4 +175,10 @@ func withFinal(events []Event) []Event {
 	out := append([]Event(nil), events...)
 	out[len(out)-1].Final = true
 	return out
+}
+
+// after returns events, then i7 (the events given), then i8, a whole turn.
+func after(events, i7 []Event) []Event {
+	out := append(append([]Event(nil), events...), i7...)
+	return append(out, bigToolTurn("i8")...)
 }

