@@ -82,12 +82,13 @@ type Item struct {
 //
 // View never mutates events.
 func (v *Viewer) View(events []Event) []Item {
-	return v.plan(events).items
+	p := v.plan(events)
+	return p.itemsOf(events, p.places(events))
 }
 
-// plan is a view with what compaction needs to know about it.
+// plan is what a view hides, and why: what compaction needs to know about it (View turns it
+// into items).
 type plan struct {
-	items   []Item
 	covered []bool // per event: hidden by a live marker
 	// live is the winning marker per scope, with its event's index and id.
 	live    map[string]liveMarker
@@ -119,18 +120,9 @@ func (a candidate) newer(b candidate) bool {
 
 func (v *Viewer) plan(events []Event) *plan {
 	p := &plan{covered: make([]bool, len(events)), live: map[string]liveMarker{}}
-	cands, byID := v.candidates(events, p)
-	if len(cands) == 0 {
-		p.items = make([]Item, 0, len(events))
-		for i := range events {
-			if !events[i].isMarkerOnly() {
-				p.items = append(p.items, Item{Index: i})
-			}
-		}
-		return p
+	if cands, byID := v.candidates(events, p); len(cands) > 0 {
+		p.cover(events, cands, byID)
 	}
-	p.cover(events, cands, byID)
-	p.items = p.itemsOf(events, p.places(events))
 	return p
 }
 
