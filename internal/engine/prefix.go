@@ -13,9 +13,8 @@ import (
 
 // prefixPrint is a cheap fingerprint of a request: a hash of its system instruction and tools,
 // and one per content built from its role, part kinds, names, ids, text lengths with their
-// first and last bytes, and the shape of function responses and of the arguments of calls
-// without an id (their keys, value kinds and string lengths; an id names one call, whose
-// arguments nothing rewrites). Between two requests of the same stream (one agent in one branch
+// first and last bytes, and the shape of function arguments and responses (their keys, value
+// kinds and string lengths). Between two requests of the same stream (one agent in one branch
 // of a session), adk-go rebuilds every content from the same events, so equal fingerprints at
 // the same position are the same content:
 //
@@ -39,14 +38,18 @@ var seed = maphash.MakeSeed()
 // printsOf fingerprints each content.
 func printsOf(contents []*genai.Content) []uint64 {
 	var h maphash.Hash
-	h.SetSeed(seed)
 	prints := make([]uint64, len(contents))
 	for i, c := range contents {
-		h.Reset()
-		writeContent(&h, c)
-		prints[i] = h.Sum64()
+		prints[i] = printOf(&h, c)
 	}
 	return prints
+}
+
+// printOf fingerprints c, reusing h.
+func printOf(h *maphash.Hash, c *genai.Content) uint64 {
+	h.SetSeed(seed)
+	writeContent(h, c)
+	return h.Sum64()
 }
 
 // unchangedPrefix is the number of leading prints equal to prev's at the same position: the
@@ -64,15 +67,12 @@ func unchangedPrefix(prints []uint64, prev prefixPrint) int {
 // position as in prev with the same print keeps prev's size estimate.
 func contentPrints(contents, orig []*genai.Content, origPrints []uint64, prev prefixPrint) (prints []uint64, sizes []int) {
 	var h maphash.Hash
-	h.SetSeed(seed)
 	prints, sizes = make([]uint64, len(contents)), make([]int, len(contents))
 	for i, c := range contents {
-		if i < len(orig) && i < len(origPrints) && orig[i] == c {
+		if i < len(orig) && orig[i] == c {
 			prints[i] = origPrints[i]
 		} else {
-			h.Reset()
-			writeContent(&h, c)
-			prints[i] = h.Sum64()
+			prints[i] = printOf(&h, c)
 		}
 		if i < len(prev.contents) && prev.contents[i] == prints[i] {
 			sizes[i] = prev.sizes[i]
@@ -124,21 +124,19 @@ func writeContent(h *maphash.Hash, c *genai.Content) {
 			h.WriteByte(1)
 		}
 		if fc := p.FunctionCall; fc != nil {
-			writeStrings(h, "call:", fc.Name, ":", fc.ID)
-			if fc.ID == "" { // an id names one call, whose arguments nothing rewrites
-				writeShape(h, fc.Args, 0)
-			}
+			h.WriteString("call:" + fc.Name + ":" + fc.ID)
+			writeShape(h, fc.Args, 0)
 		}
 		if fr := p.FunctionResponse; fr != nil {
-			writeStrings(h, "resp:", fr.Name, ":", fr.ID)
+			h.WriteString("resp:" + fr.Name + ":" + fr.ID)
 			writeShape(h, fr.Response, 0)
 		}
 		if b := p.InlineData; b != nil {
-			writeStrings(h, "blob:", b.MIMEType)
+			h.WriteString("blob:" + b.MIMEType)
 			writeInt(h, len(b.Data))
 		}
 		if f := p.FileData; f != nil {
-			writeStrings(h, "file:", f.FileURI)
+			h.WriteString("file:" + f.FileURI)
 		}
 		if ec := p.ExecutableCode; ec != nil {
 			writeText(h, ec.Code)
@@ -195,14 +193,6 @@ func textDigest(s string) uint64 {
 		return maphash.String(seed, s) ^ uint64(len(s))
 	}
 	return (maphash.String(seed, s[:edge]) * 31) ^ maphash.String(seed, s[len(s)-edge:]) ^ uint64(len(s))<<1
-}
-
-// writeStrings writes ss one after the other (no concatenation: a request has thousands of
-// parts).
-func writeStrings(h *maphash.Hash, ss ...string) {
-	for _, s := range ss {
-		h.WriteString(s)
-	}
 }
 
 func writeText(h *maphash.Hash, s string) { writeInt(h, int(textDigest(s))) }
