@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,62 +18,6 @@ import (
 
 // manual is a manual compaction request.
 var manual = Request{Trigger: TriggerManual}
-
-// blocking is a summarizer that ignores its context and waits until released.
-type blocking struct {
-	release chan struct{}
-	started chan struct{} // receives once per call
-	calls   atomic.Int32
-	active  atomic.Int32
-	maxSeen atomic.Int32
-}
-
-func newBlocking() *blocking {
-	return &blocking{release: make(chan struct{}), started: make(chan struct{}, 100)}
-}
-
-func (b *blocking) Name() string { return "blocking" }
-
-func (b *blocking) Summarize(_ context.Context, in SummaryInput) (*Summary, error) {
-	b.calls.Add(1)
-	n := b.active.Add(1)
-	defer b.active.Add(-1)
-	for {
-		m := b.maxSeen.Load()
-		if n <= m || b.maxSeen.CompareAndSwap(m, n) {
-			break
-		}
-	}
-	b.started <- struct{}{}
-	<-b.release
-	return &Summary{Content: genai.NewContentFromText("late summary", genai.RoleUser)}, nil
-}
-
-// A summarizer that ignores its context cannot hold a compaction past Config.Timeout: the
-// attempt returns, the fallback's summary is stored and the session is released.
-func TestPrepareTimeoutIgnoredContext(t *testing.T) {
-	for i := 0; i < 3; i++ { // the fallback must win every time, not by chance
-		b := newBlocking()
-		store := newStore(turns(1, 6)...)
-		c, rep := newCompactor(t, Config{Summarizer: b, Timeout: 400 * time.Millisecond}, store)
-		m, err := c.Compact(context.Background(), manual)
-		close(b.release)
-		if err != nil || m == nil {
-			t.Fatalf("run %d: Compact = %v, %v; want the fallback's marker", i, m, err)
-		}
-		a := rep.lastAttempt(t)
-		if a.Outcome != OutcomeCompacted || !a.FallbackUsed || a.Summarizer != "extractive" || m.Summarizer != "extractive" {
-			t.Fatalf("run %d: attempt %s, fallback %v, summarizer %q", i, a.Outcome, a.FallbackUsed, a.Summarizer)
-		}
-		if !errors.Is(a.PrimaryErr, context.DeadlineExceeded) {
-			t.Fatalf("run %d: primary error %v, want a deadline", i, a.PrimaryErr)
-		}
-		var se *SummarizerError
-		if !errors.As(a.PrimaryErr, &se) || se.Summarizer != "blocking" {
-			t.Fatalf("run %d: primary error %v is not the summarizer's", i, a.PrimaryErr)
-		}
-	}
-}
 
 func TestPrepareSummarizerPanics(t *testing.T) {
 	panicking := &funcSummarizer{name: "panicky", f: func(context.Context, SummaryInput) (*Summary, error) { panic("boom") }}

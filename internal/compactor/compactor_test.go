@@ -64,6 +64,32 @@ func (b *blocking) waitStarted(t *testing.T) {
 	}
 }
 
+// A summarizer that ignores its context cannot hold a compaction past Config.Timeout: the
+// attempt returns, the fallback's summary is stored and the session is released.
+func TestCompactorTimeoutIgnoredContext(t *testing.T) {
+	for i := 0; i < 3; i++ { // the fallback must win every time, not by chance
+		b := newBlocking()
+		store := newStore(turns(1, 6)...)
+		c, rep := newCompactor(t, Config{Summarizer: b, Timeout: 400 * time.Millisecond}, store)
+		m, err := c.Compact(context.Background(), manual)
+		close(b.release)
+		if err != nil || m == nil {
+			t.Fatalf("run %d: Compact = %v, %v; want the fallback's marker", i, m, err)
+		}
+		a := rep.lastAttempt(t)
+		if a.Outcome != OutcomeCompacted || !a.FallbackUsed || a.Summarizer != "extractive" || m.Summarizer != "extractive" {
+			t.Fatalf("run %d: attempt %s, fallback %v, summarizer %q", i, a.Outcome, a.FallbackUsed, a.Summarizer)
+		}
+		if !errors.Is(a.PrimaryErr, context.DeadlineExceeded) {
+			t.Fatalf("run %d: primary error %v, want a deadline", i, a.PrimaryErr)
+		}
+		var se *SummarizerError
+		if !errors.As(a.PrimaryErr, &se) || se.Summarizer != "blocking" {
+			t.Fatalf("run %d: primary error %v is not the summarizer's", i, a.PrimaryErr)
+		}
+	}
+}
+
 // The same in the background: the session's slot is released, Wait returns.
 func TestCompactorTimeoutReleasesSession(t *testing.T) {
 	b := newBlocking()
