@@ -70,7 +70,7 @@ func TestDiscoverImportsStopAtTheTextBudget(t *testing.T) {
 	if diff := cmp.Diff([]Skip{{Path: filepath.Join(root, "AGENTS.md"), Reason: reason}}, d.Skipped); diff != "" {
 		t.Errorf("skipped (-want +got):\n%s", diff)
 	}
-	for _, p := range d.Probes {
+	for _, p := range d.probes {
 		if strings.HasSuffix(p.Path, "f0001.md") {
 			t.Errorf("an unread import was probed: %s", p.Path)
 		}

@@ -53,7 +53,7 @@ type Skip struct {
 
 // Stats counts the file system work one Discover call did.
 type Stats struct {
-	// StatCalls counts Lstat/Stat calls of the probes (see Discovery.Probes).
+	// StatCalls counts Lstat/Stat calls of the probes (see Discovery.Stale).
 	StatCalls int
 	// ResolveCalls counts filepath.EvalSymlinks calls: only for a global
 	// file that is a symlink (project files are opened through os.Root).
@@ -67,9 +67,9 @@ type Stats struct {
 	BytesRead int64
 }
 
-// Probe is the observed state of one path that decided the result; Stale
+// probe is the observed state of one path that decided the result; Stale
 // re-stats every probe to find out whether the result may have changed.
-type Probe struct {
+type probe struct {
 	Path    string
 	Exists  bool
 	Mode    fs.FileMode
@@ -95,10 +95,10 @@ type Discovery struct {
 	Skipped []Skip
 	// Stats counts the file system work done.
 	Stats Stats
-	// Probes are the paths whose state decided this result (root markers
+	// probes are the paths whose state decided this result (root markers
 	// between WorkDir and Root, every candidate name in every directory on
 	// the path, the global file, every import target).
-	Probes []Probe
+	probes []probe
 }
 
 // WorkDirError reports an unusable working directory.
@@ -185,7 +185,7 @@ func discover(workDir string, cfg Config, open openFunc) *Discovery {
 // Stale re-stats every probe and reports whether any changed (existence,
 // type, size or modification time). It is cheap: no file is opened.
 func (d *Discovery) Stale() bool {
-	for _, p := range d.Probes {
+	for _, p := range d.probes {
 		now, _ := statProbe(p.Path)
 		if now.Exists != p.Exists || now.Mode != p.Mode || now.Size != p.Size || !now.ModTime.Equal(p.ModTime) {
 			return true
@@ -196,12 +196,12 @@ func (d *Discovery) Stale() bool {
 
 // statProbe Lstats path, following a symlink with Stat so that edits of
 // the target are seen. The FileInfo is the Lstat result (nil if absent).
-// Size and ModTime are recorded for non-directories only. Probes only
+// Size and ModTime are recorded for non-directories only. probes only
 // detect changes; whatever they see, files are opened through os.Root.
-func statProbe(path string) (Probe, fs.FileInfo) {
+func statProbe(path string) (probe, fs.FileInfo) {
 	li, err := os.Lstat(path)
 	if err != nil {
-		return Probe{Path: path}, nil
+		return probe{Path: path}, nil
 	}
 	info := li
 	if li.Mode()&fs.ModeSymlink != 0 {
@@ -209,7 +209,7 @@ func statProbe(path string) (Probe, fs.FileInfo) {
 			info = ti
 		}
 	}
-	pr := Probe{Path: path, Exists: true, Mode: info.Mode()}
+	pr := probe{Path: path, Exists: true, Mode: info.Mode()}
 	if !info.IsDir() {
 		// A directory (a .git marker, say) changes its mtime whenever git
 		// touches an entry; only its existence and type matter here.
@@ -252,7 +252,7 @@ func (s *scanner) probe(path string) fs.FileInfo {
 	}
 	if !s.seen[path] {
 		s.seen[path] = true
-		s.d.Probes = append(s.d.Probes, pr)
+		s.d.probes = append(s.d.probes, pr)
 	}
 	return li
 }

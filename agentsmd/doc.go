@@ -112,7 +112,7 @@
 //
 // Discover never lists a directory: it stats the known candidate names on the
 // path only (see Discovery.Stats), so wide trees cost nothing extra.
-// Discovery.Probes records every path whose state decided the result and
+// A Discovery records every path whose state decided the result and
 // Discovery.Stale re-stats them, which is what instructions.Loader uses to
 // re-read only after a change on disk. Output order is deterministic.
 package agentsmd

@@ -110,5 +110,5 @@ func BenchmarkStale(b *testing.B) {
 			b.Fatal("stale")
 		}
 	}
-	b.ReportMetric(float64(len(d.Probes)), "probes/op")
+	b.ReportMetric(float64(len(d.probes)), "probes/op")
 }

@@ -69,26 +69,9 @@ func EstimateContents(cs []*genai.Content) int {
 	return milliToTokens(m)
 }
 
-// EstimateEach stores EstimateContent(cs[i]) in sizes[i] (sizes must be at
-// least as long as cs) and returns the sum of those figures (each rounded
-// up on its own, unlike EstimateContents).
-func EstimateEach(cs []*genai.Content, sizes []int) int {
-	total := 0
-	for i, c := range cs {
-		sizes[i] = EstimateContent(c)
-		total += sizes[i]
-	}
-	return total
-}
-
-// EstimatePart estimates one part without the per-content overhead.
-func EstimatePart(p *genai.Part) int {
-	return milliToTokens(partMilli(p))
-}
-
-// EstimateValue estimates a JSON-like value (map[string]any, []any, strings,
+// estimateValue estimates a JSON-like value (map[string]any, []any, strings,
 // numbers, bools, nil; other types through reflection) as compact JSON.
-func EstimateValue(v any) int {
+func estimateValue(v any) int {
 	var t textCounter
 	t.value(v, 0)
 	return milliToTokens(t.scaledTotal())
@@ -106,11 +89,6 @@ func EstimateRequest(contents []*genai.Content, config *genai.GenerateContentCon
 		m += contentMilli(c)
 	}
 	return milliToTokens(m)
-}
-
-// EstimateTools estimates the tool declarations of a request config.
-func EstimateTools(tools []*genai.Tool) int {
-	return milliToTokens(toolsMilli(tools))
 }
 
 func contentMilli(c *genai.Content) int64 {

@@ -22,8 +22,8 @@ func TestEstimateNilSafety(t *testing.T) {
 		{"nil request", EstimateRequest(nil, nil)},
 		{"empty config", EstimateRequest(nil, &genai.GenerateContentConfig{})},
 		{"nil config parts", EstimateRequest(nil, &genai.GenerateContentConfig{Tools: []*genai.Tool{nil, {FunctionDeclarations: []*genai.FunctionDeclaration{nil}}}})},
-		{"nil part", EstimatePart(nil)},
-		{"nil value", EstimateValue(nil)},
+		{"nil part", estimatePart(nil)},
+		{"nil value", estimateValue(nil)},
 	}
 	for _, tt := range tests {
 		if tt.got < 0 || tt.got > 20 {
@@ -74,9 +74,9 @@ func TestEstimateValueTracksJSON(t *testing.T) {
 		"long output":               map[string]any{"output": readSample(t, "go_test.txt"), "exit_code": 1.0},
 	}
 	for name, v := range values {
-		got, want := EstimateValue(v), jsonEstimate(t, v)
+		got, want := estimateValue(v), jsonEstimate(t, v)
 		if r := float64(got) / float64(want); r < 0.9 || r > 1.2 {
-			t.Errorf("%s: EstimateValue = %d, EstimateText(json) = %d (ratio %.2f), want within [0.9, 1.2]", name, got, want, r)
+			t.Errorf("%s: estimateValue = %d, EstimateText(json) = %d (ratio %.2f), want within [0.9, 1.2]", name, got, want, r)
 		}
 	}
 }
@@ -96,8 +96,8 @@ func TestEstimateValueBytes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := EstimateValue(b); got < real || got > real*13/10 {
-			t.Errorf("%s: EstimateValue = %d, o200k of its base64 JSON = %d, want within [1, 1.3]×", name, got, real)
+		if got := estimateValue(b); got < real || got > real*13/10 {
+			t.Errorf("%s: estimateValue = %d, o200k of its base64 JSON = %d, want within [1, 1.3]×", name, got, real)
 		}
 	}
 }
@@ -137,12 +137,12 @@ func TestEstimateValueUnwalkable(t *testing.T) {
 		{"cyclic list", map[string]any{"l": l}, math.MaxInt32},
 		{"exponentially shared", shared, math.MaxInt32},
 	} {
-		if got := EstimateValue(tc.v); got < tc.min {
-			t.Errorf("%s: EstimateValue = %d, want at least %d", tc.name, got, tc.min)
+		if got := estimateValue(tc.v); got < tc.min {
+			t.Errorf("%s: estimateValue = %d, want at least %d", tc.name, got, tc.min)
 		}
 		part := genai.NewPartFromFunctionResponse("tool", map[string]any{"result": tc.v})
-		if got := EstimatePart(part); got < tc.min {
-			t.Errorf("%s: EstimatePart = %d, want at least %d", tc.name, got, tc.min)
+		if got := estimatePart(part); got < tc.min {
+			t.Errorf("%s: estimatePart = %d, want at least %d", tc.name, got, tc.min)
 		}
 	}
 }
@@ -172,13 +172,13 @@ func TestEstimateContentParts(t *testing.T) {
 			Parts: []*genai.FunctionResponsePart{{InlineData: &genai.FunctionResponseBlob{MIMEType: "image/png", Data: []byte{1}}}}}}, imageTokens, imageTokens + 10},
 	}
 	for _, tt := range tests {
-		got := EstimatePart(tt.part)
+		got := estimatePart(tt.part)
 		if got < tt.min || got > tt.max {
-			t.Errorf("%s: EstimatePart = %d, want in [%d, %d]", tt.name, got, tt.min, tt.max)
+			t.Errorf("%s: estimatePart = %d, want in [%d, %d]", tt.name, got, tt.min, tt.max)
 		}
 		c := &genai.Content{Role: "user", Parts: []*genai.Part{tt.part}}
 		if cg := EstimateContent(c); cg < got+contentOverheadTokens-1 || cg > got+contentOverheadTokens+1 {
-			t.Errorf("%s: EstimateContent = %d, EstimatePart = %d, want part + %d", tt.name, cg, got, contentOverheadTokens)
+			t.Errorf("%s: EstimateContent = %d, estimatePart = %d, want part + %d", tt.name, cg, got, contentOverheadTokens)
 		}
 	}
 }
@@ -223,7 +223,7 @@ func TestEstimateRequestComponents(t *testing.T) {
 	}
 	tools := sampleTools()
 	got := EstimateRequest(contents, &genai.GenerateContentConfig{SystemInstruction: sys, Tools: tools})
-	parts := EstimateContent(sys) + EstimateTools(tools) + EstimateContents(contents)
+	parts := EstimateContent(sys) + estimateTools(tools) + EstimateContents(contents)
 	if d := got - parts; d < -3 || d > 3 {
 		t.Errorf("EstimateRequest = %d, sum of components = %d", got, parts)
 	}
@@ -231,8 +231,8 @@ func TestEstimateRequestComponents(t *testing.T) {
 	for _, fd := range tools[0].FunctionDeclarations {
 		toolJSON += jsonEstimate(t, fd)
 	}
-	if et := EstimateTools(tools); et < toolJSON || et > toolJSON*3/2+3*toolOverheadTokens {
-		t.Errorf("EstimateTools = %d, EstimateText(json of declarations) = %d", et, toolJSON)
+	if et := estimateTools(tools); et < toolJSON || et > toolJSON*3/2+3*toolOverheadTokens {
+		t.Errorf("estimateTools = %d, EstimateText(json of declarations) = %d", et, toolJSON)
 	}
 }
 
@@ -264,3 +264,8 @@ func TestEstimateDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// estimatePart and estimateTools are the figures of one part (without the per-content overhead)
+// and of a config's tool declarations, as the tests compare them.
+func estimatePart(p *genai.Part) int        { return milliToTokens(partMilli(p)) }
+func estimateTools(tools []*genai.Tool) int { return milliToTokens(toolsMilli(tools)) }

@@ -47,8 +47,8 @@
 // backslashes in their strings included), executable code and results, and
 // placeholder costs for media: 1,290 tokens per image, inline audio/video/PDF
 // at one token per 256 bytes (at least 258), 2,580 per non-image file
-// reference; plus 4 tokens per content and 1 per part. [EstimateEach] gives every content's figure
-// at once; [EstimateRequest] adds a genai config's system instruction and
+// reference; plus 4 tokens per content and 1 per part. [EstimateContents] sums
+// a history; [EstimateRequest] adds a genai config's system instruction and
 // tool declarations. Map entries are counted independently, so results do
 // not depend on Go's map order. Nothing panics on nil. The package depends on
 // genai only, not on adk-go's request types.

@@ -73,17 +73,17 @@ func ExampleTally() {
 	// turns=3 calls=3 last_prompt=18000 avg_growth=4000 turns_remaining=16
 }
 
-// Estimate each content of a history at once, as a budget check that may
-// drop the oldest ones needs.
-func ExampleEstimateEach() {
+// Estimate a history, and a whole request with its system instruction, as a budget check
+// that may drop the oldest contents needs.
+func ExampleEstimateContents() {
 	history := []*genai.Content{
 		genai.NewContentFromText("List the files of the repository.", genai.RoleUser),
 		genai.NewContentFromFunctionCall("list_files", map[string]any{"dir": "."}, genai.RoleModel),
 		genai.NewContentFromFunctionResponse("list_files", map[string]any{"output": "go.mod\nmain.go\nREADME.md\n"}, genai.RoleUser),
 	}
-	sizes := make([]int, len(history))
-	total := budget.EstimateEach(history, sizes)
-	fmt.Println(sizes, total, sizes[2] == budget.EstimateContent(history[2]))
+	system := genai.NewContentFromText("You are a careful coding assistant.", genai.RoleUser)
+	fmt.Println(budget.EstimateContent(history[2]), budget.EstimateContents(history),
+		budget.EstimateRequest(history, &genai.GenerateContentConfig{SystemInstruction: system}))
 	// Output:
-	// [14 14 26] 54 true
+	// 26 53 66
 }

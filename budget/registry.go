@@ -117,10 +117,10 @@ type Registry struct {
 func NewRegistry(overrides ...ModelInfo) *Registry {
 	r := &Registry{builtins: builtinModels()}
 	for i := range r.builtins {
-		r.builtins[i].Name = NormalizeModelName(r.builtins[i].Name)
+		r.builtins[i].Name = normalizeModelName(r.builtins[i].Name)
 	}
 	for _, o := range overrides {
-		o.Name = NormalizeModelName(o.Name)
+		o.Name = normalizeModelName(o.Name)
 		if o.Name == "" {
 			continue
 		}
@@ -142,11 +142,11 @@ func NewRegistry(overrides ...ModelInfo) *Registry {
 	return r
 }
 
-// NormalizeModelName lower-cases name, trims spaces and strips any path
+// normalizeModelName lower-cases name, trims spaces and strips any path
 // prefix ("models/", "publishers/google/models/", "openai/",
 // "projects/p/locations/l/publishers/google/models/"): everything up to the
 // last '/'.
-func NormalizeModelName(name string) string {
+func normalizeModelName(name string) string {
 	name = strings.TrimSpace(name)
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
 		name = name[i+1:]
@@ -193,7 +193,7 @@ func (r *Registry) Lookup(model string) (info ModelInfo, known bool) {
 	if r == nil {
 		r = NewRegistry()
 	}
-	name := NormalizeModelName(model)
+	name := normalizeModelName(model)
 	if name != "" {
 		if e, ok := longestMatch(r.overrides, name); ok {
 			return ModelInfo{Name: model, ContextWindow: e.ContextWindow, MaxOutputTokens: e.MaxOutputTokens, Match: e.Name, Source: SourceOverride}, true

@@ -2,7 +2,6 @@ package compaction_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -85,17 +84,4 @@ func ExampleExtractiveSummarizer() {
 	// - tool run_tests: exit 1 FAIL TestInvoice
 	// Recent answers:
 	// - The tests pass now.
-}
-
-// A marker converts 1:1 to adk-python's and adk-go v2's EventCompaction record.
-func ExampleMarker_EventCompaction() {
-	m := &compaction.Marker{
-		Version: 2, Seq: 1, EventIDs: []string{"e1", "e2"}, EventCount: 2,
-		StartTimestamp: 1772366400, EndTimestamp: 1772366401.5,
-		CompactedContent: genai.NewContentFromText("Goal: rename the config package.", genai.RoleUser),
-	}
-	b, _ := json.Marshal(m.EventCompaction())
-	fmt.Println(string(b))
-	// Output:
-	// {"compactedContent":{"parts":[{"text":"Goal: rename the config package."}],"role":"user"},"endTimestamp":1772366401.5,"startTimestamp":1772366400}
 }

@@ -46,7 +46,7 @@ const (
 // (see View); its summary rolls up every earlier one.
 //
 // StartTimestamp, EndTimestamp and CompactedContent convert 1:1 to adk-python's and adk-go
-// v2's EventCompaction record (see EventCompaction).
+// v2's EventCompaction record.
 type Marker struct {
 	// Seq is the marker's generation: 1 for the first, 1 + the Seq of Previous otherwise.
 	Seq int
@@ -149,19 +149,6 @@ const maxSeconds = 1e11
 
 // micros converts float seconds to whole microseconds (rounded).
 func micros(s float64) int64 { return int64(math.Round(s * 1e6)) }
-
-// EventCompaction returns the record in the shape of adk-python's and adk-go v2's
-// EventCompaction (JSON keys startTimestamp, endTimestamp, compactedContent).
-func (m *Marker) EventCompaction() map[string]any {
-	out := map[string]any{"startTimestamp": m.StartTimestamp, "endTimestamp": m.EndTimestamp}
-	if b, err := json.Marshal(m.CompactedContent); err == nil {
-		var c map[string]any
-		if json.Unmarshal(b, &c) == nil {
-			out["compactedContent"] = c
-		}
-	}
-	return out
-}
 
 // encode returns the record as the JSON-compatible map stored under MetadataKey: the exact shape
 // a database round trip produces (numbers as float64, lists as []any), so in-memory and database

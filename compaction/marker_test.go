@@ -245,18 +245,6 @@ func TestMarkerMetadataValidates(t *testing.T) {
 	}
 }
 
-func TestMarkerEventCompaction(t *testing.T) {
-	got := fullMarker().EventCompaction()
-	want := map[string]any{
-		"startTimestamp":   1767225600.000001,
-		"endTimestamp":     1767225700.5,
-		"compactedContent": map[string]any{"role": "user", "parts": []any{map[string]any{"text": "Goal: ship v2"}}},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("EventCompaction (-want +got):\n%s", diff)
-	}
-}
-
 // A record read back is the marker encoded, version 1 included (its version, edge and excluded
 // ids are kept).
 func TestMarkerRecordRoundTripVersion1(t *testing.T) {

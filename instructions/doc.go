@@ -4,8 +4,8 @@
 //
 // # Format
 //
-// A non-empty merged text starts with Header and the single precedence
-// statement precedence (later, more deeply nested files win; the user's
+// A non-empty merged text starts with the line "# Instructions from AGENTS.md
+// files" and a single precedence statement (later, more deeply nested files win; the user's
 // explicit requests override all of them), followed by one section per file,
 // global first, then project root → … → working directory:
 //
@@ -47,9 +47,9 @@
 //
 // # Loader
 //
-// Loader.Load(workDir) caches the merged result per working directory
+// Loader.Load(ctx, workDir) caches the merged result per working directory
 // (bounded, least recently used evicted). Each call re-stats the paths that
-// decided the result (agentsmd.Discovery.Probes) and re-reads only after a
+// decided the result (agentsmd.Discovery.Stale) and re-reads only after a
 // change of existence, type, size or modification time. One zap info entry
 // with the fields work_dir, root, files, bytes, truncated, skipped and
 // skipped_paths is logged when the merged result of a working directory
@@ -59,7 +59,7 @@
 // The Loader holds no lock while it uses the file system. A discovery runs
 // in a goroutine of its own and is shared by the Loads of the same working
 // directory that arrive meanwhile; Loads of other directories never wait
-// for it, and LoadContext gives up when its context is done (the discovery
+// for it, and Load gives up when its context is done (the discovery
 // goes on and fills the cache). The Loader passes Config.MaxBytes to
 // agentsmd as the text budget (agentsmd.Config.TextBudget, unless set): no
 // file or import is read beyond what the merged text can hold.

@@ -1,6 +1,7 @@
 package instructions_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -43,7 +44,7 @@ func ExampleLoader() {
 	if err != nil {
 		panic(err)
 	}
-	m, err := l.Load(filepath.Join(tmp, "svc"))
+	m, err := l.Load(context.Background(), filepath.Join(tmp, "svc"))
 	if err != nil {
 		panic(err)
 	}

@@ -78,7 +78,7 @@ func TestLoaderFIFOSwap(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < maxTurns && l.Discoveries() < discoveries; i++ {
-				if _, err := l.Load(sub); err != nil {
+				if _, err := l.Load(t.Context(), sub); err != nil {
 					failed.Add(1)
 				}
 			}
@@ -161,7 +161,7 @@ func TestLoaderSlowDiscovery(t *testing.T) {
 	load := func(ctx context.Context) chan result {
 		ch := make(chan result, 1)
 		go func() {
-			m, err := l.LoadContext(ctx, slow)
+			m, err := l.Load(ctx, slow)
 			ch <- result{m, err}
 		}()
 		return ch
@@ -183,7 +183,7 @@ func TestLoaderSlowDiscovery(t *testing.T) {
 		t.Errorf("canceled waiter: err = %v, want context.Canceled", r.err)
 	}
 	// An already canceled context does not wait at all.
-	if _, err := l.LoadContext(ctx, slow); !errors.Is(err, context.Canceled) {
+	if _, err := l.Load(ctx, slow); !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled context: err = %v", err)
 	}
 	second := load(context.Background())
@@ -219,7 +219,7 @@ func TestLoaderForgetDuringDiscovery(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := l.Load(root)
+		_, err := l.Load(t.Context(), root)
 		done <- err
 	}()
 	<-started
@@ -242,7 +242,7 @@ func TestLoaderDiscoveryPanicIsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.discover = func(string, agentsmd.Config) (*agentsmd.Discovery, error) { panic("bug") }
-	if _, err := l.Load(root); err == nil || !strings.Contains(err.Error(), "panicked: bug") {
+	if _, err := l.Load(t.Context(), root); err == nil || !strings.Contains(err.Error(), "panicked: bug") {
 		t.Errorf("err = %v", err)
 	}
 	if logs.Len() != 1 {

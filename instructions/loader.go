@@ -19,7 +19,7 @@ import (
 // Every Load re-stats the paths that decided the cached result (the
 // candidate names in every directory from the root to the working
 // directory, the root markers, the global file and every import; see
-// agentsmd.Discovery.Probes) and re-reads the files only when one of them
+// agentsmd.Discovery.Stale) and re-reads the files only when one of them
 // appeared, disappeared or changed size, type or modification time. A file
 // rewritten with the same size within the file system's mtime granularity is
 // not noticed until its next change.
@@ -29,7 +29,7 @@ import (
 // too). A discovery (the opens and reads) runs in a goroutine
 // of its own: Loads of the same directory that arrive meanwhile wait for
 // that discovery rather than start another, and Loads of other directories
-// never wait for it. LoadContext gives up when its context is done; the
+// never wait for it. Load gives up when its context is done; the
 // discovery goes on and fills the cache for later Loads. A discovery that
 // never returns (a hung network file system) keeps its goroutine, and every
 // later Load of that directory waits for it until its context is done.
@@ -99,19 +99,13 @@ func NewLoader(ac agentsmd.Config, ic Config, logger *zap.Logger) (*Loader, erro
 	return &Loader{ac: ac, ic: ic, log: logger, maxDirs: maxDirs, discover: agentsmd.Discover, entries: map[string]*entry{}}, nil
 }
 
-// Load is LoadContext without a way to give up: it waits as long as the
-// file system takes.
-func (l *Loader) Load(workDir string) (Merged, error) {
-	return l.LoadContext(context.Background(), workDir)
-}
-
-// LoadContext returns the merged instructions for workDir, from the cache
+// Load returns the merged instructions for workDir, from the cache
 // when nothing changed on disk. Errors come from agentsmd.Discover (an
 // unusable working directory) or from ctx: when ctx is done before the
-// discovery of workDir is, LoadContext returns an error wrapping ctx's
+// discovery of workDir is, Load returns an error wrapping ctx's
 // error. Problems with single files are never errors. The returned Merged
 // is a copy the caller may modify.
-func (l *Loader) LoadContext(ctx context.Context, workDir string) (Merged, error) {
+func (l *Loader) Load(ctx context.Context, workDir string) (Merged, error) {
 	key := cacheKey(workDir)
 	if err := ctx.Err(); err != nil {
 		return Merged{}, fmt.Errorf("instructions: loading %s: %w", key, err)

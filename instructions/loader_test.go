@@ -86,7 +86,7 @@ func TestLoaderCachesAndLogsOncePerChange(t *testing.T) {
 	}
 	for _, st := range steps {
 		st.change()
-		m, err := l.Load(leaf)
+		m, err := l.Load(t.Context(), leaf)
 		if err != nil {
 			t.Fatalf("%s: %v", st.name, err)
 		}
@@ -120,7 +120,7 @@ func TestLoaderCachesAndLogsOncePerChange(t *testing.T) {
 
 func mustLoad(t testing.TB, l *Loader, dir string) Merged {
 	t.Helper()
-	m, err := l.Load(dir)
+	m, err := l.Load(t.Context(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestLoaderConcurrent(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < 50; i++ {
 				d := dirs[(g+i)%len(dirs)]
-				m, err := l.Load(d)
+				m, err := l.Load(t.Context(), d)
 				if err != nil {
 					t.Error(err)
 					return
@@ -227,7 +227,7 @@ func TestLoaderErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	var wde *agentsmd.WorkDirError
-	if _, err := l.Load(filepath.Join(root, "d")); !errors.As(err, &wde) {
+	if _, err := l.Load(t.Context(), filepath.Join(root, "d")); !errors.As(err, &wde) {
 		t.Errorf("removed work dir: err = %v, want *agentsmd.WorkDirError", err)
 	}
 }
@@ -247,7 +247,7 @@ func BenchmarkLoaderLoadHit(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := l.Load(leaf); err != nil {
+		if _, err := l.Load(b.Context(), leaf); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -265,5 +265,5 @@ func BenchmarkMerge(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		Merge(d, Config{})
 	}
-	b.ReportMetric(float64(DefaultMaxBytes), "budget_bytes")
+	b.ReportMetric(float64(defaultMaxBytes), "budget_bytes")
 }

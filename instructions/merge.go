@@ -12,8 +12,8 @@ import (
 
 // Defaults and limits of Config.
 const (
-	// DefaultMaxBytes is the default total budget of the merged text (32 KiB).
-	DefaultMaxBytes = 32768
+	// defaultMaxBytes is the default total budget of the merged text (32 KiB).
+	defaultMaxBytes = 32768
 	// minMaxBytes is the smallest valid non-zero MaxBytes: room for the
 	// precedence statement and the cut markers.
 	minMaxBytes = 1024
@@ -30,9 +30,9 @@ const (
 	maxShownPath = 160
 )
 
-// Header and precedence open every non-empty merged text.
+// header and precedence open every non-empty merged text.
 const (
-	Header     = "# Instructions from AGENTS.md files"
+	header     = "# Instructions from AGENTS.md files"
 	precedence = "The files below are ordered from the most general to the most specific. " +
 		"When they conflict, follow the more deeply nested (later) file. " +
 		"The user's explicit requests in this conversation override all of them."
@@ -41,7 +41,7 @@ const (
 // Config configures Merge and the Loader. The zero value uses the defaults.
 type Config struct {
 	// MaxBytes is the budget of Merged.Text in bytes, everything included
-	// (header, section tags, markers). Default DefaultMaxBytes; a non-zero
+	// (header, section tags, markers). Default 32 KiB; a non-zero
 	// value must be >= minMaxBytes.
 	MaxBytes int
 	// MaxCachedDirs bounds how many working directories a Loader caches
@@ -53,7 +53,7 @@ type Config struct {
 func (c Config) Validate() error {
 	var errs []error
 	if c.MaxBytes < 0 || (c.MaxBytes > 0 && c.MaxBytes < minMaxBytes) {
-		errs = append(errs, config.Errorf("MaxBytes", c.MaxBytes, "must be 0 (default %d) or ≥ %d", DefaultMaxBytes, minMaxBytes))
+		errs = append(errs, config.Errorf("MaxBytes", c.MaxBytes, "must be 0 (default %d) or ≥ %d", defaultMaxBytes, minMaxBytes))
 	}
 	if c.MaxCachedDirs < 0 {
 		errs = append(errs, config.Errorf("MaxCachedDirs", c.MaxCachedDirs, "must be ≥ 0 (0 means default)"))
@@ -63,7 +63,7 @@ func (c Config) Validate() error {
 
 func (c Config) maxBytes() int {
 	if c.MaxBytes == 0 {
-		return DefaultMaxBytes
+		return defaultMaxBytes
 	}
 	return c.MaxBytes
 }
@@ -197,7 +197,7 @@ func Merge(d *agentsmd.Discovery, cfg Config) Merged {
 	for i, f := range d.Files {
 		secs[i], m.Sources[i] = sectionOf(f)
 	}
-	preamble := Header + "\n\n" + precedence + "\n"
+	preamble := header + "\n\n" + precedence + "\n"
 	if budget < minMaxBytes {
 		for i := range m.Sources {
 			m.Sources[i].Truncated, m.Sources[i].Omitted = true, true

@@ -23,7 +23,7 @@ func global(content string) agentsmd.File {
 	return agentsmd.File{Path: "/home/u/.config/adkctx/AGENTS.md", RelPath: "~/.config/adkctx/AGENTS.md", Scope: agentsmd.ScopeGlobal, Content: content}
 }
 
-const preamble = Header + "\n\n" + precedence + "\n"
+const preamble = header + "\n\n" + precedence + "\n"
 
 func TestMergeFormat(t *testing.T) {
 	d := disc(global("Be brief.\n"), file("AGENTS.md", "Root {rules}.\n\n"), file("a/AGENTS.md", "Leaf."))

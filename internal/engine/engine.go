@@ -190,7 +190,7 @@ func (e *Engine) Instructions(workDir string) (instructions.Merged, error) {
 	if workDir == "" {
 		workDir = e.workDir
 	}
-	return e.loader.Load(workDir)
+	return e.loader.Load(context.Background(), workDir)
 }
 
 // Usage reports a session's accounting under the limits of the model it last used.
@@ -327,14 +327,13 @@ func (e *Engine) state(s compactor.Session) *sessionState {
 
 // calibration returns the session's calibration for a model. Hold st.mu.
 func (st *sessionState) calibration(model string) *budget.Calibration {
-	name := budget.NormalizeModelName(model)
-	c, ok := st.calib[name]
+	c, ok := st.calib[model]
 	if !ok {
 		if len(st.calib) >= 8 { // a session uses few models; bound hostile input
 			clear(st.calib)
 		}
 		c = &budget.Calibration{}
-		st.calib[name] = c
+		st.calib[model] = c
 	}
 	return c
 }

@@ -130,7 +130,7 @@ func (e *Engine) injectInstructions(ctx context.Context, sessionID string, state
 		return 0
 	}
 	dir := e.workDirFor(state)
-	merged, err := e.loader.LoadContext(ctx, dir)
+	merged, err := e.loader.Load(ctx, dir)
 	if err != nil {
 		kind, msg := errkind.Of(err)
 		e.log.Warn("agents.md instructions unavailable", zap.String("session_id", sessionID), zap.String("work_dir", dir),
@@ -151,9 +151,9 @@ func (e *Engine) injectInstructions(ctx context.Context, sessionID string, state
 // result at the truncation limit, it would — so the summary is ready before it is built.
 func (e *Engine) track(st *sessionState, limits budget.Limits, d request.BudgetDecision, sent bool) (tokenLimit int, approaching bool) {
 	if sent {
-		st.lastTokens, st.lastFactor = d.FinalTokens+d.Margin, d.CalibrationFactor()
+		st.lastTokens, st.lastFactor = d.FinalTokens+d.Margin, calibrationFactor(d)
 	}
-	st.tokenLimit = max(int(float64(limits.Soft)/d.CalibrationFactor())-d.FixedTokens, 1)
+	st.tokenLimit = max(int(float64(limits.Soft)/calibrationFactor(d))-d.FixedTokens, 1)
 	if st.lastPredicted > 0 && d.PredictedTokens > st.lastPredicted {
 		st.growth = max(float64(d.PredictedTokens-st.lastPredicted), st.growth*growthDecay)
 	}
@@ -180,7 +180,7 @@ func decisionFields(sessionID string, c Call, seq int, limits budget.Limits, d r
 	}, limitFields(limits)...)
 	return append(fields,
 		zap.Int("estimated_tokens", d.EstimatedTokens),
-		zap.Float64("calibration_factor", round3(d.CalibrationFactor())),
+		zap.Float64("calibration_factor", round3(calibrationFactor(d))),
 		zap.Int("predicted_tokens", d.PredictedTokens),
 		zap.Int("safety_margin", d.Margin),
 		zap.Int("final_tokens", d.FinalTokens),
@@ -225,7 +225,7 @@ func (e *Engine) maxResultTokens(d request.BudgetDecision) int {
 	if maxBytes == 0 {
 		maxBytes = truncate.DefaultMaxBytes
 	}
-	return int(float64(maxBytes) / 3 * d.CalibrationFactor())
+	return int(float64(maxBytes) / 3 * calibrationFactor(d))
 }
 
 func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
@@ -380,4 +380,13 @@ func (st *sessionState) projected(c *genai.Content) int {
 		f = 1
 	}
 	return st.lastTokens + int(math.Ceil(float64(budget.EstimateContent(c))*f))
+}
+
+// calibrationFactor is the decision's PredictedTokens / EstimatedTokens (1 when either is
+// unknown).
+func calibrationFactor(d request.BudgetDecision) float64 {
+	if d.EstimatedTokens <= 0 || d.PredictedTokens <= 0 {
+		return 1
+	}
+	return float64(d.PredictedTokens) / float64(d.EstimatedTokens)
 }

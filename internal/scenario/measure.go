@@ -154,7 +154,7 @@ func previousResultsWhole(contents []*genai.Content, i int) bool {
 // serve (Fresh).
 func (f *Figures) cache(system *genai.Content, tools []*genai.Tool, contents []*genai.Content, reported int) {
 	fixedJSON := jsonOf(system) + jsonOf(tools)
-	fixed := budget.EstimateContent(system) + budget.EstimateTools(tools)
+	fixed := budget.EstimateRequest(nil, &genai.GenerateContentConfig{SystemInstruction: system, Tools: tools})
 	total, shared := fixed, 0
 	same := fixedJSON == f.prevFixed
 	if same {

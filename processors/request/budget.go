@@ -74,14 +74,6 @@ type BudgetDecision struct {
 	Sizes []int
 }
 
-// CalibrationFactor is PredictedTokens / EstimatedTokens (1 when either is unknown).
-func (d BudgetDecision) CalibrationFactor() float64 {
-	if d.EstimatedTokens <= 0 || d.PredictedTokens <= 0 {
-		return 1
-	}
-	return float64(d.PredictedTokens) / float64(d.EstimatedTokens)
-}
-
 // BudgetExceededError is returned when the newest turn, with the system instruction, the tools
 // and the summary, does not fit under the hard limit even after every cut. The model is not
 // called. Recognise it with errors.As.
@@ -139,7 +131,7 @@ func EnforceBudget(req *LLMRequest, in BudgetInput) (BudgetDecision, error) {
 		predict = func(n int) budget.Prediction { return budget.Prediction{Tokens: n} }
 	}
 	if req.Config != nil {
-		d.FixedTokens = budget.EstimateContent(req.Config.SystemInstruction) + budget.EstimateTools(req.Config.Tools)
+		d.FixedTokens = budget.EstimateRequest(nil, req.Config)
 	}
 	t := newTrimmer(req.Contents, in.Sizes, in.Pinned)
 	d.Sizes = t.sizes
@@ -209,7 +201,9 @@ func newTrimmer(contents []*genai.Content, sizes []int, pinned func(*genai.Conte
 	t := &trimmer{contents: contents, sizes: sizes, pinned: make([]bool, len(contents))}
 	if len(sizes) != len(contents) {
 		t.sizes = make([]int, len(contents))
-		budget.EstimateEach(contents, t.sizes)
+		for i, c := range contents {
+			t.sizes[i] = budget.EstimateContent(c)
+		}
 	}
 	for i, c := range contents {
 		t.total += t.sizes[i]
@@ -388,14 +382,18 @@ func (t *trimmer) cutResponses(fixed, hard int, f float64, d *BudgetDecision) ([
 	return nil, false
 }
 
+// responseTokens estimates the function responses of c (with one content's overhead).
 func responseTokens(c *genai.Content) int {
-	n := 0
+	var parts []*genai.Part
 	for _, p := range partsOf(c) {
 		if p.FunctionResponse != nil {
-			n += budget.EstimatePart(p)
+			parts = append(parts, p)
 		}
 	}
-	return n
+	if parts == nil {
+		return 0
+	}
+	return budget.EstimateContent(&genai.Content{Parts: parts})
 }
 
 // cutNewestResponses cuts every function response in cs to share bytes (copy-on-write).

@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
 
-	"github.com/adkctx/adkctx/instructions"
 	"github.com/adkctx/adkctx/processors/request"
 )
 
@@ -102,7 +101,7 @@ func TestInjectInstructions(t *testing.T) {
 // cost). Reported: inject_ns/op, copy_ns/op and beyond_copy_ns/op (inject
 // minus copy; negative when injecting is cheaper than copying).
 func BenchmarkInjectInstructions(b *testing.B) {
-	text := strings.Repeat("rule {x}\n", instructions.DefaultMaxBytes/9)
+	text := strings.Repeat("rule {x}\n", 32768/9)
 	base := &genai.GenerateContentConfig{SystemInstruction: genai.NewContentFromText("agent instruction", genai.RoleUser)}
 	var sink string
 	b.ReportAllocs()

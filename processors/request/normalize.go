@@ -29,12 +29,6 @@ type NormalizeReport struct {
 	OrphanNames    []string
 }
 
-// Changed reports whether Normalize modified the request.
-func (r NormalizeReport) Changed() bool {
-	return r.SyntheticResponses > 0 || r.OrphansRemoved > 0 || r.Reordered > 0 ||
-		r.ContentsInserted > 0 || r.ContentsDropped > 0
-}
-
 // Normalize makes the function calls and responses in req.Contents valid for the model:
 //
 //   - every content with function calls is followed by a content holding exactly one response

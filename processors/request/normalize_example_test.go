@@ -27,11 +27,12 @@ func ExampleNormalize() {
 		fmt.Println(p.FunctionResponse.Name, p.FunctionResponse.Response)
 	}
 	fmt.Printf("synthetic %v, orphans %v, reordered %d\n", rep.SyntheticNames, rep.OrphanNames, rep.Reordered)
-	fmt.Println("second run changes something:", request.Normalize(req).Changed())
+	again := request.Normalize(req)
+	fmt.Printf("second run: %d synthetic, %d orphans, %d reordered\n", again.SyntheticResponses, again.OrphansRemoved, again.Reordered)
 	// Output:
 	// git_status map[result:ok]
 	// list_dir map[error:aborted: no result is available for this call (it was interrupted or its result was lost)]
 	// git_log map[result:ok]
 	// synthetic [list_dir], orphans [ghost], reordered 1
-	// second run changes something: false
+	// second run: 0 synthetic, 0 orphans, 0 reordered
 }

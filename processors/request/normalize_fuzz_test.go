@@ -80,7 +80,7 @@ func FuzzNormalize(f *testing.F) {
 		}
 		once := nzSnapshot(t, req.Contents)
 		rep2 := Normalize(req)
-		if rep2.Changed() || nzSnapshot(t, req.Contents) != once {
+		if changed(rep2) || nzSnapshot(t, req.Contents) != once {
 			t.Fatalf("not idempotent: %+v\nonce:  %s\ntwice: %s", rep2, once, nzSnapshot(t, req.Contents))
 		}
 	})

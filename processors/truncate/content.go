@@ -20,7 +20,7 @@ func Responses(c *genai.Content, cfg Config, note func(Cut) string) (out *genai.
 		if !s.Truncated || !ok {
 			continue
 		}
-		st.Add(s)
+		st.add(s)
 		cut++
 		fr := *p.FunctionResponse
 		fr.Response = m

@@ -83,8 +83,8 @@ type Stats struct {
 	OmittedLines, OmittedBytes int
 }
 
-// Add accumulates o into s.
-func (s *Stats) Add(o Stats) {
+// add accumulates o into s.
+func (s *Stats) add(o Stats) {
 	s.Truncated = s.Truncated || o.Truncated
 	s.StringsCut += o.StringsCut
 	s.ItemsOmitted += o.ItemsOmitted

@@ -147,7 +147,7 @@ func Value(v any, cfg Config, note func(Cut) string) (any, Stats) {
 			s, st = cutText(j.cut.Text, j.cfg, n, j.newlines)
 		}
 		j.set(s)
-		f.stats.Add(st)
+		f.stats.add(st)
 	}
 	// Over the limits, or holding what cannot pass as it is: something was cut, left out or
 	// replaced by its JSON text.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/tiktoken-go/tokenizer"
+	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/budget"
 )
@@ -260,15 +261,14 @@ func TestValueBoundsAnyShape(t *testing.T) {
 			if !bytes.Contains(js, []byte(MarkerPrefix)) {
 				t.Errorf("result has no marker")
 			}
-			// The estimator walks whatever Value lets through: its count tracks the JSON text.
 			// The estimator walks whatever Value lets through, and counts it at least as the real
 			// tokenizer counts its JSON.
 			real, err := o200k.Count(string(js))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if est := budget.EstimateValue(out); est < real || est > 2*real {
-				t.Errorf("EstimateValue(result) = %d, o200k of its JSON = %d, want within [1, 2]×", est, real)
+			if est := budget.EstimateContent(genai.NewContentFromFunctionResponse("f", map[string]any{"v": out}, genai.RoleUser)); est < real || est > 2*real {
+				t.Errorf("EstimateContent(result) = %d, o200k of its JSON = %d, want within [1, 2]×", est, real)
 			}
 			if again, st2 := Value(out, Config{}, nil); st2.Truncated || !cmp.Equal(out, again) {
 				t.Errorf("not idempotent: %+v", st2)

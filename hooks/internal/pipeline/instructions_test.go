@@ -94,7 +94,7 @@ func TestInjectInstructionsEndToEnd(t *testing.T) {
 	var injectedMu sync.Mutex
 	var injected []string // the merged text injected on each call
 	before := func(_ agent.CallbackContext, req *model.LLMRequest) (*model.LLMResponse, error) {
-		m, err := loader.Load(workDir)
+		m, err := loader.Load(t.Context(), workDir)
 		if err != nil {
 			return nil, err
 		}
