@@ -1,6 +1,7 @@
 package agentsmd
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"github.com/adkctx/adkctx/internal/config"
@@ -112,15 +113,9 @@ func checkPlainName(n string) error {
 
 // withDefaults returns c with zero fields replaced by defaults.
 func (c Config) withDefaults() Config {
-	if c.MaxFileBytes == 0 {
-		c.MaxFileBytes = defaultMaxFileBytes
-	}
-	if c.TextBudget == 0 {
-		c.TextBudget = defaultTextBudget
-	}
-	if c.MaxImportDepth == 0 {
-		c.MaxImportDepth = defaultMaxImportDepth
-	}
+	c.MaxFileBytes = cmp.Or(c.MaxFileBytes, defaultMaxFileBytes)
+	c.TextBudget = cmp.Or(c.TextBudget, defaultTextBudget)
+	c.MaxImportDepth = cmp.Or(c.MaxImportDepth, defaultMaxImportDepth)
 	if len(c.RootMarkers) == 0 {
 		c.RootMarkers = defaultRootMarkers()
 	}

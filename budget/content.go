@@ -257,26 +257,10 @@ func (t *textCounter) schema(s *genai.Schema, depth int) {
 	t.add(`{"type":"`)
 	t.add(string(s.Type))
 	t.add(`"`)
-	if s.Title != "" {
-		t.add(`,"title":"`)
-		t.add(s.Title)
-		t.add(`"`)
-	}
-	if s.Description != "" {
-		t.add(`,"description":"`)
-		t.add(s.Description)
-		t.add(`"`)
-	}
-	if s.Format != "" {
-		t.add(`,"format":"`)
-		t.add(s.Format)
-		t.add(`"`)
-	}
-	if s.Pattern != "" {
-		t.add(`,"pattern":"`)
-		t.add(s.Pattern)
-		t.add(`"`)
-	}
+	t.stringField("title", s.Title)
+	t.stringField("description", s.Description)
+	t.stringField("format", s.Format)
+	t.stringField("pattern", s.Pattern)
 	if len(s.Enum) > 0 {
 		t.add(`,"enum":`)
 		t.stringList(s.Enum)
@@ -321,6 +305,18 @@ func (t *textCounter) schema(s *genai.Schema, depth int) {
 		t.value(s.Example, depth+1)
 	}
 	t.add(`}`)
+}
+
+// stringField feeds `,"name":"value"` when value is not empty (JSON's omitempty).
+func (t *textCounter) stringField(name, value string) {
+	if value == "" {
+		return
+	}
+	t.add(`,"`)
+	t.add(name)
+	t.add(`":"`)
+	t.add(value)
+	t.add(`"`)
 }
 
 func (t *textCounter) stringList(ss []string) {

@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"cmp"
 	"errors"
 	"math"
 
@@ -32,15 +33,9 @@ type LimitConfig struct {
 }
 
 func (c LimitConfig) withDefaults() LimitConfig {
-	if c.OutputReserveFraction == 0 {
-		c.OutputReserveFraction = defaultOutputReserveFraction
-	}
-	if c.SoftFraction == 0 {
-		c.SoftFraction = defaultSoftFraction
-	}
-	if c.HardFraction == 0 {
-		c.HardFraction = defaultHardFraction
-	}
+	c.OutputReserveFraction = cmp.Or(c.OutputReserveFraction, defaultOutputReserveFraction)
+	c.SoftFraction = cmp.Or(c.SoftFraction, defaultSoftFraction)
+	c.HardFraction = cmp.Or(c.HardFraction, defaultHardFraction)
 	return c
 }
 

@@ -1,6 +1,7 @@
 package compaction
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -117,18 +118,10 @@ func (c *Config) Validate() error {
 // WithDefaults returns c with the documented defaults in its zero fields. Negative values that
 // mean "off" stay negative, so applying it twice changes nothing.
 func (c Config) WithDefaults() Config {
-	if c.Interval == 0 {
-		c.Interval = defaultInterval
-	}
-	if c.Overlap == 0 {
-		c.Overlap = defaultOverlap
-	}
-	if c.RetainRecentInvocations == 0 {
-		c.RetainRecentInvocations = defaultRetainRecentInvocations
-	}
-	if c.RetainedToolResultBytes == 0 {
-		c.RetainedToolResultBytes = defaultRetainedToolResultBytes
-	}
+	c.Interval = cmp.Or(c.Interval, defaultInterval)
+	c.Overlap = cmp.Or(c.Overlap, defaultOverlap)
+	c.RetainRecentInvocations = cmp.Or(c.RetainRecentInvocations, defaultRetainRecentInvocations)
+	c.RetainedToolResultBytes = cmp.Or(c.RetainedToolResultBytes, defaultRetainedToolResultBytes)
 	if c.Summarizer == nil {
 		c.Summarizer = &ExtractiveSummarizer{}
 	}
@@ -138,12 +131,8 @@ func (c Config) WithDefaults() Config {
 	if c.NoFallback {
 		c.Fallback = nil
 	}
-	if c.Timeout == 0 {
-		c.Timeout = defaultTimeout
-	}
-	if c.Backoff == 0 {
-		c.Backoff = defaultBackoff
-	}
+	c.Timeout = cmp.Or(c.Timeout, defaultTimeout)
+	c.Backoff = cmp.Or(c.Backoff, defaultBackoff)
 	return c
 }
 

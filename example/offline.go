@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -307,13 +308,8 @@ func recap(req *model.LLMRequest) string {
 	} else {
 		fmt.Fprintf(&b, "I can see our whole conversation: %d messages. ", len(req.Contents))
 	}
-	keys := make([]string, 0, len(names))
-	for k := range names {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
+	parts := make([]string, 0, len(names))
+	for _, k := range slices.Sorted(maps.Keys(names)) {
 		parts = append(parts, fmt.Sprintf("%s ×%d", k, names[k]))
 	}
 	fmt.Fprintf(&b, "In what I can see, I made %d tool calls (%s) and gave %d answers. ", calls, strings.Join(parts, ", "), answers)

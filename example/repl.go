@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -211,13 +211,8 @@ func (s *repl) ask(ctx context.Context, text string) error {
 }
 
 func formatArgs(args map[string]any) string {
-	keys := make([]string, 0, len(args))
-	for k := range args {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
+	parts := make([]string, 0, len(args))
+	for _, k := range slices.Sorted(maps.Keys(args)) {
 		parts = append(parts, fmt.Sprintf("%s=%v", k, args[k]))
 	}
 	return strings.Join(parts, ", ")
