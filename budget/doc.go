@@ -14,7 +14,7 @@
 // models get a fallback of 128,000 / 8,192
 // (8,192) and known=false: log that.
 //
-// [NewLimits] turns a model into [Limits]: reserved output = min(max
+// [LimitsFor] turns a model into [Limits]: reserved output = min(max
 // output, 10% of the window) unless configured; usable = window − reserved;
 // soft = 70% of usable ("compaction needed"); hard = 95% of usable (never
 // sent above). [LimitConfig.Validate] reports bad fractions as *adkctx.ConfigError values.

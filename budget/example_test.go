@@ -10,12 +10,11 @@ import (
 
 // Look a model up (version suffixes and "models/" prefixes are fine) and
 // derive its limits.
-func ExampleRegistry_Lookup() {
+func ExampleLimitsFor() {
 	reg := budget.NewRegistry(budget.ModelInfo{Name: "my-local-llama", ContextWindow: 32_768, MaxOutputTokens: 4_096})
 	for _, name := range []string{"models/gemini-2.5-flash-preview-05-20", "claude-sonnet-4-5-20250929", "my-local-llama", "mystery-model"} {
-		info, known := reg.Lookup(name)
-		l := budget.NewLimits(info, known, budget.LimitConfig{})
-		fmt.Printf("%s known=%v window=%d reserved=%d soft=%d hard=%d\n", name, known, l.Window, l.ReservedOutput, l.Soft, l.Hard)
+		l := budget.LimitsFor(reg, name, budget.LimitConfig{})
+		fmt.Printf("%s known=%v window=%d reserved=%d soft=%d hard=%d\n", name, l.Known, l.Window, l.ReservedOutput, l.Soft, l.Hard)
 	}
 	// Output:
 	// models/gemini-2.5-flash-preview-05-20 known=true window=1048576 reserved=65536 soft=688128 hard=933888

@@ -15,7 +15,7 @@ const (
 	defaultHardFraction          = 0.95
 )
 
-// LimitConfig configures NewLimits. The zero value uses the defaults.
+// LimitConfig configures LimitsFor. The zero value uses the defaults.
 type LimitConfig struct {
 	// ReservedOutputTokens, when > 0, is the number of tokens kept free for
 	// the model's answer. Default 0: min(model max output,
@@ -86,11 +86,11 @@ type Limits struct {
 	Soft, Hard int
 }
 
-// NewLimits computes the limits for info under cfg. Zero config fields take
+// newLimits computes the limits for info under cfg. Zero config fields take
 // their defaults; invalid values (which Validate reports) are replaced by
-// the defaults too, so NewLimits never fails. A non-positive window takes
+// the defaults too, so newLimits never fails. A non-positive window takes
 // fallbackContextWindow. The reserve never exceeds half the window.
-func NewLimits(info ModelInfo, known bool, cfg LimitConfig) Limits {
+func newLimits(info ModelInfo, known bool, cfg LimitConfig) Limits {
 	c := cfg.withDefaults()
 	if checkFraction("", c.OutputReserveFraction) != nil {
 		c.OutputReserveFraction = defaultOutputReserveFraction
@@ -140,5 +140,5 @@ func fracOf(f float64, n int) int {
 // LimitsFor looks model up in r (nil: built-ins) and returns its limits.
 func LimitsFor(r *Registry, model string, cfg LimitConfig) Limits {
 	info, known := r.Lookup(model)
-	return NewLimits(info, known, cfg)
+	return newLimits(info, known, cfg)
 }

@@ -204,13 +204,3 @@ func (r *Registry) Lookup(model string) (info ModelInfo, known bool) {
 	}
 	return ModelInfo{Name: model, ContextWindow: fallbackContextWindow, MaxOutputTokens: fallbackMaxOutputTokens, Source: SourceFallback}, false
 }
-
-// Models returns a copy of the registry's entries, overrides first.
-func (r *Registry) Models() []ModelInfo {
-	if r == nil {
-		r = NewRegistry()
-	}
-	out := make([]ModelInfo, 0, len(r.overrides)+len(r.builtins))
-	out = append(out, r.overrides...)
-	return append(out, r.builtins...)
-}

@@ -28,7 +28,7 @@ const (
 	defaultRetainFraction = 0.5
 )
 
-// Config configures compaction (hooks.Config.Compaction). Zero values mean the documented
+// Config configures compaction (adkctx.Config.Compaction). Zero values mean the documented
 // defaults.
 type Config struct {
 	// Interval θ: a sliding-window compaction runs after an invocation once θ completed

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/adk/session"
 	"google.golang.org/adk/tool"
 
+	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
@@ -47,10 +48,10 @@ type agentSetup struct {
 // Hooks.Wire: adkctx's plugin is added and the session service wrapped (the model sees the
 // compacted view; every original event stays in s.Sessions).
 func wire(s agentSetup) (*hooks.Hooks, runner.Config, error) {
-	h, err := hooks.New(hooks.Config{
+	h, err := hooks.New(adkctx.Config{
 		Logger:        s.Logger,
 		Models:        s.Models,
-		Instructions:  &hooks.InstructionsConfig{WorkDir: s.WorkDir},
+		Instructions:  &adkctx.InstructionsConfig{WorkDir: s.WorkDir},
 		Compaction:    &compaction.Config{Summarizer: s.Summarizer, Synchronous: s.Synchronous},
 		MeterProvider: s.Meter,
 	})

@@ -26,6 +26,7 @@ import (
 	"gorm.io/gorm"
 	gormlogger "gorm.io/gorm/logger"
 
+	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/agentsmd"
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
@@ -39,7 +40,7 @@ type wired struct {
 	base session.Service
 }
 
-func wireStack(t *testing.T, m model.LLM, cfg hooks.Config, base session.Service, tools ...tool.Tool) *wired {
+func wireStack(t *testing.T, m model.LLM, cfg adkctx.Config, base session.Service, tools ...tool.Tool) *wired {
 	t.Helper()
 	core, logs := observer.New(zapcore.DebugLevel)
 	cfg.Logger = zap.New(core)
@@ -127,7 +128,7 @@ func TestCompactionKeepsTheRawTail(t *testing.T) {
 				m := &llmtest.Model{UsageScale: 1, Default: func(req *model.LLMRequest) (*genai.Content, error) {
 					return genai.NewContentFromText("noted: "+strings.Repeat("detail ", 40), genai.RoleModel), nil
 				}}
-				cfg := hooks.Config{Compaction: &compaction.Config{Interval: 3, Synchronous: sync, Summarizer: &compaction.ExtractiveSummarizer{}}}
+				cfg := adkctx.Config{Compaction: &compaction.Config{Interval: 3, Synchronous: sync, Summarizer: &compaction.ExtractiveSummarizer{}}}
 				s := wireStack(t, m, cfg, newBase())
 				const turns = 16
 				for i := range turns {
@@ -208,7 +209,7 @@ func TestBackgroundCompactionIsOffTheTurn(t *testing.T) {
 		return genai.NewContentFromText("noted: "+strings.Repeat("detail ", 40), genai.RoleModel), nil
 	}}
 	slow := &slowSummarizer{delay: 1500 * time.Millisecond}
-	s := wireStack(t, m, hooks.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: slow}}, session.InMemoryService())
+	s := wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: slow}}, session.InMemoryService())
 	var longest time.Duration
 	for i := range 6 {
 		start := time.Now()
@@ -237,7 +238,7 @@ func TestBackgroundCompactionIsOffTheTurn(t *testing.T) {
 func TestSummarizerIgnoringItsContextIsBounded(t *testing.T) {
 	m := &llmtest.Model{UsageScale: 1}
 	slow := &slowSummarizer{delay: time.Hour, ignoreCtx: true}
-	s := wireStack(t, m, hooks.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: slow, Timeout: 300 * time.Millisecond,
+	s := wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: slow, Timeout: 300 * time.Millisecond,
 		Synchronous: true}}, session.InMemoryService())
 	for i := range 5 {
 		if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 40))); err != nil {
@@ -263,7 +264,7 @@ func TestLongInvocationStaysBounded(t *testing.T) {
 	}
 	m.Script = append(m.Script, llmtest.Text("all targets built"))
 	out := strings.Repeat("step output line with some detail\n", 90) // ~3 KB, under the truncation limit
-	cfg := hooks.Config{
+	cfg := adkctx.Config{
 		Models:     []budget.ModelInfo{{Name: "small-model", ContextWindow: 8000, MaxOutputTokens: 500}},
 		Compaction: &compaction.Config{Summarizer: &compaction.ExtractiveSummarizer{}},
 	}
@@ -295,7 +296,7 @@ func TestLongInvocationStaysBounded(t *testing.T) {
 func TestWiringMistakesAreLoud(t *testing.T) {
 	t.Run("no plugin", func(t *testing.T) {
 		core, logs := observer.New(zapcore.DebugLevel)
-		h, err := hooks.New(hooks.Config{Logger: zap.New(core), Compaction: &compaction.Config{}})
+		h, err := hooks.New(adkctx.Config{Logger: zap.New(core), Compaction: &compaction.Config{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -314,7 +315,7 @@ func TestWiringMistakesAreLoud(t *testing.T) {
 	})
 	t.Run("no session wrapper", func(t *testing.T) {
 		core, logs := observer.New(zapcore.DebugLevel)
-		h, err := hooks.New(hooks.Config{Logger: zap.New(core), Compaction: &compaction.Config{}})
+		h, err := hooks.New(adkctx.Config{Logger: zap.New(core), Compaction: &compaction.Config{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -333,7 +334,7 @@ func TestWiringMistakesAreLoud(t *testing.T) {
 		}
 	})
 	t.Run("Wire refuses", func(t *testing.T) {
-		h, _ := hooks.New(hooks.Config{Compaction: &compaction.Config{}})
+		h, _ := hooks.New(adkctx.Config{Compaction: &compaction.Config{}})
 		a, _ := llmagent.New(llmagent.Config{Name: "assistant", Model: &llmtest.Model{}})
 		if _, err := h.Wire(runner.Config{AppName: appName, Agent: a}); err == nil {
 			t.Error("Wire accepted a config without a session service")
@@ -347,7 +348,7 @@ func TestWiringMistakesAreLoud(t *testing.T) {
 		}
 	})
 	t.Run("correct wiring logs no error", func(t *testing.T) {
-		s := wireStack(t, &llmtest.Model{}, hooks.Config{Compaction: &compaction.Config{}}, session.InMemoryService())
+		s := wireStack(t, &llmtest.Model{}, adkctx.Config{Compaction: &compaction.Config{}}, session.InMemoryService())
 		for range 3 {
 			if err := s.send(t, "s1", "hello"); err != nil {
 				t.Fatal(err)
@@ -373,7 +374,7 @@ func TestWireLearnsTheAgentsModel(t *testing.T) {
 		}
 		return genai.NewContentFromText("noted: "+strings.Repeat("detail ", 40), genai.RoleModel), nil
 	}}
-	s := wireStack(t, m, hooks.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true}}, session.InMemoryService())
+	s := wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true}}, session.InMemoryService())
 	for i := range 6 {
 		if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 40))); err != nil {
 			t.Fatal(err)
@@ -405,7 +406,7 @@ func TestBackgroundMarkerNeverFailsARunningTurn(t *testing.T) {
 		return genai.NewContentFromText("noted: "+strings.Repeat("detail ", 60), genai.RoleModel), nil
 	}}
 	gate := &gatedSummarizer{release: release}
-	s := wireStack(t, m, hooks.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: gate}}, base)
+	s := wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: gate}}, base)
 	for i := range 25 {
 		if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 30))); err != nil {
 			t.Fatalf("turn %d failed: %v", i, err)
@@ -433,7 +434,7 @@ func (g *gatedSummarizer) Summarize(ctx context.Context, in compaction.SummaryIn
 // turn, the same budget decisions as one process serving the whole session.
 func TestAlternatingProcessesMakeTheSameDecisions(t *testing.T) {
 	newModel := func() *llmtest.Model { return &llmtest.Model{ModelName: "small-model", UsageScale: 1.3} }
-	cfg := hooks.Config{
+	cfg := adkctx.Config{
 		Models:     []budget.ModelInfo{{Name: "small-model", ContextWindow: 16_000, MaxOutputTokens: 1_000}},
 		Compaction: &compaction.Config{Interval: 3, Synchronous: true, Summarizer: &compaction.ExtractiveSummarizer{}},
 	}
@@ -483,7 +484,7 @@ func TestInstructionsPerSessionWorkDir(t *testing.T) {
 	writeFile(t, filepath.Join(repoA, "AGENTS.md"), "Repo A: run `make test`; templates look like {name}.")
 	writeFile(t, filepath.Join(repoB, "svc", "AGENTS.md"), "Repo B service: never edit generated files.")
 	m := &llmtest.Model{}
-	cfg := hooks.Config{Instructions: &hooks.InstructionsConfig{
+	cfg := adkctx.Config{Instructions: &adkctx.InstructionsConfig{
 		WorkDir:         repoA,
 		WorkDirStateKey: "work_dir",
 		Discovery:       agentsmd.Config{NoGlobal: true},
@@ -539,7 +540,7 @@ func TestRetainedToolResultsAreExcerpted(t *testing.T) {
 	for name, newBase := range backends(t) {
 		t.Run(name, func(t *testing.T) {
 			m := &llmtest.Model{UsageScale: 1, Default: toolThenAnswer}
-			cfg := hooks.Config{Compaction: &compaction.Config{Interval: 3, Synchronous: true, Summarizer: &compaction.ExtractiveSummarizer{}}}
+			cfg := adkctx.Config{Compaction: &compaction.Config{Interval: 3, Synchronous: true, Summarizer: &compaction.ExtractiveSummarizer{}}}
 			s := wireStack(t, m, cfg, newBase(), dumpTool(t))
 			for i := range 5 {
 				if err := s.send(t, "s1", fmt.Sprintf("turn-%d: dump a.txt", i)); err != nil {

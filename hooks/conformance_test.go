@@ -7,6 +7,7 @@ import (
 	"google.golang.org/adk/session"
 	"google.golang.org/adk/session/sessiontestsuite"
 
+	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
 	"github.com/adkctx/adkctx/hooks/internal/pgtest"
@@ -16,7 +17,7 @@ import (
 // PostgreSQL services (the last one when a server is configured: see scripts/postgres.sh).
 func TestSessionWrapperConformance(t *testing.T) {
 	wrap := func(t *testing.T, base session.Service) session.Service {
-		h, err := hooks.New(hooks.Config{Compaction: &compaction.Config{}})
+		h, err := hooks.New(adkctx.Config{Compaction: &compaction.Config{}})
 		if err != nil {
 			t.Fatal(err)
 		}

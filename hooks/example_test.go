@@ -14,6 +14,7 @@ import (
 	"google.golang.org/adk/session"
 	"google.golang.org/genai"
 
+	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
 )
@@ -45,7 +46,7 @@ func (echoModel) GenerateContent(_ context.Context, req *model.LLMRequest, _ boo
 // agent's own model writes the summaries (the extractive summarizer is the fallback).
 func Example() {
 	ctx := context.Background()
-	h, err := hooks.New(hooks.Config{
+	h, err := hooks.New(adkctx.Config{
 		Logger:     zap.NewNop(), // your *zap.Logger
 		Compaction: &compaction.Config{},
 	})

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/adk/session"
 	"google.golang.org/genai"
 
+	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
@@ -41,7 +42,7 @@ func runScenario(tb testing.TB, window, invocations int, withAdkctx bool) scenar
 func runScenarioWith(tb testing.TB, window, invocations int, withAdkctx bool, cc compaction.Config) scenarioRun {
 	const modelName = "scenario-model"
 	info := budget.ModelInfo{Name: modelName, ContextWindow: window, MaxOutputTokens: 8_192}
-	limits := budget.NewLimits(info, true, budget.LimitConfig{})
+	limits := budget.LimitsFor(budget.NewRegistry(info), modelName, budget.LimitConfig{})
 	m := llmtest.NewScenario(modelName, limits.Soft)
 	tools, err := llmtest.ScenarioTools()
 	if err != nil {
@@ -57,7 +58,7 @@ func runScenarioWith(tb testing.TB, window, invocations int, withAdkctx bool, cc
 		if cc.Summarizer == nil {
 			cc.Summarizer = &compaction.ExtractiveSummarizer{}
 		}
-		run.hooks, err = hooks.New(hooks.Config{
+		run.hooks, err = hooks.New(adkctx.Config{
 			Models:     []budget.ModelInfo{info},
 			Compaction: &cc,
 		})
@@ -134,7 +135,7 @@ func TestFigureContinuity(t *testing.T) {
 // checkLedger compares the live summary's ledger with the tool calls its chain hides.
 func checkLedger(t *testing.T, base session.Service) {
 	t.Helper()
-	viewer, err := hooks.New(hooks.Config{Compaction: &compaction.Config{}})
+	viewer, err := hooks.New(adkctx.Config{Compaction: &compaction.Config{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ type stack struct {
 }
 
 type stackOptions struct {
-	cfg        hooks.Config
+	cfg        adkctx.Config
 	tools      []tool.Tool
 	usePlugin  bool // register the plugin (runner scope)
 	useAgent   bool // register the agent callbacks
@@ -252,7 +252,7 @@ func TestSmallWindowNeverExceedsHardLimit(t *testing.T) {
 	m := &llmtest.Model{ModelName: "tiny-model", UsageScale: 1.3, Default: func(req *model.LLMRequest) (*genai.Content, error) {
 		return genai.NewContentFromText(strings.Repeat("Here is a considered answer. ", 12), genai.RoleModel), nil
 	}}
-	cfg := hooks.Config{Models: []budget.ModelInfo{{Name: "tiny-model", ContextWindow: 4000, MaxOutputTokens: 400}}}
+	cfg := adkctx.Config{Models: []budget.ModelInfo{{Name: "tiny-model", ContextWindow: 4000, MaxOutputTokens: 400}}}
 	s := newStack(t, m, stackOptions{cfg: cfg})
 	limits := s.hooks.Limits("tiny-model")
 	if !limits.Known || limits.Hard <= 0 {
@@ -433,15 +433,15 @@ func TestConcurrentSessionsAndParallelTools(t *testing.T) {
 func TestNewRejectsInvalidConfig(t *testing.T) {
 	missing := t.TempDir() + "/missing"
 	for name, tc := range map[string]struct {
-		cfg    hooks.Config
+		cfg    adkctx.Config
 		fields []string
 	}{
-		"soft above hard":       {hooks.Config{Limits: budget.LimitConfig{SoftFraction: 0.9, HardFraction: 0.5}}, []string{"Limits.SoftFraction"}},
-		"negative bytes":        {hooks.Config{Truncation: truncateConfig(-1)}, []string{"Truncation.MaxBytes"}},
-		"model without name":    {hooks.Config{Models: []budget.ModelInfo{{ContextWindow: 5}}}, []string{"Models"}},
-		"work dir missing":      {hooks.Config{Instructions: &hooks.InstructionsConfig{WorkDir: missing}}, []string{"Instructions.WorkDir"}},
-		"bad compaction values": {hooks.Config{Compaction: &compaction.Config{Interval: -1, Timeout: -1}}, []string{"Compaction.Interval", "Compaction.Timeout"}},
-		"several at once": {hooks.Config{Truncation: truncateConfig(-1), Compaction: &compaction.Config{Interval: -2}},
+		"soft above hard":       {adkctx.Config{Limits: budget.LimitConfig{SoftFraction: 0.9, HardFraction: 0.5}}, []string{"Limits.SoftFraction"}},
+		"negative bytes":        {adkctx.Config{Truncation: truncateConfig(-1)}, []string{"Truncation.MaxBytes"}},
+		"model without name":    {adkctx.Config{Models: []budget.ModelInfo{{ContextWindow: 5}}}, []string{"Models"}},
+		"work dir missing":      {adkctx.Config{Instructions: &adkctx.InstructionsConfig{WorkDir: missing}}, []string{"Instructions.WorkDir"}},
+		"bad compaction values": {adkctx.Config{Compaction: &compaction.Config{Interval: -1, Timeout: -1}}, []string{"Compaction.Interval", "Compaction.Timeout"}},
+		"several at once": {adkctx.Config{Truncation: truncateConfig(-1), Compaction: &compaction.Config{Interval: -2}},
 			[]string{"Truncation.MaxBytes", "Compaction.Interval"}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -460,7 +460,7 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 		})
 	}
 	// A model override without a window is valid: it keeps the built-in (or fallback) window.
-	h, err := hooks.New(hooks.Config{Models: []budget.ModelInfo{{Name: "gemini-2.5-flash", MaxOutputTokens: 1_000}}})
+	h, err := hooks.New(adkctx.Config{Models: []budget.ModelInfo{{Name: "gemini-2.5-flash", MaxOutputTokens: 1_000}}})
 	if err != nil {
 		t.Fatalf("override without window refused: %v", err)
 	}

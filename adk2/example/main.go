@@ -31,6 +31,7 @@ import (
 	"gorm.io/gorm"
 	gormlogger "gorm.io/gorm/logger"
 
+	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/adk2/hooks"
 	"github.com/adkctx/adkctx/adk2/internal/llmtest"
 	"github.com/adkctx/adkctx/budget"
@@ -84,7 +85,7 @@ func run(ctx context.Context, args []string, out io.Writer, getenv func(string) 
 	// The whole integration: one Config, one Wire. The offline model answers at once, so
 	// compaction runs synchronously to keep the printout the same on every run; an application
 	// keeps the default, in the background beside the conversation.
-	h, err := hooks.New(hooks.Config{Models: models, Compaction: &compaction.Config{Synchronous: !o.online}})
+	h, err := hooks.New(adkctx.Config{Models: models, Compaction: &compaction.Config{Synchronous: !o.online}})
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/genai"
 
+	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/adk2/hooks"
 	"github.com/adkctx/adkctx/adk2/internal/llmtest"
 	"github.com/adkctx/adkctx/agentsmd"
@@ -35,7 +36,7 @@ func TestCompactionKeepsTheRawTail(t *testing.T) {
 		for _, sync := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/sync=%v", name, sync), func(t *testing.T) {
 				m := &llmtest.Model{UsageScale: 1, Default: chatty}
-				cfg := hooks.Config{Compaction: &compaction.Config{Interval: 3, Synchronous: sync, Summarizer: &compaction.ExtractiveSummarizer{}}}
+				cfg := adkctx.Config{Compaction: &compaction.Config{Interval: 3, Synchronous: sync, Summarizer: &compaction.ExtractiveSummarizer{}}}
 				s := wireStack(t, m, cfg, newBase(), nil)
 				const turns = 16
 				for i := range turns {
@@ -84,7 +85,7 @@ func TestCompactionKeepsTheRawTail(t *testing.T) {
 func TestBackgroundCompactionIsOffTheTurn(t *testing.T) {
 	release := make(chan struct{})
 	m := &llmtest.Model{UsageScale: 1, Default: chatty}
-	s := wireStack(t, m, hooks.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: &gatedSummarizer{release: release}}}, session.InMemoryService(), nil)
+	s := wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: &gatedSummarizer{release: release}}}, session.InMemoryService(), nil)
 	for i := range 6 {
 		// Every turn ends while the summarizer is still held: had a turn waited for it, the
 		// test would hang (and fail on its deadline) here.
@@ -112,7 +113,7 @@ func TestBackgroundCompactionIsOffTheTurn(t *testing.T) {
 // used and the session's compaction slot is released.
 func TestSummarizerIgnoringItsContextIsBounded(t *testing.T) {
 	slow := &slowSummarizer{delay: time.Hour, ignoreCtx: true}
-	s := wireStack(t, &llmtest.Model{UsageScale: 1}, hooks.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: slow, Timeout: 300 * time.Millisecond,
+	s := wireStack(t, &llmtest.Model{UsageScale: 1}, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: slow, Timeout: 300 * time.Millisecond,
 		Synchronous: true}}, session.InMemoryService(), nil)
 	for i := range 5 {
 		if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 40))); err != nil {
@@ -137,7 +138,7 @@ func TestLongInvocationStaysBounded(t *testing.T) {
 		m.Script = append(m.Script, llmtest.Call(&genai.FunctionCall{Name: "build", Args: map[string]any{"target": fmt.Sprint(i)}}))
 	}
 	m.Script = append(m.Script, llmtest.Text("all targets built"))
-	cfg := hooks.Config{
+	cfg := adkctx.Config{
 		Models:     []budget.ModelInfo{{Name: "small-model", ContextWindow: 8000, MaxOutputTokens: 500}},
 		Compaction: &compaction.Config{Summarizer: &compaction.ExtractiveSummarizer{}},
 	}
@@ -192,7 +193,7 @@ func TestWiringMistakesAreLoud(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			core, logs := observer.New(zapcore.DebugLevel)
-			h, err := hooks.New(hooks.Config{Logger: zap.New(core), Compaction: &compaction.Config{}})
+			h, err := hooks.New(adkctx.Config{Logger: zap.New(core), Compaction: &compaction.Config{}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -207,7 +208,7 @@ func TestWiringMistakesAreLoud(t *testing.T) {
 		})
 	}
 	t.Run("Wire refuses", func(t *testing.T) {
-		h, _ := newHooks(t, hooks.Config{Compaction: &compaction.Config{}})
+		h, _ := newHooks(t, adkctx.Config{Compaction: &compaction.Config{}})
 		a, _ := llmagent.New(llmagent.Config{Name: "assistant", Model: &llmtest.Model{}})
 		if _, err := h.Wire(runner.Config{AppName: appName, Agent: a}); err == nil {
 			t.Error("Wire accepted a config without a session service")
@@ -224,7 +225,7 @@ func TestWiringMistakesAreLoud(t *testing.T) {
 		}
 	})
 	t.Run("correct wiring logs no error", func(t *testing.T) {
-		s := wireStack(t, &llmtest.Model{}, hooks.Config{Compaction: &compaction.Config{}}, session.InMemoryService(), nil)
+		s := wireStack(t, &llmtest.Model{}, adkctx.Config{Compaction: &compaction.Config{}}, session.InMemoryService(), nil)
 		hello(t, s.runner)
 		if n := s.logs.FilterLevelExact(zapcore.ErrorLevel).Len(); n != 0 {
 			t.Errorf("%d error entries with correct wiring: %v", n, s.logs.FilterLevelExact(zapcore.ErrorLevel).All())
@@ -257,7 +258,7 @@ func TestWireLearnsTheAgentsModel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := wireStack(t, m, hooks.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true}}, session.InMemoryService(), tc.root(t, a))
+			s := wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true}}, session.InMemoryService(), tc.root(t, a))
 			for i := range 6 {
 				if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 40))); err != nil {
 					t.Fatal(err)
@@ -291,7 +292,7 @@ func TestBackgroundMarkerNeverFailsARunningTurn(t *testing.T) {
 		}
 		return genai.NewContentFromText("noted: "+strings.Repeat("detail ", 60), genai.RoleModel), nil
 	}}
-	s := wireStack(t, m, hooks.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: &gatedSummarizer{release: release}}}, base, nil)
+	s := wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: &gatedSummarizer{release: release}}}, base, nil)
 	for i := range 25 {
 		if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 30))); err != nil {
 			t.Fatalf("turn %d failed: %v", i, err)
@@ -308,7 +309,7 @@ func TestBackgroundMarkerNeverFailsARunningTurn(t *testing.T) {
 func TestAnotherProcessMakesTheSameDecision(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sessions.db")
 	newModel := func() *llmtest.Model { return &llmtest.Model{ModelName: "small-model", UsageScale: 1.3} }
-	cfg := hooks.Config{Models: []budget.ModelInfo{{Name: "small-model", ContextWindow: 32_000, MaxOutputTokens: 1_000}}}
+	cfg := adkctx.Config{Models: []budget.ModelInfo{{Name: "small-model", ContextWindow: 32_000, MaxOutputTokens: 1_000}}}
 	first := wireStack(t, newModel(), cfg, sqliteService(t, path), nil)
 	for i := range 5 {
 		if err := first.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("a fairly long question ", 60))); err != nil {
@@ -339,7 +340,7 @@ func TestInstructionsPerSessionWorkDir(t *testing.T) {
 	writeFile(t, filepath.Join(repoA, "AGENTS.md"), "Repo A: run `make test`; templates look like {name}.")
 	writeFile(t, filepath.Join(repoB, "svc", "AGENTS.md"), "Repo B service: never edit generated files.")
 	m := &llmtest.Model{}
-	s := newStack(t, m, stackOptions{cfg: hooks.Config{Instructions: &hooks.InstructionsConfig{
+	s := newStack(t, m, stackOptions{cfg: adkctx.Config{Instructions: &adkctx.InstructionsConfig{
 		WorkDir: repoA, WorkDirStateKey: "work_dir", Discovery: agentsmd.Config{NoGlobal: true},
 	}}})
 	if _, err := s.sessions.Create(t.Context(), &session.CreateRequest{AppName: appName, UserID: "user", SessionID: "b",

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/genai"
 
+	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/adk2/hooks"
 	"github.com/adkctx/adkctx/adk2/internal/llmtest"
 	"github.com/adkctx/adkctx/budget"
@@ -29,7 +30,7 @@ type scenarioRun struct {
 // figures do not depend on timing) — as the v1 figure test does.
 func runScenario(tb testing.TB, window int, withAdkctx bool) scenarioRun {
 	info := budget.ModelInfo{Name: "scenario-model", ContextWindow: window, MaxOutputTokens: 8_192}
-	limits := budget.NewLimits(info, true, budget.LimitConfig{})
+	limits := budget.LimitsFor(budget.NewRegistry(info), info.Name, budget.LimitConfig{})
 	m := llmtest.NewScenario(info.Name, limits.Soft)
 	tools, err := llmtest.ScenarioTools()
 	if err != nil {
@@ -43,7 +44,7 @@ func runScenario(tb testing.TB, window int, withAdkctx bool) scenarioRun {
 	rc := runner.Config{AppName: appName, Agent: a, SessionService: out.base, AutoCreateSession: true}
 	var h *hooks.Hooks
 	if withAdkctx {
-		if h, err = hooks.New(hooks.Config{Models: []budget.ModelInfo{info},
+		if h, err = hooks.New(adkctx.Config{Models: []budget.ModelInfo{info},
 			Compaction: &compaction.Config{Synchronous: true, Summarizer: &compaction.ExtractiveSummarizer{}}}); err != nil {
 			tb.Fatal(err)
 		}
@@ -96,7 +97,7 @@ func TestFigureContinuity(t *testing.T) {
 // checkLedger compares the live summary's ledger with the tool calls its chain hides.
 func checkLedger(t *testing.T, base session.Service) {
 	t.Helper()
-	viewer, err := hooks.New(hooks.Config{Compaction: &compaction.Config{}})
+	viewer, err := hooks.New(adkctx.Config{Compaction: &compaction.Config{}})
 	if err != nil {
 		t.Fatal(err)
 	}

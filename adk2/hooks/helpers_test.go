@@ -29,6 +29,7 @@ import (
 	"gorm.io/gorm"
 	gormlogger "gorm.io/gorm/logger"
 
+	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/adk2/hooks"
 	"github.com/adkctx/adkctx/adk2/internal/llmtest"
 	"github.com/adkctx/adkctx/compaction"
@@ -48,7 +49,7 @@ type stack struct {
 }
 
 type stackOptions struct {
-	cfg        hooks.Config
+	cfg        adkctx.Config
 	tools      []tool.Tool
 	usePlugin  bool // register the plugin only (no agent callbacks)
 	useBoth    bool // the plugin and the agent callbacks
@@ -96,7 +97,7 @@ func newStack(t testing.TB, m *llmtest.Model, opts stackOptions) *stack {
 
 // wireStack builds a runner over root (default: an llmagent on m with tools) wired with
 // Hooks.Wire, as the README shows.
-func wireStack(t testing.TB, m model.LLM, cfg hooks.Config, base session.Service, root agent.Agent, tools ...tool.Tool) *stack {
+func wireStack(t testing.TB, m model.LLM, cfg adkctx.Config, base session.Service, root agent.Agent, tools ...tool.Tool) *stack {
 	t.Helper()
 	h, logs := newHooks(t, cfg)
 	if root == nil {
@@ -118,7 +119,7 @@ func wireStack(t testing.TB, m model.LLM, cfg hooks.Config, base session.Service
 }
 
 // newHooks builds hooks logging to an observer, closed when the test ends.
-func newHooks(t testing.TB, cfg hooks.Config) (*hooks.Hooks, *observer.ObservedLogs) {
+func newHooks(t testing.TB, cfg adkctx.Config) (*hooks.Hooks, *observer.ObservedLogs) {
 	t.Helper()
 	core, logs := observer.New(zapcore.DebugLevel)
 	cfg.Logger = zap.New(core)

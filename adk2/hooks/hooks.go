@@ -25,19 +25,13 @@ import (
 	"github.com/adkctx/adkctx/processors/response"
 )
 
-// Config configures New; see adkctx.Config for every field and default.
-type Config = adkctx.Config
-
-// InstructionsConfig configures AGENTS.md files; see adkctx.InstructionsConfig.
-type InstructionsConfig = adkctx.InstructionsConfig
-
 // Hooks is adkctx for one application. It is safe for concurrent use. Create it with New.
 type Hooks struct {
 	e *engine.Engine
 }
 
 // New validates cfg (every problem, as joined *adkctx.ConfigError values) and builds the hooks.
-func New(cfg Config) (*Hooks, error) {
+func New(cfg adkctx.Config) (*Hooks, error) {
 	e, err := engine.New(cfg)
 	if err != nil {
 		return nil, err

@@ -109,7 +109,7 @@ func TestWithoutArtifactServiceTruncationStillWorks(t *testing.T) {
 // its own is refused with a typed error before the model is called.
 func TestSmallWindowNeverExceedsHardLimit(t *testing.T) {
 	m := &llmtest.Model{ModelName: "tiny-model", UsageScale: 1.3, Default: llmtest.Text(strings.Repeat("Here is a considered answer. ", 12))}
-	s := newStack(t, m, stackOptions{cfg: hooks.Config{Models: []budget.ModelInfo{{Name: "tiny-model", ContextWindow: 4000, MaxOutputTokens: 400}}}})
+	s := newStack(t, m, stackOptions{cfg: adkctx.Config{Models: []budget.ModelInfo{{Name: "tiny-model", ContextWindow: 4000, MaxOutputTokens: 400}}}})
 	limits := s.hooks.Limits("tiny-model")
 	if !limits.Known || limits.Hard <= 0 {
 		t.Fatalf("limits = %+v", limits)
@@ -280,14 +280,14 @@ func TestConcurrentSessionsAndParallelTools(t *testing.T) {
 func TestNewRejectsInvalidConfig(t *testing.T) {
 	missing := t.TempDir() + "/missing"
 	for name, tc := range map[string]struct {
-		cfg    hooks.Config
+		cfg    adkctx.Config
 		fields []string
 	}{
-		"soft above hard":       {hooks.Config{Limits: budget.LimitConfig{SoftFraction: 0.9, HardFraction: 0.5}}, []string{"Limits.SoftFraction"}},
-		"negative bytes":        {hooks.Config{Truncation: truncate.Config{MaxBytes: -1}}, []string{"Truncation.MaxBytes"}},
-		"model without name":    {hooks.Config{Models: []budget.ModelInfo{{ContextWindow: 5}}}, []string{"Models"}},
-		"work dir missing":      {hooks.Config{Instructions: &hooks.InstructionsConfig{WorkDir: missing}}, []string{"Instructions.WorkDir"}},
-		"bad compaction values": {hooks.Config{Compaction: &compaction.Config{Interval: -1, Timeout: -1}}, []string{"Compaction.Interval", "Compaction.Timeout"}},
+		"soft above hard":       {adkctx.Config{Limits: budget.LimitConfig{SoftFraction: 0.9, HardFraction: 0.5}}, []string{"Limits.SoftFraction"}},
+		"negative bytes":        {adkctx.Config{Truncation: truncate.Config{MaxBytes: -1}}, []string{"Truncation.MaxBytes"}},
+		"model without name":    {adkctx.Config{Models: []budget.ModelInfo{{ContextWindow: 5}}}, []string{"Models"}},
+		"work dir missing":      {adkctx.Config{Instructions: &adkctx.InstructionsConfig{WorkDir: missing}}, []string{"Instructions.WorkDir"}},
+		"bad compaction values": {adkctx.Config{Compaction: &compaction.Config{Interval: -1, Timeout: -1}}, []string{"Compaction.Interval", "Compaction.Timeout"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := hooks.New(tc.cfg)

@@ -8,7 +8,7 @@ import (
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/adk/v2/session/sessiontestsuite"
 
-	"github.com/adkctx/adkctx/adk2/hooks"
+	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/compaction"
 )
 
@@ -24,7 +24,7 @@ func TestSessionServiceConformance(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sessiontestsuite.RunServiceTests(t, sessiontestsuite.SuiteOptions{SupportsUserProvidedSessionID: true}, func(t *testing.T) session.Service {
-				h, _ := newHooks(t, hooks.Config{Compaction: &compaction.Config{}})
+				h, _ := newHooks(t, adkctx.Config{Compaction: &compaction.Config{}})
 				svc := h.SessionService(tc.base(t))
 				if got := fmt.Sprintf("%T", svc); got == fmt.Sprintf("%T", tc.base(t)) {
 					t.Fatalf("SessionService returned the base service %s, not the wrapper", got)

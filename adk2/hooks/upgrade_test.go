@@ -14,7 +14,7 @@ import (
 	"google.golang.org/adk/v2/runner"
 	"google.golang.org/genai"
 
-	"github.com/adkctx/adkctx/adk2/hooks"
+	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/adk2/internal/llmtest"
 	"github.com/adkctx/adkctx/compaction"
 )
@@ -64,7 +64,7 @@ func TestUpgradeFromV1KeepsTheHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, _ := newHooks(t, hooks.Config{Compaction: &compaction.Config{Interval: 2, RetainRecentInvocations: 2, Synchronous: true,
+	h, _ := newHooks(t, adkctx.Config{Compaction: &compaction.Config{Interval: 2, RetainRecentInvocations: 2, Synchronous: true,
 		Summarizer: &compaction.ExtractiveSummarizer{}}})
 	base := sqliteService(t, path)
 	rc, err := h.Wire(runner.Config{AppName: appName, Agent: a, SessionService: base})

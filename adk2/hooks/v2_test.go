@@ -21,7 +21,7 @@ import (
 	"google.golang.org/adk/v2/workflow"
 	"google.golang.org/genai"
 
-	"github.com/adkctx/adkctx/adk2/hooks"
+	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/adk2/internal/llmtest"
 	"github.com/adkctx/adkctx/compaction"
 )
@@ -70,7 +70,7 @@ func TestWorkflowRoot(t *testing.T) {
 	}
 	m.Script = []llmtest.Step{llmtest.Call(&genai.FunctionCall{Name: "build", Args: map[string]any{"target": "//app"}})}
 	cc := &compaction.Config{Interval: 2, RetainRecentInvocations: 2, Synchronous: true, Summarizer: &compaction.ExtractiveSummarizer{}}
-	s := wireStack(t, m, hooks.Config{Compaction: cc}, session.InMemoryService(), workflowRoot(t, a))
+	s := wireStack(t, m, adkctx.Config{Compaction: cc}, session.InMemoryService(), workflowRoot(t, a))
 	const turns = 9
 	firstMarkerAfter := -1
 	for i := range turns {
@@ -152,12 +152,12 @@ func TestCallbacksUseOnlyTheCallbackContext(t *testing.T) {
 		{"plugin and wrapper", func(t *testing.T) *stack {
 			m := &llmtest.Model{UsageScale: 1, Script: steps()}
 			return newStack(t, m, stackOptions{usePlugin: true, tools: []tool.Tool{buildTool(t, hugeBuildLog())},
-				cfg: hooks.Config{Compaction: &compaction.Config{Interval: 1, RetainRecentInvocations: 1, Synchronous: true}}})
+				cfg: adkctx.Config{Compaction: &compaction.Config{Interval: 1, RetainRecentInvocations: 1, Synchronous: true}}})
 		}},
 		{"workflow root", func(t *testing.T) *stack {
 			m := &llmtest.Model{UsageScale: 1, Script: steps()}
 			a, _ := llmagent.New(llmagent.Config{Name: "assistant", Model: m, Mode: llmagent.ModeChat, Tools: []tool.Tool{buildTool(t, hugeBuildLog())}})
-			return wireStack(t, m, hooks.Config{Compaction: &compaction.Config{Interval: 1, RetainRecentInvocations: 1, Synchronous: true}},
+			return wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 1, RetainRecentInvocations: 1, Synchronous: true}},
 				session.InMemoryService(), workflowRoot(t, a))
 		}},
 	} {
@@ -195,7 +195,7 @@ type taskSession struct {
 
 const taskRequest = "rename the config loader everywhere"
 
-func newTaskSession(t *testing.T, cfg hooks.Config) *taskSession {
+func newTaskSession(t *testing.T, cfg adkctx.Config) *taskSession {
 	ts := &taskSession{
 		coord: &llmtest.Model{ModelName: "coordinator-model", UsageScale: 1, Default: func(req *model.LLMRequest) (*genai.Content, error) {
 			last := req.Contents[len(req.Contents)-1]
@@ -232,7 +232,7 @@ func newTaskSession(t *testing.T, cfg hooks.Config) *taskSession {
 // summary and never the other's text, and the task keeps its input; after the task, the user's
 // next message is not routed into the finished scope.
 func TestIsolationScopesAreCompactedApart(t *testing.T) {
-	ts := newTaskSession(t, hooks.Config{Compaction: &compaction.Config{Interval: 2, RetainRecentInvocations: 1, Synchronous: true,
+	ts := newTaskSession(t, adkctx.Config{Compaction: &compaction.Config{Interval: 2, RetainRecentInvocations: 1, Synchronous: true,
 		Summarizer: &compaction.ExtractiveSummarizer{}}})
 	s := ts.s
 	var msgs []string
@@ -334,7 +334,7 @@ func TestIsolationScopesAreCompactedApart(t *testing.T) {
 // The call that delegated a task which is still open stays raw however old it gets: adk-go v2
 // resumes the task, and reads its input, through that unanswered call.
 func TestOpenTaskDelegationStaysRaw(t *testing.T) {
-	s := newStack(t, &llmtest.Model{}, stackOptions{usePlugin: true, cfg: hooks.Config{Compaction: &compaction.Config{RetainRecentInvocations: 1,
+	s := newStack(t, &llmtest.Model{}, stackOptions{usePlugin: true, cfg: adkctx.Config{Compaction: &compaction.Config{RetainRecentInvocations: 1,
 		Summarizer: &compaction.ExtractiveSummarizer{}}}})
 	ctx := t.Context()
 	created, err := s.sessions.Create(ctx, &session.CreateRequest{AppName: appName, UserID: "user", SessionID: "s1"})

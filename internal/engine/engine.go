@@ -172,9 +172,9 @@ func (e *Engine) Limits(model string) budget.Limits {
 	if l, ok := e.limits.Get(model); ok {
 		return l
 	}
-	info, known := e.registry.Lookup(model)
-	l := budget.NewLimits(info, known, e.cfg.Limits)
-	if !known {
+	l := budget.LimitsFor(e.registry, model, e.cfg.Limits)
+	if !l.Known {
+		info, _ := e.registry.Lookup(model)
 		e.log.Warn("unknown model: using the fallback context window",
 			zap.String("model", model), zap.Int("context_window", l.Window), zap.Int("max_output_tokens", info.MaxOutputTokens))
 	}

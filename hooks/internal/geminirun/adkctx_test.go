@@ -20,6 +20,7 @@ import (
 	"google.golang.org/adk/tool"
 	"google.golang.org/genai"
 
+	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
@@ -46,7 +47,7 @@ type compactionOptions struct {
 func wire(t *testing.T, llm model.LLM, comp *compactionOptions, tools ...tool.Tool) *wired {
 	t.Helper()
 	core, logs := observer.New(zapcore.DebugLevel)
-	cfg := hooks.Config{Logger: zap.New(core)}
+	cfg := adkctx.Config{Logger: zap.New(core)}
 	if comp != nil {
 		cc := &compaction.Config{Interval: comp.interval, NoFallback: comp.noFallback, Synchronous: true,
 			Summarizer: &compaction.ExtractiveSummarizer{}}

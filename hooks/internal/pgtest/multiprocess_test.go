@@ -24,6 +24,7 @@ import (
 	"google.golang.org/adk/session"
 	"google.golang.org/genai"
 
+	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
@@ -49,8 +50,8 @@ type answer struct {
 
 // workerConfig is the adkctx configuration every worker runs with (sync: compaction on the
 // turn, so turn-by-turn decisions are comparable).
-func workerConfig(logger *zap.Logger, sync bool) hooks.Config {
-	return hooks.Config{
+func workerConfig(logger *zap.Logger, sync bool) adkctx.Config {
+	return adkctx.Config{
 		Logger: logger,
 		Models: []budget.ModelInfo{{Name: "pg-model", ContextWindow: 16_000, MaxOutputTokens: 1_000}},
 		Compaction: &compaction.Config{Interval: 3, Synchronous: sync, Summarizer: &compaction.ExtractiveSummarizer{},

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/adk/session"
 	"google.golang.org/genai"
 
+	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
 	"github.com/adkctx/adkctx/hooks/internal/llmtest"
@@ -40,11 +41,11 @@ type adkctxAPI struct {
 	compacted zap.Field                              // the log field of a compaction that stored a marker
 }
 
-func adkctx() adkctxAPI {
+func newAdkctxAPI() adkctxAPI {
 	return adkctxAPI{
 		runner: func(t *testing.T, llm model.LLM, base session.Service, logger *zap.Logger) (*runner.Runner, session.Service) {
 			t.Helper()
-			h, err := hooks.New(hooks.Config{Logger: logger,
+			h, err := hooks.New(adkctx.Config{Logger: logger,
 				Compaction: &compaction.Config{Interval: 5, Synchronous: true, Summarizer: &compaction.ExtractiveSummarizer{}}})
 			if err != nil {
 				t.Fatal(err)
@@ -79,7 +80,7 @@ func adkctx() adkctxAPI {
 func TestRunnerCompactionOnPostgres(t *testing.T) {
 	ctx := t.Context()
 	dsn := pgtest.DSN(t)
-	api := adkctx()
+	api := newAdkctxAPI()
 	core, logs := observer.New(zapcore.InfoLevel)
 	llm := &llmtest.Model{UsageScale: 1, Default: func(req *model.LLMRequest) (*genai.Content, error) {
 		last := req.Contents[len(req.Contents)-1]

@@ -33,6 +33,7 @@ import (
 	"gorm.io/gorm"
 	gormlogger "gorm.io/gorm/logger"
 
+	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
@@ -81,7 +82,7 @@ type stack struct {
 	stored session.Service
 }
 
-func wire(t testing.TB, m model.LLM, cfg hooks.Config, base session.Service, plugins []*plugin.Plugin, tools ...tool.Tool) *stack {
+func wire(t testing.TB, m model.LLM, cfg adkctx.Config, base session.Service, plugins []*plugin.Plugin, tools ...tool.Tool) *stack {
 	t.Helper()
 	core, logs := observer.New(zapcore.DebugLevel)
 	cfg.Logger = zap.New(core)
@@ -169,7 +170,7 @@ func lag(d time.Duration) *plugin.Plugin {
 // from the model without having been summarized, and the view is the same from both replicas.
 func TestSkewedReplicasHideNothing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sessions.db")
-	cfg := hooks.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true, Summarizer: &compaction.ExtractiveSummarizer{}}}
+	cfg := adkctx.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true, Summarizer: &compaction.ExtractiveSummarizer{}}}
 	answer := "noted: " + strings.Repeat("detail ", 40)
 	a := wire(t, &chatModel{name: "m", answer: answer}, cfg, sqliteService(t, path), nil)
 	b := wire(t, &chatModel{name: "m", answer: answer}, cfg, sqliteService(t, path), []*plugin.Plugin{lag(5 * time.Second)})
@@ -249,7 +250,7 @@ func TestFailingSummarizerBacksOff(t *testing.T) {
 		calls.Add(1)
 		return nil, errors.New("quota exceeded")
 	})
-	cfg := hooks.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true, Summarizer: failing, NoFallback: true}}
+	cfg := adkctx.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true, Summarizer: failing, NoFallback: true}}
 	s := wire(t, &chatModel{name: "m", answer: strings.Repeat("detail ", 40)}, cfg, session.InMemoryService(), nil)
 	for i := range 20 {
 		if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 30))); err != nil {
@@ -281,7 +282,7 @@ func TestContentBesideAnInvalidMarkerIsShown(t *testing.T) {
 		return nil, nil
 	}})
 	m := &chatModel{name: "m", answer: "the answer is 42"}
-	s := wire(t, m, hooks.Config{Compaction: &compaction.Config{}}, session.InMemoryService(), []*plugin.Plugin{corrupt})
+	s := wire(t, m, adkctx.Config{Compaction: &compaction.Config{}}, session.InMemoryService(), []*plugin.Plugin{corrupt})
 	for i := range 2 {
 		if err := s.send(t, "s1", fmt.Sprint("question ", i)); err != nil {
 			t.Fatal(err)
@@ -371,7 +372,7 @@ func TestProviderCountNeverPassesTheHardLimit(t *testing.T) {
 		return nil
 	}
 	// Without compaction, trimming alone holds the limit: every request is cut close to it.
-	cfg := hooks.Config{Models: []budget.ModelInfo{{Name: "small-8k", ContextWindow: 8192, MaxOutputTokens: 512}}}
+	cfg := adkctx.Config{Models: []budget.ModelInfo{{Name: "small-8k", ContextWindow: 8192, MaxOutputTokens: 512}}}
 	s := wire(t, m, cfg, session.InMemoryService(), nil, readFile)
 	hard := s.h.Limits("small-8k").Hard
 	for turn = range 200 {
@@ -402,7 +403,7 @@ func TestProviderCountNeverPassesTheHardLimit(t *testing.T) {
 // time per session, so no two markers summarize the same range.
 func TestRunnersShareOneCompaction(t *testing.T) {
 	base := session.InMemoryService()
-	cfg := hooks.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: &compaction.ExtractiveSummarizer{}}}
+	cfg := adkctx.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: &compaction.ExtractiveSummarizer{}}}
 	core, _ := observer.New(zapcore.DebugLevel)
 	cfg.Logger = zap.New(core)
 	h, err := hooks.New(cfg)
@@ -471,7 +472,7 @@ func TestRunnersShareOneCompaction(t *testing.T) {
 
 // Per-name state stays bounded however many distinct model names a process sees.
 func TestPerNameStateIsBounded(t *testing.T) {
-	h, err := hooks.New(hooks.Config{})
+	h, err := hooks.New(adkctx.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -493,7 +494,7 @@ func TestPerNameStateIsBounded(t *testing.T) {
 func BenchmarkLongSessionIsFlat(b *testing.B) {
 	for b.Loop() {
 		s := wire(b, &chatModel{name: "m", answer: strings.Repeat("detail ", 20)},
-			hooks.Config{Compaction: &compaction.Config{Summarizer: &compaction.ExtractiveSummarizer{}}}, session.InMemoryService(), nil)
+			adkctx.Config{Compaction: &compaction.Config{Summarizer: &compaction.ExtractiveSummarizer{}}}, session.InMemoryService(), nil)
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
@@ -536,7 +537,7 @@ func TestParallelResultsThroughTheRunner(t *testing.T) {
 		}
 		return nil
 	}
-	cfg := hooks.Config{Models: []budget.ModelInfo{{Name: "small-16k", ContextWindow: 16_384, MaxOutputTokens: 1024}}}
+	cfg := adkctx.Config{Models: []budget.ModelInfo{{Name: "small-16k", ContextWindow: 16_384, MaxOutputTokens: 1024}}}
 	s := wire(t, m, cfg, session.InMemoryService(), nil, big)
 	if err := s.send(t, "s1", "fetch the eight pages and summarize them"); err != nil {
 		t.Fatalf("turn refused: %v", err)

@@ -26,6 +26,7 @@ import (
 	"gorm.io/gorm"
 	gormlogger "gorm.io/gorm/logger"
 
+	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
 	"github.com/adkctx/adkctx/hooks/internal/llmtest"
@@ -57,7 +58,7 @@ func write(path, app string, turns int) error {
 	if err := database.AutoMigrate(base); err != nil {
 		return err
 	}
-	h, err := hooks.New(hooks.Config{Compaction: &compaction.Config{Interval: 2, RetainRecentInvocations: 2, Synchronous: true,
+	h, err := hooks.New(adkctx.Config{Compaction: &compaction.Config{Interval: 2, RetainRecentInvocations: 2, Synchronous: true,
 		Summarizer: &compaction.ExtractiveSummarizer{}}})
 	if err != nil {
 		return err
