@@ -52,7 +52,12 @@
 // tools used with exact call counts, errors seen, the last answers. The [ExtractiveSummarizer]'s
 // summary is that ledger (no model, deterministic); an [LLMSummarizer] asks a model (by default
 // the agent's own) for goal, instructions, decisions, files, errors and open tasks, and gets the
-// ledger's facts appended, so counts and paths are never invented. A summary is rejected (and the
+// ledger's facts appended, so counts and paths are never invented. On the agent's own model it
+// sends the agent's last request cut after what the summary covers, with its instruction
+// appended (SummaryInput.Prefix): the system instruction, tools and contents the provider's
+// prompt cache already holds, which costs a fraction of a transcript and shows the summarizer
+// exactly what the agent saw; on another model, with a custom template, or when that request did
+// not show every covered event, it sends a transcript. A summary is rejected (and the
 // fallback used) when it is empty, cut off, larger than what it replaces or larger than
 // [Config.MaxSummaryTokens].
 //

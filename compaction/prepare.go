@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/processors/request"
 )
 
 // Selection is what one compaction is asked to do.
@@ -27,6 +28,10 @@ type Selection struct {
 	// Now is the time of the compaction (the marker's range when no covered event has a usable
 	// timestamp). Zero: time.Now().
 	Now time.Time
+	// LastRequest is the last request the session's model was sent, as sent (system
+	// instruction, tools, and contents after adkctx's steps); nil: unknown. When it shows every
+	// event the summary covers, the summarizer gets its prefix (SummaryInput.Prefix).
+	LastRequest *request.LLMRequest
 }
 
 // Result is what Prepare decided.
@@ -42,7 +47,9 @@ type Result struct {
 	OriginalTokens, CompactedTokens   int
 	Summarizer                        string
 	SummarizerUsage                   budget.Usage
-	FallbackUsed                      bool
+	// SharedPrefix: the summarizer's prompt was the agent's conversation (Summary.SharedPrefix).
+	SharedPrefix bool
+	FallbackUsed bool
 	// PrimaryErr is the failure of Config.Summarizer when the fallback was used; Err the error
 	// that made preparing fail.
 	PrimaryErr, Err error
@@ -73,6 +80,7 @@ func Prepare(ctx context.Context, cfg Config, v *Viewer, events []Event, sel Sel
 	if w == nil {
 		return r
 	}
+	w.input.Prefix = promptPrefix(sel.LastRequest, events, w.covered)
 	m := summarize(ctx, cfg, sel, w, &r)
 	if m == nil {
 		return r
@@ -160,6 +168,7 @@ func summarize(ctx context.Context, cfg Config, sel Selection, w *window, r *Res
 	m.CompressionRatio = float64(m.OriginalTokens) / float64(max(m.CompactedTokens, 1))
 	m.Summarizer = sum.Summarizer
 	r.Summarizer, r.SummarizerUsage, r.CompactedTokens = sum.Summarizer, sum.Usage, m.CompactedTokens
+	r.SharedPrefix = sum.SharedPrefix
 	return m
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/internal/errkind"
+	"github.com/adkctx/adkctx/processors/request"
 )
 
 // Summarizer turns the events a compaction newly covers (plus the summary it rolls up) into the
@@ -40,6 +41,12 @@ type SummaryInput struct {
 	// MaxTokens is the largest summary, in estimated tokens, the compactor accepts (a larger one
 	// is rejected); a summarizer should stay under it. 0: no bound.
 	MaxTokens int
+	// Prefix is the session's last model request cut right after the last content this summary
+	// covers: the conversation as the model was sent it, the previous summary first (nil when
+	// unknown, or when that request did not show every covered event). An LLMSummarizer on the
+	// same model sends it with its instruction appended: a provider's prompt cache already
+	// holds it, so it costs a fraction of a transcript.
+	Prefix *request.LLMRequest
 }
 
 func (in SummaryInput) limits(model string) budget.Limits {
@@ -56,6 +63,9 @@ type Summary struct {
 	Content    *genai.Content
 	Usage      budget.Usage
 	Summarizer string
+	// SharedPrefix: the prompt was the agent's conversation (SummaryInput.Prefix), not a
+	// transcript.
+	SharedPrefix bool
 }
 
 // SummaryRejectedError reports a summarizer reply that cannot be used: "empty", "thought_only",

@@ -2,6 +2,7 @@ package hooks_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -361,17 +362,29 @@ func TestWiringMistakesAreLoud(t *testing.T) {
 }
 
 // With compaction on and no summarizer configured, Wire makes the agent's own model the
-// summarizer (the extractive one stays the fallback).
+// summarizer (the extractive one stays the fallback). Its prompt is the agent's last request cut
+// after what the summary covers, with the instruction appended: the same system instruction,
+// tools and contents, so a provider's prompt cache serves it.
 func TestWireLearnsTheAgentsModel(t *testing.T) {
-	var summaryPrompts int
+	var prefixPrompts, transcriptPrompts int
+	var last *model.LLMRequest // the agent's last request
 	var mu sync.Mutex
 	m := &llmtest.Model{UsageScale: 1, Default: func(req *model.LLMRequest) (*genai.Content, error) {
-		if strings.Contains(llmtest.AllText(req), "You are maintaining the working memory") {
-			mu.Lock()
-			summaryPrompts++
-			mu.Unlock()
+		mu.Lock()
+		defer mu.Unlock()
+		text := llmtest.AllText(req)
+		switch {
+		case strings.Contains(text, "Write a summary of the whole conversation above"):
+			prefixPrompts++
+			if p := sharedPrefixProblem(last, req); p != "" {
+				t.Errorf("summary prompt %d: %s", prefixPrompts, p)
+			}
+			return genai.NewContentFromText("Goal: keep going. Decisions: none.", genai.RoleModel), nil
+		case strings.Contains(text, "You are maintaining the working memory"):
+			transcriptPrompts++
 			return genai.NewContentFromText("Goal: keep going. Decisions: none.", genai.RoleModel), nil
 		}
+		last = &model.LLMRequest{Model: req.Model, Contents: slices.Clone(req.Contents), Config: req.Config}
 		return genai.NewContentFromText("noted: "+strings.Repeat("detail ", 40), genai.RoleModel), nil
 	}}
 	s := wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true}}, session.InMemoryService())
@@ -380,13 +393,40 @@ func TestWireLearnsTheAgentsModel(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if summaryPrompts == 0 {
-		t.Fatal("the agent's model never wrote a summary")
+	if prefixPrompts == 0 || transcriptPrompts != 0 {
+		t.Fatalf("the agent's model wrote %d summaries from the shared prefix and %d from a transcript, want some and none", prefixPrompts, transcriptPrompts)
 	}
 	entries := s.logs.FilterMessage("compaction").FilterField(zap.String("outcome", "compacted")).All()
-	if len(entries) == 0 || entries[0].ContextMap()["summarizer"] != "llm:"+m.Name() {
+	if len(entries) == 0 || entries[0].ContextMap()["summarizer"] != "llm:"+m.Name() || entries[0].ContextMap()["summarizer_shared_prefix"] != true {
 		t.Errorf("compactions: %v", entries)
 	}
+}
+
+// sharedPrefixProblem says how a summarizer request fails to extend a prefix of the agent's last
+// request (agent) with one instruction: "" when its system instruction and tools are the agent's
+// and its contents but the last are the first contents of the agent's, byte for byte.
+func sharedPrefixProblem(agent, summary *model.LLMRequest) string {
+	if agent == nil {
+		return "no agent request before it"
+	}
+	n := len(summary.Contents) - 1
+	if n < 1 || n > len(agent.Contents) {
+		return fmt.Sprintf("%d contents before the instruction, the agent's request had %d", n, len(agent.Contents))
+	}
+	for i := range n {
+		if a, b := jsonOf(agent.Contents[i]), jsonOf(summary.Contents[i]); a != b {
+			return fmt.Sprintf("content %d differs:\n%s\n%s", i, a, b)
+		}
+	}
+	if jsonOf(agent.Config.SystemInstruction) != jsonOf(summary.Config.SystemInstruction) || jsonOf(agent.Config.Tools) != jsonOf(summary.Config.Tools) {
+		return "system instruction or tools differ from the agent's"
+	}
+	return ""
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // A marker appended in the background while an invocation is running makes the runner's

@@ -30,6 +30,9 @@ type scenarioRun struct {
 	hooks       *hooks.Hooks
 }
 
+// modelName is the session's model.
+const modelName = "scenario-model"
+
 // runScenario plays the scripted session on a model with the given window, with or without
 // adkctx (wired as the README shows, extractive summarizer, synchronous compaction so figures do
 // not depend on timing). The model reports PromptTokenCount = our estimate of the request.
@@ -38,9 +41,8 @@ func runScenario(tb testing.TB, window, invocations int, withAdkctx bool) scenar
 }
 
 // runScenarioWith runs the session with compaction configured as cc (extractive summarizer
-// unless cc names one).
+// unless cc names one; a scenario.SummarizerModel records its prompts beside the session's).
 func runScenarioWith(tb testing.TB, window, invocations int, withAdkctx bool, cc compaction.Config) scenarioRun {
-	const modelName = "scenario-model"
 	info := budget.ModelInfo{Name: modelName, ContextWindow: window, MaxOutputTokens: 8_192}
 	limits := budget.LimitsFor(budget.NewRegistry(info), modelName, budget.LimitConfig{})
 	m := llmtest.NewScenario(modelName, limits.Soft)
@@ -55,8 +57,15 @@ func runScenarioWith(tb testing.TB, window, invocations int, withAdkctx bool, cc
 	run := scenarioRun{soft: limits.Soft, hard: limits.Hard, base: session.InMemoryService()}
 	rc := runner.Config{AppName: appName, Agent: a, SessionService: run.base, AutoCreateSession: true}
 	if withAdkctx {
-		if cc.Summarizer == nil {
+		switch l, _ := cc.Summarizer.(*compaction.LLMSummarizer); {
+		case cc.Summarizer == nil:
 			cc.Summarizer = &compaction.ExtractiveSummarizer{}
+		case l != nil:
+			if sm, ok := l.Model.(*scenario.SummarizerModel); ok { // measured beside the session
+				bound := *l
+				bound.Model = sm.On(m.Model)
+				cc.Summarizer = &bound
+			}
 		}
 		run.hooks, err = hooks.New(adkctx.Config{
 			Models:     []budget.ModelInfo{info},
@@ -117,6 +126,14 @@ func TestFigureContinuity(t *testing.T) {
 		// What the excerpts save, measured: the same session with every retained tool result whole
 		// (the cache bounds do not hold; continuity does).
 		{"1048576/results-whole", 1_048_576, compaction.Config{Synchronous: true, RetainedToolResultBytes: -1}, false},
+		// What an LLM summarizer (the default when the root agent is an LLM agent) adds: its
+		// prompts, which no prompt cache serves (the cache bounds do not hold; continuity does).
+		{"1048576/llm-summarizer", 1_048_576, compaction.Config{Synchronous: true,
+			Summarizer: &compaction.LLMSummarizer{Model: scenario.NewSummarizerModel(modelName)}}, false},
+		// The same on another model: its cache holds none of the agent's prefix, so the
+		// summarizer sends a transcript.
+		{"1048576/llm-summarizer-other-model", 1_048_576, compaction.Config{Synchronous: true,
+			Summarizer: &compaction.LLMSummarizer{Model: scenario.NewSummarizerModel("other-model")}}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -124,6 +141,18 @@ func TestFigureContinuity(t *testing.T) {
 			t.Logf("with adkctx: %s", with.figures)
 			t.Logf("without: %s", without.figures)
 			t.Logf("%s", with.figures.Against(without.figures))
+			if f := with.figures; f.AsideRequests > 0 {
+				// On the agent's model the summaries' prompts extend the agent's last request: the
+				// cache serves most of them, and the session with them stays within the cache bound.
+				total := 100 * (f.Effective + f.AsideEffective) / without.figures.Effective
+				t.Logf("summarizer: %d calls, %d prompt tokens, effective %.0f; the session with them: %.2f%% of without",
+					f.AsideRequests, f.AsidePrompt, f.AsideEffective, total)
+				if l := tc.cc.Summarizer.(*compaction.LLMSummarizer); l.Model.Name() == modelName &&
+					(f.AsideEffective > 0.2*float64(f.AsidePrompt) || total > scenario.MaxEffectivePct) {
+					t.Errorf("summaries cost %.0f of their %d prompt tokens, the session %.2f%% of without; want ≤ 20%% and ≤ %.1f%%",
+						f.AsideEffective, f.AsidePrompt, total, scenario.MaxEffectivePct)
+				}
+			}
 			for _, p := range with.figures.Problems(without.figures, with.soft, tc.cache) {
 				t.Error(p)
 			}

@@ -1,6 +1,7 @@
 package hooks_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -235,7 +236,8 @@ func TestWiringMistakesAreLoud(t *testing.T) {
 
 // With compaction on and no summarizer configured, Wire makes the agent's model the summarizer:
 // the root llmagent's, or the first LLM sub-agent's of a workflow or sequential root (adk-go v2
-// has no accessor for an llmagent's model; the glue reads its exported Model field).
+// has no accessor for an llmagent's model; the glue reads its exported Model field). A prompt
+// that shares the agent's prefix extends the agent's last request byte for byte.
 func TestWireLearnsTheAgentsModel(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -247,11 +249,23 @@ func TestWireLearnsTheAgentsModel(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var prompts counter
+			var mu sync.Mutex
+			var last *model.LLMRequest // the agent's last request
 			m := &llmtest.Model{UsageScale: 1, Default: func(req *model.LLMRequest) (*genai.Content, error) {
-				if strings.Contains(llmtest.AllText(req), "You are maintaining the working memory") {
+				mu.Lock()
+				defer mu.Unlock()
+				switch text := llmtest.AllText(req); {
+				case strings.Contains(text, "Write a summary of the whole conversation above"):
+					prompts.add("summary")
+					if p := sharedPrefixProblem(last, req); p != "" {
+						t.Errorf("summary prompt: %s", p)
+					}
+					return genai.NewContentFromText("Goal: keep going. Decisions: none.", genai.RoleModel), nil
+				case strings.Contains(text, "You are maintaining the working memory"):
 					prompts.add("summary")
 					return genai.NewContentFromText("Goal: keep going. Decisions: none.", genai.RoleModel), nil
 				}
+				last = &model.LLMRequest{Model: req.Model, Contents: slices.Clone(req.Contents), Config: req.Config}
 				return chatty(req)
 			}}
 			a, err := llmagent.New(llmagent.Config{Name: "assistant", Model: m, Instruction: "You are a careful assistant."})
@@ -372,4 +386,31 @@ func TestInstructionsPerSessionWorkDir(t *testing.T) {
 	if f := s.budgetDecisions()[0].ContextMap(); f["instruction_bytes"].(int64) == 0 {
 		t.Errorf("the budget decision does not count the instructions: %v", f)
 	}
+}
+
+// sharedPrefixProblem says how a summarizer request fails to extend a prefix of the agent's last
+// request (agent) with one instruction: "" when its system instruction and tools are the agent's
+// and its contents but the last are the first contents of the agent's, byte for byte.
+func sharedPrefixProblem(agent, summary *model.LLMRequest) string {
+	if agent == nil {
+		return "no agent request before it"
+	}
+	n := len(summary.Contents) - 1
+	if n < 1 || n > len(agent.Contents) {
+		return fmt.Sprintf("%d contents before the instruction, the agent's request had %d", n, len(agent.Contents))
+	}
+	for i := range n {
+		if a, b := jsonOf(agent.Contents[i]), jsonOf(summary.Contents[i]); a != b {
+			return fmt.Sprintf("content %d differs:\n%s\n%s", i, a, b)
+		}
+	}
+	if jsonOf(agent.Config.SystemInstruction) != jsonOf(summary.Config.SystemInstruction) || jsonOf(agent.Config.Tools) != jsonOf(summary.Config.Tools) {
+		return "system instruction or tools differ from the agent's"
+	}
+	return ""
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }

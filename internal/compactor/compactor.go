@@ -17,6 +17,7 @@ import (
 	"github.com/adkctx/adkctx/internal/config"
 	"github.com/adkctx/adkctx/internal/errkind"
 	"github.com/adkctx/adkctx/internal/lru"
+	"github.com/adkctx/adkctx/processors/request"
 )
 
 // Bounds of the attempts.
@@ -61,6 +62,8 @@ type Request struct {
 	TokenLimit int
 	// Link is the span of the call that triggered the compaction (for the compaction's span).
 	Link trace.SpanContext
+	// LastRequest is the session's last model request as sent (see compaction.Selection).
+	LastRequest *request.LLMRequest
 }
 
 // Outcome is how a compaction attempt ended.
@@ -360,6 +363,7 @@ func (c *Compactor) run(ctx context.Context, r Request, a *Attempt) {
 	a.Result = compaction.Prepare(ctx, c.cfg, c.deps.Viewer, events, compaction.Selection{
 		Trigger: r.Trigger, Invocation: r.Invocation, Live: r.Live,
 		Limits: r.Limits, TokenLimit: r.TokenLimit, LimitsFor: c.deps.Limits, Now: c.deps.Now(),
+		LastRequest: r.LastRequest,
 	})
 	switch {
 	case a.Err != nil:

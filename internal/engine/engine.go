@@ -265,6 +265,11 @@ type sessionState struct {
 	calls         *lru.Cache[callKey, *call]     // calls in flight
 	streams       *lru.Cache[streamKey, *stream] // per agent and branch
 	runs          []run                          // invocations the plugin saw start (newest last)
+	// sent is the last request sent in the session, as sent, and sentBy its invocation: a
+	// summary of what it shows shares its prefix (compaction.Selection.LastRequest). Kept only
+	// with compaction on, until its invocation ends.
+	sent   *request.LLMRequest
+	sentBy string
 }
 
 // run is an invocation the plugin saw start, with the span of its first model call.
@@ -338,7 +343,14 @@ func (st *sessionState) calibration(model string) *budget.Calibration {
 	return c
 }
 
-// forgetInvocation drops the calls of a finished invocation. Hold st.mu.
-func (st *sessionState) forgetInvocation(inv string) {
+// forgetInvocation drops the calls of a finished invocation and returns the last request it
+// sent (nil when a later invocation sent one since). Hold st.mu.
+func (st *sessionState) forgetInvocation(inv string) *request.LLMRequest {
 	st.calls.DeleteFunc(func(k callKey) bool { return k.invocation == inv })
+	if st.sentBy != inv {
+		return nil
+	}
+	sent := st.sent
+	st.sent, st.sentBy = nil, ""
+	return sent
 }

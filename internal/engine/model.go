@@ -84,11 +84,18 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 	print := prefixPrint{fixed: fixedPrint(req), fixedTokens: d.FixedTokens, contents: prints, sizes: sizes}
 	reused := print.reused(prevPrint)
 
+	var sent *request.LLMRequest
+	if err == nil && e.CompactionOn() {
+		sent = sentCopy(req)
+	}
 	st.mu.Lock()
 	cl.model, cl.seq = req.Model, seq
 	if err == nil {
 		cl.estimate, cl.predicted = d.FinalEstimatedTokens, d.FinalTokens
 		sm.prefix, sm.turnsDrop = print, d.TurnsDropped
+	}
+	if sent != nil {
+		st.sent, st.sentBy = sent, c.InvocationID()
 	}
 	tokenLimit, approaching := e.track(st, limits, d, err == nil)
 	st.mu.Unlock()
@@ -96,7 +103,7 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 	if d.OverSoft || approaching {
 		if cp := e.getCompactor(); cp != nil {
 			cp.Schedule(compactor.Request{Session: s, Trigger: compaction.TriggerTokens, Invocation: c.InvocationID(),
-				Live: true, Limits: limits, TokenLimit: tokenLimit, Link: trace.SpanContextFromContext(ctx)})
+				Live: true, Limits: limits, TokenLimit: tokenLimit, Link: trace.SpanContextFromContext(ctx), LastRequest: sent})
 		}
 	}
 
@@ -110,6 +117,17 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 	}
 	e.log.Info("budget decision", fields...)
 	return nil
+}
+
+// sentCopy is what a summary needs of a request about to be sent: its model, system
+// instruction, tools and contents (the slice copied, the contents shared: nothing modifies them
+// once sent).
+func sentCopy(req *request.LLMRequest) *request.LLMRequest {
+	out := &request.LLMRequest{Model: req.Model, Contents: slices.Clone(req.Contents)}
+	if req.Config != nil {
+		out.Config = &genai.GenerateContentConfig{SystemInstruction: req.Config.SystemInstruction, Tools: req.Config.Tools}
+	}
+	return out
 }
 
 // truncateFrom applies the truncation rules to the function responses of req.Contents[from:]

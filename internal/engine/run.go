@@ -63,13 +63,13 @@ func (e *Engine) waitIfOverHard(ctx context.Context, s compactor.Session, invoca
 func (e *Engine) AfterRun(ctx context.Context, s compactor.Session, invocation string) {
 	st := e.state(s)
 	st.mu.Lock()
-	st.forgetInvocation(invocation)
+	sent := st.forgetInvocation(invocation)
 	limits, tokenLimit := st.limits, st.tokenLimit
 	link := st.runSpan(invocation, trace.SpanContextFromContext(ctx))
 	st.mu.Unlock()
 	if c := e.getCompactor(); c != nil {
 		c.Schedule(compactor.Request{Session: s, Trigger: compaction.TriggerInvocations, Invocation: invocation,
-			Limits: limits, TokenLimit: tokenLimit, Link: link})
+			Limits: limits, TokenLimit: tokenLimit, Link: link, LastRequest: sent})
 	}
 }
 
@@ -101,7 +101,8 @@ func (e *Engine) reportCompaction(a compactor.Attempt) {
 			zap.Int("results_excerpted", len(a.Marker.ExcerptedEventIDs)))
 	}
 	if a.SummarizerUsage.Prompt > 0 {
-		fields = append(fields, zap.Int("summarizer_prompt_tokens", a.SummarizerUsage.Prompt), zap.Int("summarizer_output_tokens", a.SummarizerUsage.Output))
+		fields = append(fields, zap.Int("summarizer_prompt_tokens", a.SummarizerUsage.Prompt), zap.Int("summarizer_output_tokens", a.SummarizerUsage.Output),
+			zap.Int("summarizer_cached_tokens", a.SummarizerUsage.Cached), zap.Bool("summarizer_shared_prefix", a.SharedPrefix))
 	}
 	if a.PrimaryErr != nil {
 		kind, msg := errkind.Of(a.PrimaryErr)

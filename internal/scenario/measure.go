@@ -45,6 +45,11 @@ type Figures struct {
 	SummaryPresent, SummaryChecked int
 	// OverSoft counts the requests whose reported size passed soft (when set).
 	OverSoft int
+	// AsideRequests, AsidePrompt and AsideEffective are the requests sent beside the session's
+	// (summaries: Recorder.Aside), their prompt tokens, and those billed with what they share
+	// with the session's previous request at CacheReadPrice.
+	AsideRequests, AsidePrompt int
+	AsideEffective             float64
 	// Last50 are the minimum, mean and maximum reported size of the last 50 requests.
 	Last50Min, Last50Mean, Last50Max int
 
@@ -153,39 +158,68 @@ func previousResultsWhole(contents []*genai.Content, i int) bool {
 // serves: the prefix shared content by content (PrefixReused, Effective) and what no cache can
 // serve (Fresh).
 func (f *Figures) cache(system *genai.Content, tools []*genai.Tool, contents []*genai.Content, reported int) {
-	fixedJSON := jsonOf(system) + jsonOf(tools)
+	p := f.prefix(system, tools, contents)
+	f.prevFixed, f.prevContent = p.fixedJSON, p.texts
+	reused := scale(reported, p.shared, p.total)
+	f.PrefixReused += reused
+	f.Fresh += scale(reported, p.fresh, p.total)
+	f.Effective += float64(reported-reused) + CacheReadPrice*float64(reused)
+}
+
+// sharedPrefix is how a request compares with the previous one: its estimated tokens (total),
+// those of the prefix it shares with it (shared) and those of its contents the previous one did
+// not hold at all (fresh), with its prints (the JSON of the system instruction and tools, and of
+// each content).
+type sharedPrefix struct {
+	total, shared, fresh int
+	fixedJSON            string
+	texts                []string
+}
+
+func (f *Figures) prefix(system *genai.Content, tools []*genai.Tool, contents []*genai.Content) sharedPrefix {
+	p := sharedPrefix{fixedJSON: jsonOf(system) + jsonOf(tools), texts: make([]string, len(contents))}
 	fixed := budget.EstimateRequest(nil, &genai.GenerateContentConfig{SystemInstruction: system, Tools: tools})
-	total, shared := fixed, 0
-	same := fixedJSON == f.prevFixed
+	p.total = fixed
+	same := p.fixedJSON == f.prevFixed
 	if same {
-		shared = fixed
+		p.shared = fixed
 	}
-	texts := make([]string, len(contents))
 	held := make(map[string]int, len(f.prevContent)) // occurrences, so a repeated result is fresh
 	for _, t := range f.prevContent {
 		held[t]++
 	}
-	fresh := 0
 	for i, c := range contents {
-		texts[i] = jsonOf(c)
+		p.texts[i] = jsonOf(c)
 		n := budget.EstimateContent(c)
-		total += n
-		if held[texts[i]] > 0 {
-			held[texts[i]]--
+		p.total += n
+		if held[p.texts[i]] > 0 {
+			held[p.texts[i]]--
 		} else {
-			fresh += n
+			p.fresh += n
 		}
-		if same && i < len(f.prevContent) && f.prevContent[i] == texts[i] {
-			shared += n
+		if same && i < len(f.prevContent) && f.prevContent[i] == p.texts[i] {
+			p.shared += n
 		} else {
 			same = false
 		}
 	}
-	f.prevFixed, f.prevContent = fixedJSON, texts
-	reused := int(math.Round(float64(reported) * float64(shared) / float64(max(total, 1))))
-	f.PrefixReused += reused
-	f.Fresh += int(math.Round(float64(reported) * float64(fresh) / float64(max(total, 1))))
-	f.Effective += float64(reported-reused) + CacheReadPrice*float64(reused)
+	return p
+}
+
+// scale is part of total estimated tokens in reported tokens.
+func scale(reported, part, total int) int {
+	return int(math.Round(float64(reported) * float64(part) / float64(max(total, 1))))
+}
+
+// Aside records a request sent beside the session's own (a summarizer's, on the same model): its
+// prompt tokens and what they cost with the prefix it shares with the session's last request
+// served from the cache. It leaves the figures of the session's requests as they are.
+func (r *Recorder) Aside(system *genai.Content, tools []*genai.Tool, contents []*genai.Content, reported int) {
+	p := r.f.prefix(system, tools, contents)
+	reused := scale(reported, p.shared, p.total)
+	r.f.AsidePrompt += reported
+	r.f.AsideEffective += float64(reported-reused) + CacheReadPrice*float64(reused)
+	r.f.AsideRequests++
 }
 
 // Figures returns what was measured so far.

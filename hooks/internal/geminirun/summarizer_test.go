@@ -1,6 +1,7 @@
 package geminirun_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -139,9 +140,8 @@ func TestCompactionWithGeminiSummarizer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			// The agent's requests carry its system instruction; the summarizer's do not.
 			srv := geminitest.NewServer(t, geminitest.Options{Handler: func(r *geminitest.Request) *geminitest.Reply {
-				if r.SystemInstruction == nil {
+				if isSummarizerRequest(r) {
 					return tt.reply
 				}
 				return geminitest.Text("Noted.")
@@ -157,9 +157,17 @@ func TestCompactionWithGeminiSummarizer(t *testing.T) {
 			}
 
 			var summarizerCalls []*geminitest.Request
+			var agent *geminitest.Request // the agent's request before the summarizer's
 			for _, r := range srv.Requests() {
-				if r.SystemInstruction == nil {
-					summarizerCalls = append(summarizerCalls, r)
+				if !isSummarizerRequest(r) {
+					agent = r
+					continue
+				}
+				summarizerCalls = append(summarizerCalls, r)
+				// On the wire, the summarizer's request extends the agent's last one: the same
+				// system instruction, tools and first contents, so Gemini's cache serves them.
+				if p := wirePrefixProblem(agent, r); p != "" {
+					t.Errorf("summarizer request %d: %s", len(summarizerCalls), p)
 				}
 			}
 			if len(summarizerCalls) == 0 {
@@ -182,6 +190,9 @@ func TestCompactionWithGeminiSummarizer(t *testing.T) {
 				t.Errorf("summarizer calls = %d, want one per attempt (%d)", len(summarizerCalls), len(attempts))
 			}
 			attempt := attempts[0]
+			if shared, _ := attempt["summarizer_shared_prefix"].(bool); tt.wantMarker == "llm" && !shared {
+				t.Errorf("compaction attempt = %v, want the summary written from the shared prefix", attempt)
+			}
 			if attempt["fallback_used"] != tt.wantFallback {
 				t.Errorf("compaction attempt = %v, want fallback %v", attempt, tt.wantFallback)
 			}
@@ -215,7 +226,7 @@ func TestCompactionWithGeminiSummarizer(t *testing.T) {
 				}
 				var last *geminitest.Request
 				for _, r := range srv.Requests() {
-					if r.SystemInstruction != nil {
+					if !isSummarizerRequest(r) {
 						last = r
 					}
 				}
@@ -226,4 +237,42 @@ func TestCompactionWithGeminiSummarizer(t *testing.T) {
 			assertNoText(t, w.logs, canary)
 		})
 	}
+}
+
+// isSummarizerRequest reports whether r is an LLMSummarizer's request: the agent's conversation
+// with the summary instruction appended, or a transcript.
+func isSummarizerRequest(r *geminitest.Request) bool {
+	if len(r.Contents) == 0 {
+		return false
+	}
+	var text string
+	for _, p := range r.Contents[len(r.Contents)-1].Parts {
+		text += p.Text
+	}
+	return strings.Contains(text, "Write a summary of the whole conversation above") || strings.Contains(text, "You are maintaining the working memory")
+}
+
+// wirePrefixProblem says how a summarizer request, as Gemini received it, fails to extend the
+// agent's request before it with one content: "" when the system instruction, tools and the
+// first contents are the same JSON.
+func wirePrefixProblem(agent, summary *geminitest.Request) string {
+	if agent == nil {
+		return "no agent request before it"
+	}
+	n := len(summary.Contents) - 1
+	if n < 1 || n > len(agent.Contents) {
+		return fmt.Sprintf("%d contents before the instruction; the agent's request had %d", n, len(agent.Contents))
+	}
+	same := func(a, b any) bool {
+		x, _ := json.Marshal(a)
+		y, _ := json.Marshal(b)
+		return string(x) == string(y)
+	}
+	if !same(agent.Contents[:n], summary.Contents[:n]) {
+		return "its contents are not the agent's first contents"
+	}
+	if !same(agent.SystemInstruction, summary.SystemInstruction) || !same(agent.Tools, summary.Tools) {
+		return "its system instruction or tools are not the agent's"
+	}
+	return ""
 }

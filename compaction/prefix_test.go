@@ -1,0 +1,186 @@
+package compaction
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"slices"
+	"strings"
+	"testing"
+
+	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/processors/request"
+	"github.com/adkctx/adkctx/processors/response"
+)
+
+// requestOf is the request a model was sent for events: a summary first, then one content per
+// event (copied, as adk-go copies them), with a system instruction and a tool.
+func requestOf(events []Event) *request.LLMRequest {
+	req := &request.LLMRequest{Model: "gemini-2.5-flash", Config: &genai.GenerateContentConfig{
+		SystemInstruction: genai.NewContentFromText("You are a careful coding assistant.", genai.RoleUser),
+		Tools:             []*genai.Tool{{FunctionDeclarations: []*genai.FunctionDeclaration{{Name: "read_file"}}}},
+	}}
+	req.Contents = append(req.Contents, genai.NewContentFromText(SummaryHeader+"\nGoal: review.", genai.RoleUser))
+	for _, e := range events {
+		c := *e.Content
+		req.Contents = append(req.Contents, &c)
+	}
+	return req
+}
+
+func TestPromptPrefix(t *testing.T) {
+	events := concat(toolTurn("i1", "read_file", "a.go"), turn("i2"), toolTurn("i3", "read_file", "b.go"))
+	positions := func(from, to int) []int {
+		var out []int
+		for i := from; i < to; i++ {
+			out = append(out, i)
+		}
+		return out
+	}
+	repeated := concat(turn("i1"), turn("i2"))
+	repeated[2].Content = repeated[0].Content // the user says the same thing again in i2
+	tests := []struct {
+		name    string
+		events  []Event
+		req     *request.LLMRequest
+		covered []int
+		want    int // contents kept; -1: no prefix
+	}{
+		{"covers the first two invocations", events, requestOf(events), positions(0, 6), 7},
+		{"covered positions in any order", events, requestOf(events), []int{5, 0, 3, 1, 2, 4}, 7},
+		{"covers everything", events, requestOf(events), positions(0, len(events)), 1 + len(events)},
+		{"a covered event the request does not show", events, func() *request.LLMRequest {
+			r := requestOf(events)
+			r.Contents = slices.Delete(r.Contents, 3, 4) // i1's tool result was trimmed
+			return r
+		}(), positions(0, 6), -1},
+		{"the same text later: the first one counts", repeated, requestOf(repeated), positions(0, 2), 3},
+		{"nothing recognizable covered", events, requestOf(events), nil, -1},
+		{"no request", events, nil, positions(0, 6), -1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := promptPrefix(tc.req, tc.events, tc.covered)
+			if tc.want < 0 {
+				if got != nil {
+					t.Fatalf("prefix of %d contents, want none", len(got.Contents))
+				}
+				return
+			}
+			if got == nil {
+				t.Fatal("no prefix")
+			}
+			if len(got.Contents) != tc.want || !slices.Equal(got.Contents, tc.req.Contents[:tc.want]) {
+				t.Errorf("prefix holds %d contents, want the request's first %d (shared, not copied)", len(got.Contents), tc.want)
+			}
+			if got.Model != tc.req.Model || got.Config.SystemInstruction != tc.req.Config.SystemInstruction || !slices.Equal(got.Config.Tools, tc.req.Config.Tools) {
+				t.Errorf("prefix model, system instruction or tools are not the request's")
+			}
+		})
+	}
+}
+
+// The summarizer sends the shared prefix with its instruction when it can, and a transcript
+// otherwise.
+func TestLLMSummarizerSharesThePrefix(t *testing.T) {
+	events := concat(toolTurn("i1", "read_file", "a.go"), turn("i2"))
+	in := summaryInput()
+	in.Events = events
+	in.Prefix = promptPrefix(requestOf(events), events, []int{0, 1, 2, 3, 4, 5})
+	if in.Prefix == nil || len(in.Prefix.Contents) != 7 {
+		t.Fatalf("prefix %v, want the summary and six contents", in.Prefix)
+	}
+	ok := reply("Goal: review the tool.", genai.FinishReasonStop)
+	toolCall := &response.LLMResponse{Content: genai.NewContentFromFunctionCall("read_file", map[string]any{"path": "c.go"}, genai.RoleModel), FinishReason: genai.FinishReasonStop}
+
+	t.Run("same model: the prefix and the instruction", func(t *testing.T) {
+		m := &fakeModel{replies: []*response.LLMResponse{ok}}
+		sum, err := (&LLMSummarizer{Model: m}).Summarize(context.Background(), in)
+		if err != nil || sum == nil {
+			t.Fatalf("Summarize = %v, %v", sum, err)
+		}
+		if len(m.reqs) != 1 {
+			t.Fatalf("%d model calls, want 1", len(m.reqs))
+		}
+		req := m.reqs[0]
+		n := len(in.Prefix.Contents)
+		if len(req.Contents) != n+1 || !slices.Equal(req.Contents[:n], in.Prefix.Contents) {
+			t.Fatalf("request contents %d, want the prefix's %d and the instruction", len(req.Contents), n)
+		}
+		if last := textOf(req.Contents[n]); req.Contents[n].Role != genai.RoleUser || !strings.Contains(last, "Write a summary of the whole conversation above") {
+			t.Errorf("last content %q, want the instruction", last)
+		}
+		if req.Config.SystemInstruction != in.Prefix.Config.SystemInstruction || !slices.Equal(req.Config.Tools, in.Prefix.Config.Tools) {
+			t.Error("the system instruction or tools are not the agent's")
+		}
+		if !strings.HasPrefix(textOf(sum.Content), "Goal: review the tool.") {
+			t.Errorf("summary %q", textOf(sum.Content))
+		}
+	})
+	transcript := func(t *testing.T, req *request.LLMRequest) {
+		t.Helper()
+		if len(req.Contents) != 1 || req.Config.SystemInstruction != nil || len(req.Config.Tools) != 0 ||
+			!strings.Contains(textOf(req.Contents[0]), "]: ") { // a transcript line
+			t.Errorf("request is not a transcript: %d contents, system %v, tools %d", len(req.Contents), req.Config.SystemInstruction, len(req.Config.Tools))
+		}
+	}
+	for name, s := range map[string]*LLMSummarizer{
+		"another model":    {Model: &fakeModel{name: "gemini-2.5-flash-lite", replies: []*response.LLMResponse{ok}}},
+		"custom template":  {Model: &fakeModel{replies: []*response.LLMResponse{ok}}, Template: "Summarize: " + HistorySlot},
+		"prefix too large": {Model: &fakeModel{replies: []*response.LLMResponse{ok}}, MaxInputTokens: 100},
+	} {
+		t.Run(name+": a transcript", func(t *testing.T) {
+			if _, err := s.Summarize(context.Background(), in); err != nil {
+				t.Fatal(err)
+			}
+			m := s.Model.(*fakeModel)
+			if len(m.reqs) != 1 {
+				t.Fatalf("%d model calls, want 1", len(m.reqs))
+			}
+			transcript(t, m.reqs[0])
+		})
+	}
+	t.Run("a tool call instead of a summary: then a transcript", func(t *testing.T) {
+		m := &toolCallThenText{calls: toolCall, text: ok}
+		sum, err := (&LLMSummarizer{Model: m}).Summarize(context.Background(), in)
+		if err != nil || sum == nil {
+			t.Fatalf("Summarize = %v, %v", sum, err)
+		}
+		if len(m.reqs) != 2 {
+			t.Fatalf("%d model calls, want 2", len(m.reqs))
+		}
+		transcript(t, m.reqs[1])
+	})
+	t.Run("a reply cut off: no second call", func(t *testing.T) {
+		m := &fakeModel{replies: []*response.LLMResponse{reply("Goal:", genai.FinishReasonMaxTokens)}}
+		_, err := (&LLMSummarizer{Model: m}).Summarize(context.Background(), in)
+		var rej *SummaryRejectedError
+		if !errors.As(err, &rej) || rej.Reason != "finish_reason" || len(m.reqs) != 1 {
+			t.Errorf("error %v after %d calls, want finish_reason after 1", err, len(m.reqs))
+		}
+	})
+	t.Run("a failed call: no second call", func(t *testing.T) {
+		m := &fakeModel{err: errors.New("quota")}
+		if _, err := (&LLMSummarizer{Model: m}).Summarize(context.Background(), in); err == nil || len(m.reqs) != 1 {
+			t.Errorf("error %v after %d calls, want an error after 1", err, len(m.reqs))
+		}
+	})
+}
+
+// toolCallThenText answers its first request with calls and every later one with text.
+type toolCallThenText struct {
+	calls, text *response.LLMResponse
+	reqs        []*request.LLMRequest
+}
+
+func (m *toolCallThenText) Name() string { return "gemini-2.5-flash" }
+
+func (m *toolCallThenText) GenerateContent(_ context.Context, req *request.LLMRequest) iter.Seq2[*response.LLMResponse, error] {
+	m.reqs = append(m.reqs, req)
+	r := m.text
+	if len(m.reqs) == 1 {
+		r = m.calls
+	}
+	return func(yield func(*response.LLMResponse, error) bool) { yield(r, nil) }
+}
