@@ -16,13 +16,16 @@ import (
 
 const summaryCanary = "Goal: find why the nightly build fails (fake summary)."
 
-// isSummarization reports whether a request to the fake is the LLM summarizer's.
+// isSummarization reports whether a request to the fake is the LLM summarizer's: its last
+// content is the summary instruction after the agent's conversation, or a transcript.
 func isSummarization(r *geminitest.Request) bool {
-	for _, c := range r.Contents {
-		for _, p := range c.Parts {
-			if strings.Contains(p.Text, "You are maintaining the working memory of a long conversation") {
-				return true
-			}
+	if len(r.Contents) == 0 {
+		return false
+	}
+	for _, p := range r.Contents[len(r.Contents)-1].Parts {
+		if strings.Contains(p.Text, "Write a summary of the whole conversation above") ||
+			strings.Contains(p.Text, "You are maintaining the working memory of a long conversation") {
+			return true
 		}
 	}
 	return false
