@@ -82,6 +82,12 @@ type LLMSummarizer struct {
 	// MaxOutputTokens is the model's output limit. Default 2,048. A reply cut off by it is
 	// rejected (finish reason MAX_TOKENS).
 	MaxOutputTokens int
+	// NoSharedPrefix sends a transcript even when the agent's own conversation could be sent
+	// (SummaryInput.Prefix). That conversation holds more tokens than a transcript (about 1.7×
+	// on the figure session) and costs less only when the provider's prompt cache serves it:
+	// set this where the agent's prompts are not cached (a provider without implicit caching, or
+	// one that caches only at explicit markers).
+	NoSharedPrefix bool
 }
 
 // Name returns "llm:" and the model name.
@@ -111,10 +117,11 @@ func (s *LLMSummarizer) validate() error {
 	return errors.Join(errs...)
 }
 
-// Summarize implements Summarizer. With in.Prefix on the summarizer's own model and no custom
-// Template, it sends that prefix (the conversation exactly as the model was last sent it, which a
-// provider's prompt cache holds) with an instruction appended; when that reply holds no text (a
-// tool call, say), or there is no prefix to share, it sends a transcript of in instead.
+// Summarize implements Summarizer. With in.Prefix on the summarizer's own model, no custom
+// Template and NoSharedPrefix unset, it sends that prefix (the conversation exactly as the model
+// was last sent it, which a provider's prompt cache holds) with an instruction appended; when
+// that reply is a tool call or holds no text, or there is no prefix to share, it sends a
+// transcript of in instead (the usage of both calls is reported).
 func (s *LLMSummarizer) Summarize(ctx context.Context, in SummaryInput) (*Summary, error) {
 	if err := s.validate(); err != nil {
 		return nil, err
@@ -123,32 +130,38 @@ func (s *LLMSummarizer) Summarize(ctx context.Context, in SummaryInput) (*Summar
 	if maxIn == 0 {
 		maxIn = max(in.limits(s.Model.Name()).Usable-summarizerHeadroom, 1024)
 	}
+	var first budget.Usage // of a shared-prefix call whose reply was not a summary
 	if req := s.prefixRequest(in, maxIn); req != nil {
 		sum, err := s.ask(ctx, req, in)
 		if sum != nil {
 			sum.SharedPrefix = true
 		}
 		var rej *SummaryRejectedError
-		if !errors.As(err, &rej) || rej.Reason != "empty" {
+		if !errors.As(err, &rej) || (rej.Reason != "empty" && rej.Reason != "tool_call") {
 			return sum, err
 		}
-		// No text (the agent's tools are declared: the model may have called one instead of
-		// writing): a transcript, sent without tools, may still do.
+		// The agent's tools are declared: the model called one, or wrote nothing. A
+		// transcript, sent without tools, may still do.
+		first = rej.usage
 	}
 	req := s.transcriptRequest(in, maxIn)
 	if req == nil {
 		return nil, nil
 	}
-	return s.ask(ctx, req, in)
+	sum, err := s.ask(ctx, req, in)
+	if sum != nil {
+		sum.Usage = sum.Usage.Add(first)
+	}
+	return sum, err
 }
 
-// prefixRequest is in.Prefix with prefixInstruction appended, or nil when it cannot be sent:
-// no prefix, another model's (its cache holds nothing for this one), a custom Template, or over
-// maxIn. The system instruction and tools are the agent's, so the prompt's prefix is the one the
+// prefixRequest is in.Prefix with prefixInstruction appended, or nil when it is not to be sent:
+// no prefix, another model's (its cache holds nothing for this one), NoSharedPrefix, a custom
+// Template, or over maxIn. The system instruction and tools are the agent's, so the prompt's prefix is the one the
 // agent's request was sent with.
 func (s *LLMSummarizer) prefixRequest(in SummaryInput, maxIn int) *request.LLMRequest {
 	p := in.Prefix
-	if p == nil || s.Template != "" || p.Model != s.Model.Name() || len(in.Events) == 0 {
+	if p == nil || s.NoSharedPrefix || s.Template != "" || p.Model != s.Model.Name() || len(in.Events) == 0 {
 		return nil
 	}
 	cfg := &genai.GenerateContentConfig{MaxOutputTokens: s.outputTokens(in)}
@@ -194,7 +207,7 @@ func (s *LLMSummarizer) ask(ctx context.Context, req *request.LLMRequest, in Sum
 		return nil, err
 	}
 	reject := func(reason string) error {
-		r := &SummaryRejectedError{Summarizer: s.Name(), Reason: reason}
+		r := &SummaryRejectedError{Summarizer: s.Name(), Reason: reason, usage: reply.usage}
 		if reply.last != nil {
 			r.ErrorCode = reply.last.ErrorCode
 			if reason == "finish_reason" {
@@ -209,6 +222,8 @@ func (s *LLMSummarizer) ask(ctx context.Context, req *request.LLMRequest, in Sum
 		return nil, reject("empty")
 	case last.ErrorCode != "":
 		return nil, reject("model_error")
+	case reply.calls || last.FinishReason == genai.FinishReasonMalformedFunctionCall || last.FinishReason == genai.FinishReasonUnexpectedToolCall:
+		return nil, reject("tool_call")
 	case last.FinishReason != "" && last.FinishReason != genai.FinishReasonStop && last.FinishReason != genai.FinishReasonUnspecified:
 		return nil, reject("finish_reason")
 	}
@@ -228,10 +243,11 @@ func (s *LLMSummarizer) ask(ctx context.Context, req *request.LLMRequest, in Sum
 }
 
 // modelReply is what a summarizer model answered: its text (thoughts left out), whether it
-// thought, its last complete response and its usage.
+// thought or called a tool, its last complete response and its usage.
 type modelReply struct {
 	text    string
 	thought bool
+	calls   bool // it called a tool: not a summary, whatever text came with it
 	last    *response.LLMResponse
 	usage   budget.Usage
 }
@@ -259,6 +275,8 @@ func (s *LLMSummarizer) generate(ctx context.Context, req *request.LLMRequest) (
 			case p == nil:
 			case p.Thought:
 				r.thought = true
+			case p.FunctionCall != nil:
+				r.calls = true
 			default:
 				text.WriteString(p.Text)
 			}

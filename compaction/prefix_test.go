@@ -23,10 +23,28 @@ func requestOf(events []Event) *request.LLMRequest {
 	}}
 	req.Contents = append(req.Contents, genai.NewContentFromText(SummaryHeader+"\nGoal: review.", genai.RoleUser))
 	for _, e := range events {
-		c := *e.Content
-		req.Contents = append(req.Contents, &c)
+		req.Contents = append(req.Contents, sentContent(e.Content))
 	}
 	return req
+}
+
+// sentContent is c as adk-go sends it: a copy, without the ids adk-go gave function calls and
+// responses.
+func sentContent(c *genai.Content) *genai.Content {
+	out := &genai.Content{Role: c.Role}
+	for _, p := range c.Parts {
+		q := *p
+		if q.FunctionCall != nil {
+			fc := *q.FunctionCall
+			fc.ID, q.FunctionCall = "", &fc
+		}
+		if q.FunctionResponse != nil {
+			fr := *q.FunctionResponse
+			fr.ID, q.FunctionResponse = "", &fr
+		}
+		out.Parts = append(out.Parts, &q)
+	}
+	return out
 }
 
 func TestPromptPrefix(t *testing.T) {
@@ -38,6 +56,21 @@ func TestPromptPrefix(t *testing.T) {
 		}
 		return out
 	}
+	parallel := []Event{
+		userEv("u", "i1", "Read a.go and b.go."),
+		callsEv("c", "i1", &genai.FunctionCall{ID: "adk-1", Name: "read_file", Args: map[string]any{"path": "a.go"}},
+			&genai.FunctionCall{ID: "adk-2", Name: "read_file", Args: map[string]any{"path": "b.go"}}),
+		{ID: "r", InvocationID: "i1", Author: "agent", Content: &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{
+			{FunctionResponse: &genai.FunctionResponse{ID: "adk-1", Name: "read_file", Response: map[string]any{"content": "a"}}},
+			{FunctionResponse: &genai.FunctionResponse{ID: "adk-2", Name: "read_file", Response: map[string]any{"content": "b"}}}}}},
+		modelEv("m", "i1", "Both are fine."),
+		userEv("u2", "i2", "Thanks."),
+	}
+	image := &genai.Part{InlineData: &genai.Blob{MIMEType: "image/png", Data: []byte{1, 2, 3}}}
+	captioned := concat(turn("i1"), []Event{userEv("u2", "i2", "what is this?")})
+	captioned[1].Content = &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{image, {Text: "A diagram of the flow."}}}
+	withImage := concat(turn("i1"), []Event{{ID: "img", InvocationID: "i1", Author: "user", Content: &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{image}}}})
+	withThought := concat(turn("i1"), []Event{{ID: "t", InvocationID: "i1", Author: "agent", Content: &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{Text: "hmm", Thought: true}}}}})
 	repeated := concat(turn("i1"), turn("i2"))
 	repeated[2].Content = repeated[0].Content // the user says the same thing again in i2
 	tests := []struct {
@@ -56,6 +89,20 @@ func TestPromptPrefix(t *testing.T) {
 			return r
 		}(), positions(0, 6), -1},
 		{"the same text later: the first one counts", repeated, requestOf(repeated), positions(0, 2), 3},
+		{"a result shown as an excerpt", events, func() *request.LLMRequest {
+			r := requestOf(events)
+			r.Contents[3].Parts[0].FunctionResponse.Response = map[string]any{"content": "package main […]"}
+			return r
+		}(), positions(0, 6), 7},
+		{"parallel calls and their merged responses", parallel, requestOf(parallel), positions(0, 4), 5},
+		{"a response missing: a later one of the same tool does not stand in", events, func() *request.LLMRequest {
+			r := requestOf(events)
+			r.Contents = slices.Delete(r.Contents, 3, 4)
+			return r
+		}(), positions(0, 3), -1},
+		{"an image with a caption", captioned, requestOf(captioned), positions(0, 2), 3},
+		{"an image alone, covered last", withImage, requestOf(withImage), positions(0, 3), -1},
+		{"only thoughts: nothing the model sees", withThought, requestOf(withThought[:2]), positions(0, 3), 3},
 		{"nothing recognizable covered", events, requestOf(events), nil, -1},
 		{"no request", events, nil, positions(0, 6), -1},
 	}
@@ -141,16 +188,43 @@ func TestLLMSummarizerSharesThePrefix(t *testing.T) {
 			transcript(t, m.reqs[0])
 		})
 	}
-	t.Run("a tool call instead of a summary: then a transcript", func(t *testing.T) {
-		m := &toolCallThenText{calls: toolCall, text: ok}
-		sum, err := (&LLMSummarizer{Model: m}).Summarize(context.Background(), in)
-		if err != nil || sum == nil {
-			t.Fatalf("Summarize = %v, %v", sum, err)
+	withText := &response.LLMResponse{Content: &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{
+		{Text: "Let me read c.go first."}, {FunctionCall: &genai.FunctionCall{Name: "read_file", Args: map[string]any{"path": "c.go"}}}}},
+		FinishReason: genai.FinishReasonStop}
+	malformed := reply("", genai.FinishReasonMalformedFunctionCall)
+	for name, first := range map[string]*response.LLMResponse{
+		"a tool call instead of a summary": toolCall,
+		"a tool call after some text":      withText,
+		"a malformed tool call":            malformed,
+	} {
+		t.Run(name+": then a transcript", func(t *testing.T) {
+			first := *first
+			first.UsageMetadata = &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: 1000, CandidatesTokenCount: 10}
+			second := *ok
+			second.UsageMetadata = &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: 300, CandidatesTokenCount: 20}
+			m := &toolCallThenText{calls: &first, text: &second}
+			sum, err := (&LLMSummarizer{Model: m}).Summarize(context.Background(), in)
+			if err != nil || sum == nil {
+				t.Fatalf("Summarize = %v, %v", sum, err)
+			}
+			if len(m.reqs) != 2 {
+				t.Fatalf("%d model calls, want 2", len(m.reqs))
+			}
+			transcript(t, m.reqs[1])
+			if sum.SharedPrefix || sum.Usage.Prompt != 1300 || sum.Usage.Output != 30 || !strings.HasPrefix(textOf(sum.Content), "Goal: review the tool.") {
+				t.Errorf("summary %q, shared prefix %v, usage %+v; want the transcript's, both calls' usage", textOf(sum.Content), sum.SharedPrefix, sum.Usage)
+			}
+		})
+	}
+	t.Run("NoSharedPrefix: a transcript", func(t *testing.T) {
+		m := &fakeModel{replies: []*response.LLMResponse{ok}}
+		if _, err := (&LLMSummarizer{Model: m, NoSharedPrefix: true}).Summarize(context.Background(), in); err != nil {
+			t.Fatal(err)
 		}
-		if len(m.reqs) != 2 {
-			t.Fatalf("%d model calls, want 2", len(m.reqs))
+		if len(m.reqs) != 1 {
+			t.Fatalf("%d model calls, want 1", len(m.reqs))
 		}
-		transcript(t, m.reqs[1])
+		transcript(t, m.reqs[0])
 	})
 	t.Run("a reply cut off: no second call", func(t *testing.T) {
 		m := &fakeModel{replies: []*response.LLMResponse{reply("Goal:", genai.FinishReasonMaxTokens)}}

@@ -41,11 +41,13 @@ type SummaryInput struct {
 	// MaxTokens is the largest summary, in estimated tokens, the compactor accepts (a larger one
 	// is rejected); a summarizer should stay under it. 0: no bound.
 	MaxTokens int
-	// Prefix is the session's last model request cut right after the last content this summary
-	// covers: the conversation as the model was sent it, the previous summary first (nil when
-	// unknown, or when that request did not show every covered event). An LLMSummarizer on the
-	// same model sends it with its instruction appended: a provider's prompt cache already
-	// holds it, so it costs a fraction of a transcript.
+	// Prefix is the session's last model request cut right after the content that shows the last
+	// event this summary covers: the conversation as the model was sent it, the previous summary
+	// first. It is nil when unknown, or when that request does not show every covered event in
+	// order as far as they can be matched (calls by name and arguments, texts by role and text,
+	// a response right after the content before it; an event showing only media or code cannot
+	// be). An LLMSummarizer on the same model sends it with its instruction appended: a
+	// provider's prompt cache already holds it, so it costs a fraction of a transcript.
 	Prefix *request.LLMRequest
 }
 
@@ -69,8 +71,8 @@ type Summary struct {
 }
 
 // SummaryRejectedError reports a summarizer reply that cannot be used: "empty", "thought_only",
-// "finish_reason" (cut off), "model_error" or "too_large" (bigger than what it replaces or than
-// Config.MaxSummaryTokens).
+// "tool_call" (the model called a tool), "finish_reason" (cut off), "model_error" or "too_large"
+// (bigger than what it replaces or than Config.MaxSummaryTokens).
 type SummaryRejectedError struct {
 	Summarizer   string
 	Reason       string
@@ -78,6 +80,8 @@ type SummaryRejectedError struct {
 	ErrorCode    string
 	// Tokens and Limit are the summary's estimated size and the bound it broke ("too_large").
 	Tokens, Limit int
+
+	usage budget.Usage // of the rejected call
 }
 
 func (e *SummaryRejectedError) Error() string {

@@ -367,7 +367,8 @@ func TestWiringMistakesAreLoud(t *testing.T) {
 // tools and contents, so a provider's prompt cache serves it.
 func TestWireLearnsTheAgentsModel(t *testing.T) {
 	var prefixPrompts, transcriptPrompts int
-	var last *model.LLMRequest // the agent's last request
+	var last *model.LLMRequest              // the agent's last request
+	var summaryRequests []*model.LLMRequest // the shared-prefix ones
 	var mu sync.Mutex
 	m := &llmtest.Model{UsageScale: 1, Default: func(req *model.LLMRequest) (*genai.Content, error) {
 		mu.Lock()
@@ -376,6 +377,7 @@ func TestWireLearnsTheAgentsModel(t *testing.T) {
 		switch {
 		case strings.Contains(text, "Write a summary of the whole conversation above"):
 			prefixPrompts++
+			summaryRequests = append(summaryRequests, req)
 			if p := sharedPrefixProblem(last, req); p != "" {
 				t.Errorf("summary prompt %d: %s", prefixPrompts, p)
 			}
@@ -385,7 +387,8 @@ func TestWireLearnsTheAgentsModel(t *testing.T) {
 			return genai.NewContentFromText("Goal: keep going. Decisions: none.", genai.RoleModel), nil
 		}
 		last = &model.LLMRequest{Model: req.Model, Contents: slices.Clone(req.Contents), Config: req.Config}
-		return genai.NewContentFromText("noted: "+strings.Repeat("detail ", 40), genai.RoleModel), nil
+		turn := userTexts(req)
+		return genai.NewContentFromText("noted "+strings.Fields(turn[len(turn)-1])[0]+" "+strings.Repeat("detail ", 40), genai.RoleModel), nil
 	}}
 	s := wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true}}, session.InMemoryService())
 	for i := range 6 {
@@ -399,6 +402,32 @@ func TestWireLearnsTheAgentsModel(t *testing.T) {
 	entries := s.logs.FilterMessage("compaction").FilterField(zap.String("outcome", "compacted")).All()
 	if len(entries) == 0 || entries[0].ContextMap()["summarizer"] != "llm:"+m.Name() || entries[0].ContextMap()["summarizer_shared_prefix"] != true {
 		t.Errorf("compactions: %v", entries)
+	}
+	// Each prompt stops exactly at what its marker covers: its last content before the
+	// instruction is the marker's last covered event.
+	events := stored(t, s.base, "s1")
+	byID := map[string]*session.Event{}
+	var markers []*compaction.Marker
+	for _, e := range events {
+		byID[e.ID] = e
+		if isMarker(e) {
+			mk, err := compaction.ReadMarker(&compaction.Event{ID: e.ID, Metadata: e.CustomMetadata})
+			if err != nil {
+				t.Fatal(err)
+			}
+			markers = append(markers, mk)
+		}
+	}
+	if len(markers) != len(summaryRequests) {
+		t.Fatalf("%d markers for %d summary prompts", len(markers), len(summaryRequests))
+	}
+	for k, mk := range markers {
+		req := summaryRequests[k]
+		lastCovered, ok := byID[mk.LastEventID]
+		if got := req.Contents[len(req.Contents)-2]; !ok || llmtest.AllText(&model.LLMRequest{Contents: []*genai.Content{got}}) !=
+			llmtest.AllText(&model.LLMRequest{Contents: []*genai.Content{lastCovered.Content}}) {
+			t.Errorf("summary prompt %d ends with %v, want marker %d's last covered event %s", k+1, got, mk.Seq, mk.LastEventID)
+		}
 	}
 }
 

@@ -127,11 +127,12 @@ func TestFigureContinuity(t *testing.T) {
 		// (the cache bounds do not hold; continuity does).
 		{"1048576/results-whole", 1_048_576, compaction.Config{Synchronous: true, RetainedToolResultBytes: -1}, false},
 		// What an LLM summarizer (the default when the root agent is an LLM agent) adds: its
-		// prompts, which no prompt cache serves (the cache bounds do not hold; continuity does).
+		// prompts, recorded beside the session's (Figures.Aside*). On the agent's model they extend
+		// the agent's last request, so the cache serves most of them; on another model they are
+		// transcripts, billed in full. The session's own cache bounds are not checked here;
+		// continuity is.
 		{"1048576/llm-summarizer", 1_048_576, compaction.Config{Synchronous: true,
 			Summarizer: &compaction.LLMSummarizer{Model: scenario.NewSummarizerModel(modelName)}}, false},
-		// The same on another model: its cache holds none of the agent's prefix, so the
-		// summarizer sends a transcript.
 		{"1048576/llm-summarizer-other-model", 1_048_576, compaction.Config{Synchronous: true,
 			Summarizer: &compaction.LLMSummarizer{Model: scenario.NewSummarizerModel("other-model")}}, false},
 	}

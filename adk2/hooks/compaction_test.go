@@ -240,23 +240,28 @@ func TestWiringMistakesAreLoud(t *testing.T) {
 // that shares the agent's prefix extends the agent's last request byte for byte.
 func TestWireLearnsTheAgentsModel(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		root func(t *testing.T, a agent.Agent) agent.Agent
+		name         string
+		root         func(t *testing.T, a agent.Agent) agent.Agent
+		sharedPrefix bool // the summaries are written from the agent's own conversation
 	}{
-		{"llmagent", func(_ *testing.T, a agent.Agent) agent.Agent { return a }},
-		{"workflow", func(t *testing.T, a agent.Agent) agent.Agent { return workflowRoot(t, a) }},
-		{"sequential", func(t *testing.T, a agent.Agent) agent.Agent { return sequentialRoot(t, a) }},
+		{"llmagent", func(_ *testing.T, a agent.Agent) agent.Agent { return a }, true},
+		// A workflow node's requests show only the current turn: the summary's events are not
+		// in them, so the summarizer sends a transcript.
+		{"workflow", func(t *testing.T, a agent.Agent) agent.Agent { return workflowRoot(t, a) }, false},
+		{"sequential", func(t *testing.T, a agent.Agent) agent.Agent { return sequentialRoot(t, a) }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var prompts counter
 			var mu sync.Mutex
-			var last *model.LLMRequest // the agent's last request
+			var last *model.LLMRequest              // the agent's last request
+			var summaryRequests []*model.LLMRequest // the shared-prefix ones
 			m := &llmtest.Model{UsageScale: 1, Default: func(req *model.LLMRequest) (*genai.Content, error) {
 				mu.Lock()
 				defer mu.Unlock()
 				switch text := llmtest.AllText(req); {
 				case strings.Contains(text, "Write a summary of the whole conversation above"):
 					prompts.add("summary")
+					summaryRequests = append(summaryRequests, req)
 					if p := sharedPrefixProblem(last, req); p != "" {
 						t.Errorf("summary prompt: %s", p)
 					}
@@ -266,13 +271,15 @@ func TestWireLearnsTheAgentsModel(t *testing.T) {
 					return genai.NewContentFromText("Goal: keep going. Decisions: none.", genai.RoleModel), nil
 				}
 				last = &model.LLMRequest{Model: req.Model, Contents: slices.Clone(req.Contents), Config: req.Config}
-				return chatty(req)
+				turn := userTexts(req)
+				return genai.NewContentFromText("noted "+strings.Fields(turn[len(turn)-1])[0]+" "+strings.Repeat("detail ", 40), genai.RoleModel), nil
 			}}
 			a, err := llmagent.New(llmagent.Config{Name: "assistant", Model: m, Instruction: "You are a careful assistant."})
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true}}, session.InMemoryService(), tc.root(t, a))
+			base := session.InMemoryService()
+			s := wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true}}, base, tc.root(t, a))
 			for i := range 6 {
 				if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 40))); err != nil {
 					t.Fatal(err)
@@ -285,6 +292,10 @@ func TestWireLearnsTheAgentsModel(t *testing.T) {
 			if len(entries) == 0 || entries[0].ContextMap()["summarizer"] != "llm:"+m.Name() {
 				t.Errorf("compactions: %v", entries)
 			}
+			if want := map[bool]int{true: prompts.get("summary"), false: 0}[tc.sharedPrefix]; len(summaryRequests) != want {
+				t.Errorf("%d of %d summaries from the shared prefix, want %d", len(summaryRequests), prompts.get("summary"), want)
+			}
+			promptsEndAtMarkers(t, stored(t, base, "s1"), summaryRequests)
 		})
 	}
 }
@@ -385,6 +396,38 @@ func TestInstructionsPerSessionWorkDir(t *testing.T) {
 	}
 	if f := s.budgetDecisions()[0].ContextMap(); f["instruction_bytes"].(int64) == 0 {
 		t.Errorf("the budget decision does not count the instructions: %v", f)
+	}
+}
+
+// promptsEndAtMarkers checks that each shared-prefix summary prompt (in order) stops exactly at
+// what its marker covers: its last content before the instruction is the marker's last covered
+// event.
+func promptsEndAtMarkers(t *testing.T, events []*session.Event, prompts []*model.LLMRequest) {
+	t.Helper()
+	byID := map[string]*session.Event{}
+	var markers []*compaction.Marker
+	for _, e := range events {
+		byID[e.ID] = e
+		if isMarker(e) {
+			mk, err := compaction.ReadMarker(&compaction.Event{ID: e.ID, Metadata: e.CustomMetadata})
+			if err != nil {
+				t.Fatal(err)
+			}
+			markers = append(markers, mk)
+		}
+	}
+	if len(prompts) > len(markers) {
+		t.Fatalf("%d shared-prefix summary prompts for %d markers", len(prompts), len(markers))
+	}
+	text := func(c *genai.Content) string {
+		return llmtest.AllText(&model.LLMRequest{Contents: []*genai.Content{c}})
+	}
+	for k, req := range prompts {
+		mk := markers[k]
+		lastCovered, ok := byID[mk.LastEventID]
+		if got := req.Contents[len(req.Contents)-2]; !ok || text(got) != text(lastCovered.Content) {
+			t.Errorf("summary prompt %d ends with %q, want marker %d's last covered event %s", k+1, text(got), mk.Seq, mk.LastEventID)
+		}
 	}
 }
 

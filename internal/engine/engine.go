@@ -167,6 +167,17 @@ func (e *Engine) getCompactor() *compactor.Compactor {
 	return e.compactor
 }
 
+// sharesPrefix reports whether the summarizer can send the agent's last request
+// (compaction.SummaryInput.Prefix): only then is that request kept.
+func (e *Engine) sharesPrefix() bool {
+	c := e.getCompactor()
+	if c == nil {
+		return false
+	}
+	l, ok := c.Config().Summarizer.(*compaction.LLMSummarizer)
+	return ok && l.Template == "" && !l.NoSharedPrefix
+}
+
 // Limits returns the limits the engine applies to a model (logging an unknown model once).
 func (e *Engine) Limits(model string) budget.Limits {
 	if l, ok := e.limits.Get(model); ok {
@@ -267,7 +278,7 @@ type sessionState struct {
 	runs          []run                          // invocations the plugin saw start (newest last)
 	// sent is the last request sent in the session, as sent, and sentBy its invocation: a
 	// summary of what it shows shares its prefix (compaction.Selection.LastRequest). Kept only
-	// with compaction on, until its invocation ends.
+	// when the summarizer can send it, until its invocation ends.
 	sent   *request.LLMRequest
 	sentBy string
 }

@@ -85,7 +85,7 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 	reused := print.reused(prevPrint)
 
 	var sent *request.LLMRequest
-	if err == nil && e.CompactionOn() {
+	if err == nil && e.sharesPrefix() {
 		sent = sentCopy(req)
 	}
 	st.mu.Lock()
@@ -94,6 +94,9 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 		cl.estimate, cl.predicted = d.FinalEstimatedTokens, d.FinalTokens
 		sm.prefix, sm.turnsDrop = print, d.TurnsDropped
 	}
+	// A compaction triggered now gets the request sent before this one: this one is not sent
+	// yet (later callbacks may still change it) and may not be in the provider's cache.
+	prevSent := st.sent
 	if sent != nil {
 		st.sent, st.sentBy = sent, c.InvocationID()
 	}
@@ -103,7 +106,7 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 	if d.OverSoft || approaching {
 		if cp := e.getCompactor(); cp != nil {
 			cp.Schedule(compactor.Request{Session: s, Trigger: compaction.TriggerTokens, Invocation: c.InvocationID(),
-				Live: true, Limits: limits, TokenLimit: tokenLimit, Link: trace.SpanContextFromContext(ctx), LastRequest: sent})
+				Live: true, Limits: limits, TokenLimit: tokenLimit, Link: trace.SpanContextFromContext(ctx), LastRequest: prevSent})
 		}
 	}
 
@@ -120,8 +123,9 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 }
 
 // sentCopy is what a summary needs of a request about to be sent: its model, system
-// instruction, tools and contents (the slice copied, the contents shared: nothing modifies them
-// once sent).
+// instruction, tools and contents (the slice copied, the contents shared: adk-go builds fresh
+// contents for every request and adkctx's steps never change one in place; the summary reads
+// them once the request was sent).
 func sentCopy(req *request.LLMRequest) *request.LLMRequest {
 	out := &request.LLMRequest{Model: req.Model, Contents: slices.Clone(req.Contents)}
 	if req.Config != nil {
