@@ -8,6 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/processors/request"
 )
 
 // fuzzAgent scripts a coding session from fuzz bytes: invocations of calls and responses of every
@@ -111,9 +113,30 @@ func (a *fuzzAgent) maybeLiveCompaction(t *testing.T, inv string) {
 // compact runs r and checks the session's invariants.
 func (a *fuzzAgent) compact(t *testing.T, r Request, inv string) {
 	t.Helper()
+	// The request the model was last sent: the view, as adk-go sends it.
+	before := a.store.snapshot()
+	var shown []Item // the items the request shows, one per content
+	r.LastRequest = &request.LLMRequest{Model: "gemini-2.5-flash"}
+	for _, it := range NewViewer(nil).View(before) {
+		c := it.Summary
+		switch {
+		case c == nil && it.Content != nil:
+			c = it.Content
+		case c == nil:
+			c = before[it.Index].Content
+		}
+		if c == nil || len(c.Parts) == 0 {
+			continue // adk-go sends nothing for it
+		}
+		shown = append(shown, it)
+		r.LastRequest.Contents = append(r.LastRequest.Contents, sentContent(c))
+	}
 	m, err := a.c.Compact(context.Background(), r)
 	if err != nil {
 		t.Fatalf("Compact(%s, %s): %v", r.Trigger, inv, err)
+	}
+	if m != nil {
+		checkPrefix(t, a.c.cfg.Summarizer.(*recorder).last(t).Prefix, r.LastRequest, before, shown, m)
 	}
 	events := a.store.snapshot()
 	p := NewViewer(nil).plan(events)
@@ -222,6 +245,38 @@ func (a *fuzzAgent) compact(t *testing.T, r Request, inv string) {
 	tools, _ := truthOf(coveredEvents(events))
 	if diff := cmp.Diff(tools, m.Ledger.Tools, cmpopts.EquateEmpty()); diff != "" {
 		t.Fatalf("after %s compaction at %s: ledger tool counts (-truth +ledger):\n%s", r.Trigger, inv, diff)
+	}
+}
+
+// checkPrefix checks the prefix a summarizer got (nil: none) against the request it was cut
+// from (req, built from the view shown of before): it is the request's first contents, shows
+// every event m newly covers that the request showed, and ends with one of them.
+func checkPrefix(t *testing.T, prefix, req *request.LLMRequest, before []Event, shown []Item, m *Marker) {
+	t.Helper()
+	if prefix == nil {
+		return
+	}
+	n := len(prefix.Contents)
+	if n == 0 || n > len(req.Contents) {
+		t.Fatalf("prefix of %d contents from a request of %d", n, len(req.Contents))
+	}
+	for i := range n {
+		if prefix.Contents[i] != req.Contents[i] {
+			t.Fatalf("prefix content %d is not the request's", i)
+		}
+	}
+	newly := map[string]bool{}
+	for _, id := range m.EventIDs {
+		newly[id] = true
+	}
+	isNew := func(it Item) bool { return it.Summary == nil && newly[before[it.Index].ID] }
+	for i, it := range shown {
+		if i >= n && isNew(it) {
+			t.Fatalf("prefix of %d contents leaves out covered event %s (content %d)", n, before[it.Index].ID, i)
+		}
+	}
+	if !isNew(shown[n-1]) {
+		t.Fatalf("prefix of %d contents ends with content that shows no newly covered event", n)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/processors/request"
 )
 
 // t0 is the time of the first event of every test stream.
@@ -277,11 +278,12 @@ func (s *funcSummarizer) Summarize(ctx context.Context, in SummaryInput) (*Summa
 // Request is what a test asks a compaction to do (the hooks' scheduler, internal/compactor,
 // turns its requests into a Selection the same way).
 type Request struct {
-	Trigger    Trigger
-	Invocation string
-	Live       bool
-	Limits     budget.Limits
-	TokenLimit int
+	Trigger     Trigger
+	Invocation  string
+	Live        bool
+	Limits      budget.Limits
+	TokenLimit  int
+	LastRequest *request.LLMRequest
 }
 
 // Outcome is how a test compaction ended.
@@ -345,7 +347,7 @@ func newCompactor(t testing.TB, cfg Config, store *memStore) (*testCompactor, *r
 // Compact prepares a compaction of the store's events for r and stores its marker.
 func (c *testCompactor) Compact(ctx context.Context, r Request) (*Marker, error) {
 	res := Prepare(ctx, c.cfg, nil, c.store.load(), Selection{
-		Trigger: r.Trigger, Invocation: r.Invocation, Live: r.Live, Limits: r.Limits, TokenLimit: r.TokenLimit, Now: c.now})
+		Trigger: r.Trigger, Invocation: r.Invocation, Live: r.Live, Limits: r.Limits, TokenLimit: r.TokenLimit, Now: c.now, LastRequest: r.LastRequest})
 	a := Attempt{Result: res}
 	switch {
 	case res.Err != nil:
