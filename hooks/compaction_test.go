@@ -2,7 +2,6 @@ package hooks_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,6 +32,7 @@ import (
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
 	"github.com/adkctx/adkctx/hooks/internal/llmtest"
+	"github.com/adkctx/adkctx/internal/scenario"
 )
 
 // wired is an agent + runner wired with Hooks.Wire, as the README shows.
@@ -405,57 +405,29 @@ func TestWireLearnsTheAgentsModel(t *testing.T) {
 	}
 	// Each prompt stops exactly at what its marker covers: its last content before the
 	// instruction is the marker's last covered event.
-	events := stored(t, s.base, "s1")
-	byID := map[string]*session.Event{}
-	var markers []*compaction.Marker
-	for _, e := range events {
-		byID[e.ID] = e
-		if isMarker(e) {
-			mk, err := compaction.ReadMarker(&compaction.Event{ID: e.ID, Metadata: e.CustomMetadata})
-			if err != nil {
-				t.Fatal(err)
-			}
-			markers = append(markers, mk)
-		}
+	var events []compaction.Event
+	for _, e := range stored(t, s.base, "s1") {
+		events = append(events, compaction.Event{ID: e.ID, Content: e.Content, Metadata: e.CustomMetadata})
 	}
-	if len(markers) != len(summaryRequests) {
-		t.Fatalf("%d markers for %d summary prompts", len(markers), len(summaryRequests))
+	var prompts [][]*genai.Content
+	for _, r := range summaryRequests {
+		prompts = append(prompts, r.Contents)
 	}
-	for k, mk := range markers {
-		req := summaryRequests[k]
-		lastCovered, ok := byID[mk.LastEventID]
-		if got := req.Contents[len(req.Contents)-2]; !ok || llmtest.AllText(&model.LLMRequest{Contents: []*genai.Content{got}}) !=
-			llmtest.AllText(&model.LLMRequest{Contents: []*genai.Content{lastCovered.Content}}) {
-			t.Errorf("summary prompt %d ends with %v, want marker %d's last covered event %s", k+1, got, mk.Seq, mk.LastEventID)
-		}
+	for _, p := range scenario.EndProblems(events, prompts) {
+		t.Error(p)
 	}
 }
 
 // sharedPrefixProblem says how a summarizer request fails to extend a prefix of the agent's last
-// request (agent) with one instruction: "" when its system instruction and tools are the agent's
-// and its contents but the last are the first contents of the agent's, byte for byte.
+// request (agent) with one instruction ("" when it does).
 func sharedPrefixProblem(agent, summary *model.LLMRequest) string {
 	if agent == nil {
 		return "no agent request before it"
 	}
-	n := len(summary.Contents) - 1
-	if n < 1 || n > len(agent.Contents) {
-		return fmt.Sprintf("%d contents before the instruction, the agent's request had %d", n, len(agent.Contents))
+	prompt := func(r *model.LLMRequest) scenario.Prompt {
+		return scenario.Prompt{System: r.Config.SystemInstruction, Tools: r.Config.Tools, Contents: r.Contents}
 	}
-	for i := range n {
-		if a, b := jsonOf(agent.Contents[i]), jsonOf(summary.Contents[i]); a != b {
-			return fmt.Sprintf("content %d differs:\n%s\n%s", i, a, b)
-		}
-	}
-	if jsonOf(agent.Config.SystemInstruction) != jsonOf(summary.Config.SystemInstruction) || jsonOf(agent.Config.Tools) != jsonOf(summary.Config.Tools) {
-		return "system instruction or tools differ from the agent's"
-	}
-	return ""
-}
-
-func jsonOf(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
+	return scenario.ExtensionProblem(prompt(agent), prompt(summary))
 }
 
 // A marker appended in the background while an invocation is running makes the runner's

@@ -1,7 +1,6 @@
 package hooks_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -27,6 +26,7 @@ import (
 	"github.com/adkctx/adkctx/agentsmd"
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/scenario"
 )
 
 // Every request after a compaction carries the summary, the previous user turn raw and the new
@@ -400,60 +400,30 @@ func TestInstructionsPerSessionWorkDir(t *testing.T) {
 }
 
 // promptsEndAtMarkers checks that each shared-prefix summary prompt (in order) stops exactly at
-// what its marker covers: its last content before the instruction is the marker's last covered
-// event.
-func promptsEndAtMarkers(t *testing.T, events []*session.Event, prompts []*model.LLMRequest) {
+// what its marker covers (scenario.EndProblems).
+func promptsEndAtMarkers(t *testing.T, stored []*session.Event, prompts []*model.LLMRequest) {
 	t.Helper()
-	byID := map[string]*session.Event{}
-	var markers []*compaction.Marker
-	for _, e := range events {
-		byID[e.ID] = e
-		if isMarker(e) {
-			mk, err := compaction.ReadMarker(&compaction.Event{ID: e.ID, Metadata: e.CustomMetadata})
-			if err != nil {
-				t.Fatal(err)
-			}
-			markers = append(markers, mk)
-		}
+	var events []compaction.Event
+	for _, e := range stored {
+		events = append(events, compaction.Event{ID: e.ID, Content: e.Content, Metadata: e.CustomMetadata})
 	}
-	if len(prompts) > len(markers) {
-		t.Fatalf("%d shared-prefix summary prompts for %d markers", len(prompts), len(markers))
+	var contents [][]*genai.Content
+	for _, r := range prompts {
+		contents = append(contents, r.Contents)
 	}
-	text := func(c *genai.Content) string {
-		return llmtest.AllText(&model.LLMRequest{Contents: []*genai.Content{c}})
-	}
-	for k, req := range prompts {
-		mk := markers[k]
-		lastCovered, ok := byID[mk.LastEventID]
-		if got := req.Contents[len(req.Contents)-2]; !ok || text(got) != text(lastCovered.Content) {
-			t.Errorf("summary prompt %d ends with %q, want marker %d's last covered event %s", k+1, text(got), mk.Seq, mk.LastEventID)
-		}
+	for _, p := range scenario.EndProblems(events, contents) {
+		t.Error(p)
 	}
 }
 
 // sharedPrefixProblem says how a summarizer request fails to extend a prefix of the agent's last
-// request (agent) with one instruction: "" when its system instruction and tools are the agent's
-// and its contents but the last are the first contents of the agent's, byte for byte.
+// request (agent) with one instruction ("" when it does).
 func sharedPrefixProblem(agent, summary *model.LLMRequest) string {
 	if agent == nil {
 		return "no agent request before it"
 	}
-	n := len(summary.Contents) - 1
-	if n < 1 || n > len(agent.Contents) {
-		return fmt.Sprintf("%d contents before the instruction, the agent's request had %d", n, len(agent.Contents))
+	prompt := func(r *model.LLMRequest) scenario.Prompt {
+		return scenario.Prompt{System: r.Config.SystemInstruction, Tools: r.Config.Tools, Contents: r.Contents}
 	}
-	for i := range n {
-		if a, b := jsonOf(agent.Contents[i]), jsonOf(summary.Contents[i]); a != b {
-			return fmt.Sprintf("content %d differs:\n%s\n%s", i, a, b)
-		}
-	}
-	if jsonOf(agent.Config.SystemInstruction) != jsonOf(summary.Config.SystemInstruction) || jsonOf(agent.Config.Tools) != jsonOf(summary.Config.Tools) {
-		return "system instruction or tools differ from the agent's"
-	}
-	return ""
-}
-
-func jsonOf(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
+	return scenario.ExtensionProblem(prompt(agent), prompt(summary))
 }

@@ -1,7 +1,6 @@
 package geminirun_test
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/adkctx/adkctx/internal/errkind"
 	"github.com/adkctx/adkctx/internal/geminitest"
+	"github.com/adkctx/adkctx/internal/scenario"
 )
 
 // compaction.LLMSummarizer over the real Gemini model: the prompt it sends, the summary and usage
@@ -253,26 +253,13 @@ func isSummarizerRequest(r *geminitest.Request) bool {
 }
 
 // wirePrefixProblem says how a summarizer request, as Gemini received it, fails to extend the
-// agent's request before it with one content: "" when the system instruction, tools and the
-// first contents are the same JSON.
+// agent's request before it with one content ("" when it does).
 func wirePrefixProblem(agent, summary *geminitest.Request) string {
 	if agent == nil {
 		return "no agent request before it"
 	}
-	n := len(summary.Contents) - 1
-	if n < 1 || n > len(agent.Contents) {
-		return fmt.Sprintf("%d contents before the instruction; the agent's request had %d", n, len(agent.Contents))
+	prompt := func(r *geminitest.Request) scenario.Prompt {
+		return scenario.Prompt{System: r.SystemInstruction, Tools: r.Tools, Contents: r.Contents}
 	}
-	same := func(a, b any) bool {
-		x, _ := json.Marshal(a)
-		y, _ := json.Marshal(b)
-		return string(x) == string(y)
-	}
-	if !same(agent.Contents[:n], summary.Contents[:n]) {
-		return "its contents are not the agent's first contents"
-	}
-	if !same(agent.SystemInstruction, summary.SystemInstruction) || !same(agent.Tools, summary.Tools) {
-		return "its system instruction or tools are not the agent's"
-	}
-	return ""
+	return scenario.ExtensionProblem(prompt(agent), prompt(summary))
 }
