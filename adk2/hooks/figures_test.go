@@ -29,6 +29,12 @@ type scenarioRun struct {
 // with or without adkctx (wired with Wire, extractive summarizer, synchronous compaction so the
 // figures do not depend on timing) — as the v1 figure test does.
 func runScenario(tb testing.TB, window int, withAdkctx bool) scenarioRun {
+	return runScenarioWith(tb, window, withAdkctx, nil)
+}
+
+// runScenarioWith is runScenario with summaries written by summarizer on the session's model
+// (nil: extractive), its prompts recorded beside the session's (scenario.Figures.Aside*).
+func runScenarioWith(tb testing.TB, window int, withAdkctx bool, summarizer *scenario.SummarizerModel) scenarioRun {
 	info := budget.ModelInfo{Name: "scenario-model", ContextWindow: window, MaxOutputTokens: 8_192}
 	limits := budget.LimitsFor(budget.NewRegistry(info), info.Name, budget.LimitConfig{})
 	m := llmtest.NewScenario(info.Name, limits.Soft)
@@ -44,8 +50,12 @@ func runScenario(tb testing.TB, window int, withAdkctx bool) scenarioRun {
 	rc := runner.Config{AppName: appName, Agent: a, SessionService: out.base, AutoCreateSession: true}
 	var h *hooks.Hooks
 	if withAdkctx {
+		var sum compaction.Summarizer = &compaction.ExtractiveSummarizer{}
+		if summarizer != nil {
+			sum = &compaction.LLMSummarizer{Model: summarizer.On(m.Model)}
+		}
 		if h, err = hooks.New(adkctx.Config{Models: []budget.ModelInfo{info},
-			Compaction: &compaction.Config{Synchronous: true, Summarizer: &compaction.ExtractiveSummarizer{}}}); err != nil {
+			Compaction: &compaction.Config{Synchronous: true, Summarizer: sum}}); err != nil {
 			tb.Fatal(err)
 		}
 		if rc, err = h.Wire(rc); err != nil {
@@ -92,6 +102,22 @@ func TestFigureContinuity(t *testing.T) {
 			checkLedger(t, with.base)
 		})
 	}
+	// With an LLM summarizer on the agent's model, its prompts extend the agent's last request
+	// (the v1 figure test measures the same, against another model's transcripts).
+	t.Run("1048576/llm-summarizer", func(t *testing.T) {
+		with := runScenarioWith(t, 1_048_576, true, scenario.NewSummarizerModel("scenario-model"))
+		f := with.figures
+		total := 100 * (f.Effective + f.AsideEffective) / without.figures.Effective
+		t.Logf("%s; summarizer: %d calls, %d prompt tokens, effective %.0f; the session with them: %.2f%% of without",
+			f.Against(without.figures), f.AsideRequests, f.AsidePrompt, f.AsideEffective, total)
+		for _, p := range f.Problems(without.figures, with.soft, false) {
+			t.Error(p)
+		}
+		if f.AsideRequests == 0 || f.AsideEffective > 0.2*float64(f.AsidePrompt) || total > scenario.MaxEffectivePct {
+			t.Errorf("summaries cost %.0f of their %d prompt tokens, the session %.2f%% of without; want ≤ 20%% and ≤ %.1f%%",
+				f.AsideEffective, f.AsidePrompt, total, scenario.MaxEffectivePct)
+		}
+	})
 }
 
 // checkLedger compares the live summary's ledger with the tool calls its chain hides.
