@@ -137,7 +137,10 @@ func fracOf(f float64, n int) int {
 	return int(math.Floor(f*float64(n) + 1e-6))
 }
 
-// LimitsFor looks model up in r (nil: built-ins) and returns its limits.
+// LimitsFor looks model up in r (nil: built-ins) and returns its limits under cfg (Limits.Known
+// says whether the model was found; an unknown one gets the fallback window). Zero config fields
+// take their defaults; invalid values (which LimitConfig.Validate reports) are replaced by the
+// defaults too, so LimitsFor never fails. The output reserve never exceeds half the window.
 func LimitsFor(r *Registry, model string, cfg LimitConfig) Limits {
 	info, known := r.Lookup(model)
 	return newLimits(info, known, cfg)

@@ -12,9 +12,9 @@
 // one covers its own ids plus everything its chain covers. Coverage is by event id, never by
 // position or timestamp: an event stored late with an old timestamp (a replica whose clock lags)
 // is never hidden without having been summarized. startTimestamp, endTimestamp and
-// compactedContent convert 1:1 to adk-python's and adk-go v2's EventCompaction record
-// ([Marker.EventCompaction]). Records written by adkctx's first release (version 1: ranges by
-// timestamps and positions) are still read, and a new marker can roll one up.
+// compactedContent convert 1:1 to adk-python's and adk-go v2's EventCompaction record. Records
+// written by adkctx's first release (version 1: ranges by timestamps and positions) are still
+// read, and a new marker can roll one up.
 //
 // # View
 //
@@ -56,9 +56,11 @@
 // sends the agent's last request cut after what the summary covers, with its instruction
 // appended (SummaryInput.Prefix): the system instruction, tools and contents the provider's
 // prompt cache already holds, which costs a fraction of a transcript and shows the summarizer
-// exactly what the agent saw; on another model, with a custom template, or when that request did
-// not show every covered event, it sends a transcript. A summary is rejected (and the
-// fallback used) when it is empty, cut off, larger than what it replaces or larger than
+// what the agent saw. On another model, with a custom template, with
+// [LLMSummarizer.NoSharedPrefix], or when that request did not show every covered event, it
+// sends a transcript, as it does after a reply to the shared prefix that calls a tool or holds
+// no text. A summary is rejected (and the fallback used) when it is empty, holds only thoughts,
+// calls a tool, is cut off, is larger than what it replaces or is larger than
 // [Config.MaxSummaryTokens].
 //
 // # Preparing and storing

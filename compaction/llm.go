@@ -121,7 +121,7 @@ func (s *LLMSummarizer) validate() error {
 // Template and NoSharedPrefix unset, it sends that prefix (the conversation exactly as the model
 // was last sent it, which a provider's prompt cache holds) with an instruction appended; when
 // that reply is a tool call or holds no text, or there is no prefix to share, it sends a
-// transcript of in instead (the usage of both calls is reported).
+// transcript of in instead (a summary from it reports the usage of both calls).
 func (s *LLMSummarizer) Summarize(ctx context.Context, in SummaryInput) (*Summary, error) {
 	if err := s.validate(); err != nil {
 		return nil, err
@@ -137,11 +137,11 @@ func (s *LLMSummarizer) Summarize(ctx context.Context, in SummaryInput) (*Summar
 			sum.SharedPrefix = true
 		}
 		var rej *SummaryRejectedError
-		if !errors.As(err, &rej) || (rej.Reason != "empty" && rej.Reason != "tool_call") {
+		if !errors.As(err, &rej) || (rej.Reason != "empty" && rej.Reason != "thought_only" && rej.Reason != "tool_call") {
 			return sum, err
 		}
-		// The agent's tools are declared: the model called one, or wrote nothing. A
-		// transcript, sent without tools, may still do.
+		// The agent's tools are declared: the model called one, or wrote nothing (but
+		// thoughts). A transcript, sent without tools, may still do.
 		first = rej.usage
 	}
 	req := s.transcriptRequest(in, maxIn)

@@ -192,10 +192,13 @@ func TestLLMSummarizerSharesThePrefix(t *testing.T) {
 		{Text: "Let me read c.go first."}, {FunctionCall: &genai.FunctionCall{Name: "read_file", Args: map[string]any{"path": "c.go"}}}}},
 		FinishReason: genai.FinishReasonStop}
 	malformed := reply("", genai.FinishReasonMalformedFunctionCall)
+	thoughts := &response.LLMResponse{Content: &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{Text: "The user wants…", Thought: true}}},
+		FinishReason: genai.FinishReasonStop}
 	for name, first := range map[string]*response.LLMResponse{
 		"a tool call instead of a summary": toolCall,
 		"a tool call after some text":      withText,
 		"a malformed tool call":            malformed,
+		"thoughts only":                    thoughts,
 	} {
 		t.Run(name+": then a transcript", func(t *testing.T) {
 			first := *first

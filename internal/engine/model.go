@@ -84,30 +84,20 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 	print := prefixPrint{fixed: fixedPrint(req), fixedTokens: d.FixedTokens, contents: prints, sizes: sizes}
 	reused := print.reused(prevPrint)
 
-	var sent *request.LLMRequest
-	if err == nil && e.sharesPrefix() {
-		sent = sentCopy(req)
-	}
+	sent := e.sentCopy(req, err)
 	st.mu.Lock()
 	cl.model, cl.seq = req.Model, seq
 	if err == nil {
 		cl.estimate, cl.predicted = d.FinalEstimatedTokens, d.FinalTokens
 		sm.prefix, sm.turnsDrop = print, d.TurnsDropped
 	}
-	// A compaction triggered now gets the request sent before this one: this one is not sent
-	// yet (later callbacks may still change it) and may not be in the provider's cache.
-	prevSent := st.sent
-	if sent != nil {
-		st.sent, st.sentBy = sent, c.InvocationID()
-	}
+	prevSent := st.swapSent(sent, c.InvocationID())
 	tokenLimit, approaching := e.track(st, limits, d, err == nil)
 	st.mu.Unlock()
 
-	if d.OverSoft || approaching {
-		if cp := e.getCompactor(); cp != nil {
-			cp.Schedule(compactor.Request{Session: s, Trigger: compaction.TriggerTokens, Invocation: c.InvocationID(),
-				Live: true, Limits: limits, TokenLimit: tokenLimit, Link: trace.SpanContextFromContext(ctx), LastRequest: prevSent})
-		}
+	if cp := e.getCompactor(); cp != nil && (d.OverSoft || approaching) {
+		cp.Schedule(compactor.Request{Session: s, Trigger: compaction.TriggerTokens, Invocation: c.InvocationID(),
+			Live: true, Limits: limits, TokenLimit: tokenLimit, Link: trace.SpanContextFromContext(ctx), LastRequest: prevSent})
 	}
 
 	fields := decisionFields(s.ID, c, seq, limits, d, decisionExtras{reused: reused, cut: cut, norm: norm,
@@ -122,11 +112,26 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 	return nil
 }
 
-// sentCopy is what a summary needs of a request about to be sent: its model, system
-// instruction, tools and contents (the slice copied, the contents shared: adk-go builds fresh
-// contents for every request and adkctx's steps never change one in place; the summary reads
-// them once the request was sent).
-func sentCopy(req *request.LLMRequest) *request.LLMRequest {
+// swapSent records sent (nil: keep the one recorded) as the last request of the session, sent by
+// invocation inv, and returns the one recorded before: a compaction triggered now gets that one,
+// since sent is not sent yet (later callbacks may still change it) and may not be in the
+// provider's cache. Hold st.mu.
+func (st *sessionState) swapSent(sent *request.LLMRequest, inv string) *request.LLMRequest {
+	prev := st.sent
+	if sent != nil {
+		st.sent, st.sentBy = sent, inv
+	}
+	return prev
+}
+
+// sentCopy is what a summary needs of a request about to be sent (refused: nil), when the
+// summarizer can send it: its model, system instruction, tools and contents (the slice copied,
+// the contents shared: adk-go builds fresh contents for every request and adkctx's steps never
+// change one in place; the summary reads them once the request was sent).
+func (e *Engine) sentCopy(req *request.LLMRequest, refused error) *request.LLMRequest {
+	if refused != nil || !e.sharesPrefix() {
+		return nil
+	}
 	out := &request.LLMRequest{Model: req.Model, Contents: slices.Clone(req.Contents)}
 	if req.Config != nil {
 		out.Config = &genai.GenerateContentConfig{SystemInstruction: req.Config.SystemInstruction, Tools: req.Config.Tools}

@@ -196,7 +196,7 @@ func TestNormalize(t *testing.T) {
 				t.Errorf("report mismatch (-want +got):\n%s", diff)
 			}
 			if changed(rep) != !cmp.Equal(tc.in, req.Contents) && rep.ContentsDropped == 0 {
-				t.Errorf("Changed() = %v", changed(rep))
+				t.Errorf("changed(rep) = %v", changed(rep))
 			}
 			if after := nzSnapshot(t, tc.in); after != before {
 				t.Errorf("input contents were mutated:\nbefore %s\nafter  %s", before, after)
