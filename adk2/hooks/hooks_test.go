@@ -249,6 +249,12 @@ func TestConcurrentSessionsAndParallelTools(t *testing.T) {
 		return genai.NewContentFromText("all built", genai.RoleModel), nil
 	}}
 	s := newStack(t, m, stackOptions{usePlugin: true, tools: []tool.Tool{buildTool(t, hugeBuildLog()[:64<<10])}})
+	// adk-go v2.2.0's runner sets the root LlmAgent's mode on its first Run without a lock
+	// (runner/runner.go:210): one turn first, so that the race detector reports ours only.
+	if err := s.send(t, "warm-up", "turn 0"); err != nil {
+		t.Fatal(err)
+	}
+	warmUp := s.logs.FilterMessage("tool output truncated").Len()
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for i := range 8 {
@@ -266,7 +272,7 @@ func TestConcurrentSessionsAndParallelTools(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	if got := s.logs.FilterMessage("tool output truncated").Len(); got != 8*3*3 {
+	if got := s.logs.FilterMessage("tool output truncated").Len() - warmUp; got != 8*3*3 {
 		t.Errorf("truncations = %d, want %d", got, 8*3*3)
 	}
 	for i := range 8 {
