@@ -250,7 +250,8 @@ func TestConcurrentSessionsAndParallelTools(t *testing.T) {
 	}}
 	s := newStack(t, m, stackOptions{usePlugin: true, tools: []tool.Tool{buildTool(t, hugeBuildLog()[:64<<10])}})
 	// adk-go v2.2.0's runner sets the root LlmAgent's mode on its first Run without a lock
-	// (runner/runner.go:210): one turn first, so that the race detector reports ours only.
+	// (runner/runner.go:210; google/adk-go#1137, fixed upstream by #1267): one turn first, so that
+	// the race detector reports ours only.
 	if err := s.send(t, "warm-up", "turn 0"); err != nil {
 		t.Fatal(err)
 	}
