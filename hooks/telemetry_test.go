@@ -605,3 +605,38 @@ func TestNilProvidersUseTheGlobals(t *testing.T) {
 		t.Errorf("no compaction span through the global tracer")
 	}
 }
+
+// A compaction written by an LLM summarizer puts the summarizer call's usage on its span, with
+// whether the prompt was the agent's conversation (what the provider's cache can serve).
+func TestCompactionSpanCarriesSummarizerUsage(t *testing.T) {
+	tp, rec := globalTracing()
+	m := &llmtest.Model{UsageScale: 1, Default: func(req *model.LLMRequest) (*genai.Content, error) {
+		if strings.Contains(llmtest.AllText(req), "Write a summary of the whole conversation above") {
+			return genai.NewContentFromText("Goal: keep going.", genai.RoleModel), nil
+		}
+		turn := userTexts(req)
+		return genai.NewContentFromText("noted "+strings.Fields(turn[len(turn)-1])[0]+" "+strings.Repeat("detail ", 40), genai.RoleModel), nil
+	}}
+	s := wireStack(t, m, adkctx.Config{TracerProvider: tp, Compaction: &compaction.Config{Interval: 2, Synchronous: true}}, session.InMemoryService())
+	sessionID := "usage-" + uuid.NewString()
+	for i := range 5 {
+		if err := s.send(t, sessionID, fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 40))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compacted := 0
+	for _, sp := range rec.Ended() {
+		attrs := spanAttrs(sp.Attributes())
+		if sp.Name() != engine.SpanCompaction || attrs["gen_ai.conversation.id"] != sessionID || attrs["adkctx.compaction.outcome"] != "compacted" {
+			continue
+		}
+		compacted++
+		if attrs["gen_ai.usage.input_tokens"] == "" || attrs["gen_ai.usage.input_tokens"] == "0" || attrs["gen_ai.usage.output_tokens"] == "" ||
+			attrs["gen_ai.usage.cache_read.input_tokens"] == "" || attrs["adkctx.compaction.summarizer_shared_prefix"] != "true" {
+			t.Errorf("compaction span attributes %v: want the summarizer's usage and a shared prefix", attrs)
+		}
+	}
+	if compacted == 0 {
+		t.Fatal("no compaction span")
+	}
+}

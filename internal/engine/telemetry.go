@@ -311,6 +311,11 @@ func (t *telemetry) compaction(a compactor.Attempt) {
 	if a.Reason != "" {
 		span.SetAttributes(attribute.String("adkctx.compaction.reason", a.Reason))
 	}
+	if u := a.SummarizerUsage; u.Prompt > 0 {
+		span.SetAttributes(attribute.Int("gen_ai.usage.input_tokens", u.Prompt), attribute.Int("gen_ai.usage.output_tokens", u.Output),
+			attribute.Int("gen_ai.usage.cache_read.input_tokens", u.Cached),
+			attribute.Bool("adkctx.compaction.summarizer_shared_prefix", a.SharedPrefix))
+	}
 	if a.Err != nil {
 		kind, _ := errkind.Of(a.Err)
 		span.SetAttributes(AttrErrorType.String(string(kind)))
