@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"weak"
 
 	"go.opentelemetry.io/otel/trace"
@@ -63,6 +64,10 @@ type Engine struct {
 
 	loader  *instructions.Loader // nil: AGENTS.md off
 	workDir string
+
+	// keepSent: the summarizer is an LLMSummarizer, which may send the agent's last request
+	// (compaction.SummaryInput.Prefix), so BeforeModel keeps it. Set with the compactor.
+	keepSent atomic.Bool
 
 	mu         sync.Mutex
 	compactor  *compactor.Compactor // nil until a store is set (compaction on)
@@ -150,6 +155,8 @@ func (e *Engine) UseStore(st compactor.Store) {
 	})
 	if err == nil {
 		e.compactor = c
+		_, llm := cc.Summarizer.(*compaction.LLMSummarizer)
+		e.keepSent.Store(llm)
 	}
 	e.mu.Unlock()
 	if err != nil {
@@ -165,17 +172,6 @@ func (e *Engine) getCompactor() *compactor.Compactor {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.compactor
-}
-
-// sharesPrefix reports whether the summarizer can send the agent's last request
-// (compaction.SummaryInput.Prefix): only then is that request kept.
-func (e *Engine) sharesPrefix() bool {
-	c := e.getCompactor()
-	if c == nil {
-		return false
-	}
-	l, ok := c.Config().Summarizer.(*compaction.LLMSummarizer)
-	return ok && l.Template == "" && !l.NoSharedPrefix
 }
 
 // Limits returns the limits the engine applies to a model (logging an unknown model once).

@@ -124,12 +124,13 @@ func (st *sessionState) swapSent(sent *request.LLMRequest, inv string) *request.
 	return prev
 }
 
-// sentCopy is what a summary needs of a request about to be sent (refused: nil), when the
-// summarizer can send it: its model, system instruction, tools and contents (the slice copied,
-// the contents shared: adk-go builds fresh contents for every request and adkctx's steps never
-// change one in place; the summary reads them once the request was sent).
+// sentCopy is what a summary needs of a request about to be sent (refused, or a summarizer that
+// never sends it: nil): its model, system instruction, tools and contents (the slice copied, the
+// contents shared: adk-go builds fresh contents for every request and adkctx's steps never
+// change one in place; the summary reads them once the request was sent). Whether the summary
+// uses it is the LLMSummarizer's decision (model, template, NoSharedPrefix).
 func (e *Engine) sentCopy(req *request.LLMRequest, refused error) *request.LLMRequest {
-	if refused != nil || !e.sharesPrefix() {
+	if refused != nil || !e.keepSent.Load() {
 		return nil
 	}
 	out := &request.LLMRequest{Model: req.Model, Contents: slices.Clone(req.Contents)}
