@@ -274,7 +274,7 @@ type sessionState struct {
 	runs          []run                          // invocations the plugin saw start (newest last)
 	// sent is the last request sent in the session, as sent, and sentBy its invocation: a
 	// summary of what it shows shares its prefix (compaction.Selection.LastRequest). Kept only
-	// when the summarizer can send it, until its invocation ends.
+	// when the summarizer is an LLMSummarizer (Engine.keepSent), until its invocation ends.
 	sent   *request.LLMRequest
 	sentBy string
 }
