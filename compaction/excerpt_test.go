@@ -74,14 +74,9 @@ func TestCompactionExcerptsRetainedToolResults(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			store := newStore(tc.events...)
-			cfg := tc.cfg
-			cfg.Summarizer = &recorder{text: "S"}
-			c, rep := newCompactor(t, cfg, store)
-			req := tc.req
-			m, err := c.Compact(context.Background(), req)
+			store, m, a, err := compactOnce(t, tc.cfg, tc.events, tc.req)
 			if err != nil || m == nil {
-				t.Fatalf("Compact = %v, %v (%+v)", m, err, rep.lastAttempt(t))
+				t.Fatalf("Compact = %v, %v (%+v)", m, err, a)
 			}
 			if diff := cmp.Diff(tc.wantExcerpts, m.ExcerptedEventIDs); diff != "" {
 				t.Errorf("excerpted ids (-want +got):\n%s", diff)

@@ -324,6 +324,17 @@ func (r *reports) lastAttempt(t testing.TB) Attempt {
 	return r.all[len(r.all)-1]
 }
 
+// compactOnce stores events and runs one compaction of them for r, with cfg and a summarizer
+// writing "S"; it returns the store, the marker, the attempt and the error.
+func compactOnce(t testing.TB, cfg Config, events []Event, r Request) (*memStore, *Marker, Attempt, error) {
+	t.Helper()
+	store := newStore(events...)
+	cfg.Summarizer = &recorder{text: "S"}
+	c, rep := newCompactor(t, cfg, store)
+	m, err := c.Compact(context.Background(), r)
+	return store, m, rep.lastAttempt(t), err
+}
+
 // testCompactor runs Prepare over a memStore and appends its marker, inline: what the hooks'
 // scheduler does, without the scheduling.
 type testCompactor struct {

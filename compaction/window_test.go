@@ -70,16 +70,10 @@ func runWindowCases(t *testing.T, cases []windowCase) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			store := newStore(tc.events...)
-			cfg := tc.cfg
-			cfg.Summarizer = &recorder{text: "S"}
-			c, rep := newCompactor(t, cfg, store)
-			req := tc.req
-			m, err := c.Compact(context.Background(), req)
+			store, m, a, err := compactOnce(t, tc.cfg, tc.events, tc.req)
 			if err != nil {
 				t.Fatalf("Compact: %v", err)
 			}
-			a := rep.lastAttempt(t)
 			if tc.wantIDs == nil {
 				if m != nil || a.Outcome != OutcomeNothing || a.Reason != tc.wantReason {
 					t.Fatalf("Compact = %+v, outcome %s (%s); want nothing to do (%s)", m, a.Outcome, a.Reason, tc.wantReason)
