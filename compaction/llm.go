@@ -157,8 +157,8 @@ func (s *LLMSummarizer) Summarize(ctx context.Context, in SummaryInput) (*Summar
 
 // prefixRequest is in.Prefix with prefixInstruction appended, or nil when it is not to be sent:
 // no prefix, another model's (its cache holds nothing for this one), NoSharedPrefix, a custom
-// Template, or over maxIn. The system instruction and tools are the agent's, so the prompt's prefix is the one the
-// agent's request was sent with.
+// Template, or over maxIn. The system instruction and tools are the agent's, so the prompt's
+// prefix is the one the agent's request was sent with.
 func (s *LLMSummarizer) prefixRequest(in SummaryInput, maxIn int) *request.LLMRequest {
 	p := in.Prefix
 	if p == nil || s.NoSharedPrefix || s.Template != "" || p.Model != s.Model.Name() || len(in.Events) == 0 {

@@ -140,3 +140,55 @@ func (m *Model) Figures() Figures {
 	defer m.mu.Unlock()
 	return m.rec.Figures()
 }
+
+// Prompt is what a model was sent: system instruction, tools, contents.
+type Prompt struct {
+	System   *genai.Content
+	Tools    []*genai.Tool
+	Contents []*genai.Content
+}
+
+// ExtensionProblem says how ext fails to be base's first contents plus one more (a summary
+// instruction after the agent's conversation): "" when its system instruction and tools are
+// base's and every content but its last is base's, in order, as JSON.
+func ExtensionProblem(base, ext Prompt) string {
+	n := len(ext.Contents) - 1
+	if n < 1 || n > len(base.Contents) {
+		return fmt.Sprintf("%d contents before the last, the base request had %d", n, len(base.Contents))
+	}
+	for i := range n {
+		if a, b := jsonOf(base.Contents[i]), jsonOf(ext.Contents[i]); a != b {
+			return fmt.Sprintf("content %d differs:\n%s\n%s", i, a, b)
+		}
+	}
+	if jsonOf(base.System) != jsonOf(ext.System) || jsonOf(base.Tools) != jsonOf(ext.Tools) {
+		return "its system instruction or tools are not the base request's"
+	}
+	return ""
+}
+
+// EndProblems checks summary prompts that extend the agent's conversation (prompts[k] is the k-th
+// marker's) against a session's stored events: each one's content before its instruction must
+// show its marker's last covered event, the same text. It lists what differs.
+func EndProblems(events []compaction.Event, prompts [][]*genai.Content) []string {
+	byID := map[string]*compaction.Event{}
+	var markers []*compaction.Marker
+	for i := range events {
+		byID[events[i].ID] = &events[i]
+		if m, err := compaction.ReadMarker(&events[i]); err == nil && m != nil {
+			markers = append(markers, m)
+		}
+	}
+	if len(prompts) > len(markers) {
+		return []string{fmt.Sprintf("%d summary prompts for %d markers", len(prompts), len(markers))}
+	}
+	var out []string
+	for k, contents := range prompts {
+		m := markers[k]
+		last, ok := byID[m.LastEventID]
+		if got := contents[len(contents)-2]; !ok || allText([]*genai.Content{got}) != allText([]*genai.Content{last.Content}) {
+			out = append(out, fmt.Sprintf("summary prompt %d ends with %q, want marker %d's last covered event %s", k+1, allText([]*genai.Content{got}), m.Seq, m.LastEventID))
+		}
+	}
+	return out
+}
