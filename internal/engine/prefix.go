@@ -209,11 +209,8 @@ func (p prefixPrint) reused(prev prefixPrint) int {
 		return 0
 	}
 	n := p.fixedTokens
-	for i := range min(len(p.contents), len(prev.contents)) {
-		if p.contents[i] != prev.contents[i] {
-			break
-		}
-		n += p.sizes[i]
+	for _, size := range p.sizes[:unchangedPrefix(p.contents, prev)] {
+		n += size
 	}
 	return n
 }
