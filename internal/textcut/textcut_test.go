@@ -37,8 +37,11 @@ func TestRunes(t *testing.T) {
 	}{
 		{"short", 10, "short"},
 		{"short", 0, "short"},
-		{"abcdefghij", 6, "abcd …[4 chars omitted]… ij"},
-		{"日本語のテキストです", 3, "日本 …[7 chars omitted]… す"},
+		{strings.Repeat("a", 40) + strings.Repeat("b", 20), 30, strings.Repeat("a", 20) + " …[30 chars omitted]… " + strings.Repeat("b", 10)},
+		{strings.Repeat("日", 40) + "本", 3, "日日 …[38 chars omitted]… 本"},
+		// Omitting 22 runes would add a note of 22: no cut.
+		{strings.Repeat("x", 52), 30, strings.Repeat("x", 52)},
+		{strings.Repeat("x", 53), 30, strings.Repeat("x", 20) + " …[23 chars omitted]… " + strings.Repeat("x", 10)},
 	}
 	for _, tc := range cases {
 		if diff := cmp.Diff(tc.want, Runes(tc.s, tc.n)); diff != "" {
@@ -62,11 +65,15 @@ func FuzzCut(f *testing.F) {
 			t.Fatalf("Bytes(%q, %d) = %q splits a rune", s, n, b)
 		}
 		r := Runes(s, n)
-		if n <= 0 || utf8.RuneCountInString(s) <= n {
+		total := utf8.RuneCountInString(s)
+		if n <= 0 || total <= n+noteRunes(total-n) {
 			if r != s {
 				t.Fatalf("Runes(%q, %d) = %q, want s", s, n, r)
 			}
 			return
+		}
+		if got := utf8.RuneCountInString(r); got >= total {
+			t.Fatalf("Runes(%q, %d) = %q: %d runes, not shorter than s (%d)", s, n, r, got, total)
 		}
 		if !strings.Contains(r, " chars omitted]… ") {
 			t.Fatalf("Runes(%q, %d) = %q: no note", s, n, r)
