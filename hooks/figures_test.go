@@ -162,6 +162,29 @@ func TestFigureContinuity(t *testing.T) {
 	}
 }
 
+// The cadence figure: the same session compacted every θ invocations keeping R raw, θ from 2 to
+// 8 and R 1 or 2. Continuity holds in every setting (Figures.Problems without the cache bounds);
+// the log shows what each costs and how much of its prompt the previous request's prefix serves.
+// Reuse rises and cost falls in opposite directions of θ: the cache bounds of the 1M case above
+// are not met together by any setting (README, "Cost and latency").
+func TestFigureCadence(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("figure run skipped in -short and -race mode; run: cd hooks && go test -run TestFigure .")
+	}
+	without := runScenario(t, 1_048_576, scenario.Invocations, false)
+	for _, interval := range []int{2, 3, 4, 5, 6, 8} {
+		for _, retain := range []int{1, 2} {
+			cc := compaction.Config{Synchronous: true, Interval: interval, RetainRecentInvocations: retain}
+			with := runScenarioWith(t, 1_048_576, scenario.Invocations, true, cc)
+			f := with.figures
+			t.Logf("θ=%d R=%d: %s; prefix reused %.1f%%", interval, retain, f.Against(without.figures), 100*float64(f.PrefixReused)/float64(f.Prompt))
+			for _, p := range f.Problems(without.figures, with.soft, false) {
+				t.Errorf("θ=%d R=%d: %s", interval, retain, p)
+			}
+		}
+	}
+}
+
 // checkLedger compares the live summary's ledger with the tool calls its chain hides.
 func checkLedger(t *testing.T, base session.Service) {
 	t.Helper()
