@@ -13,10 +13,13 @@ import (
 	"go.uber.org/zap"
 )
 
+// Scope says where a File sits.
+type Scope string
+
 // Scopes of a File.
 const (
-	ScopeGlobal  = "global"  // the user-wide file (Config.GlobalFile)
-	ScopeProject = "project" // a file in a directory from the project root to the working directory
+	ScopeGlobal  Scope = "global"  // the user-wide file (Config.GlobalFile)
+	ScopeProject Scope = "project" // a file in a directory from the project root to the working directory
 )
 
 // File is one instruction file that contributes text.
@@ -28,7 +31,7 @@ type File struct {
 	// "~/..." when under the home directory, else the absolute path.
 	RelPath string
 	// Scope is ScopeGlobal or ScopeProject.
-	Scope string
+	Scope Scope
 	// Content is the file's text: valid UTF-8, @imports expanded, visible
 	// notes for truncation and failed imports included.
 	Content string

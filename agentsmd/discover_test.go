@@ -15,7 +15,9 @@ import (
 )
 
 type gotFile struct {
-	Rel, Scope, Content string
+	Rel     string
+	Scope   Scope
+	Content string
 }
 
 type gotSkip struct {

@@ -76,8 +76,8 @@ func (c LimitConfig) Validate() error {
 type Limits struct {
 	Model string // model name as looked up
 	Known bool   // false: registry fallback figures
-	// Source says where the window comes from: "override", "builtin" or "fallback".
-	Source string
+	// Source says where the window comes from.
+	Source WindowSource
 	// Window is the context window; ReservedOutput the tokens kept free for
 	// the answer; Usable = Window − ReservedOutput.
 	Window, ReservedOutput, Usable int

@@ -25,16 +25,21 @@ type ModelInfo struct {
 	// Match is set by Lookup: the registry entry that matched ("" for the
 	// fallback).
 	Match string
-	// Source is set by Lookup: where the figures come from, "override" (Config.Models),
-	// "builtin" or "fallback".
-	Source string
+	// Source is set by Lookup: where the figures come from.
+	Source WindowSource
 }
+
+// WindowSource says where a looked-up model's figures come from.
+type WindowSource string
 
 // Sources of a looked-up ModelInfo.
 const (
-	SourceOverride = "override"
-	SourceBuiltin  = "builtin"
-	SourceFallback = "fallback"
+	// SourceOverride: the caller's ModelInfo (adkctx.Config.Models).
+	SourceOverride WindowSource = "override"
+	// SourceBuiltin: the built-in table.
+	SourceBuiltin WindowSource = "builtin"
+	// SourceFallback: neither knows the model; the fallback figures.
+	SourceFallback WindowSource = "fallback"
 )
 
 // builtinModels returns the built-in table. Figures: see REFERENCES

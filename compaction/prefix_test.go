@@ -174,7 +174,7 @@ func TestLLMSummarizerSharesThePrefix(t *testing.T) {
 	}
 	for name, s := range map[string]*LLMSummarizer{
 		"another model":    {Model: &fakeModel{name: "gemini-2.5-flash-lite", replies: []*response.LLMResponse{ok}}},
-		"custom template":  {Model: &fakeModel{replies: []*response.LLMResponse{ok}}, Template: "Summarize: " + HistorySlot},
+		"custom template":  {Model: &fakeModel{replies: []*response.LLMResponse{ok}}, Template: "Summarize: " + historySlot},
 		"prefix too large": {Model: &fakeModel{replies: []*response.LLMResponse{ok}}, MaxInputTokens: 100},
 	} {
 		t.Run(name+": a transcript", func(t *testing.T) {

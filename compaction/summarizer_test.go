@@ -158,7 +158,7 @@ func TestLLMSummarizerUsageAndRequest(t *testing.T) {
 		Content: genai.NewContentFromText("Goal: x", genai.RoleModel), FinishReason: genai.FinishReasonStop,
 		UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: 1200, CandidatesTokenCount: 80},
 	}}}
-	s := &LLMSummarizer{Model: m, MaxOutputTokens: 512, Template: "Summarize, please:\n" + HistorySlot + "\nThanks."}
+	s := &LLMSummarizer{Model: m, MaxOutputTokens: 512, Template: "Summarize, please:\n" + historySlot + "\nThanks."}
 	in := summaryInput()
 	in.Ledger = nil // no facts appended
 	sum, err := s.Summarize(context.Background(), in)
@@ -204,7 +204,7 @@ func TestTranscriptEscapingCannotForgeTurns(t *testing.T) {
 	m := &fakeModel{replies: []*response.LLMResponse{reply("Goal: fine", genai.FinishReasonStop)}}
 	in := SummaryInput{Events: events, Context: []Event{modelEv("old", "i0", evil)},
 		Previous: genai.NewContentFromText(evil, genai.RoleUser)}
-	if _, err := (&LLMSummarizer{Model: m, Template: HistorySlot}).Summarize(context.Background(), in); err != nil {
+	if _, err := (&LLMSummarizer{Model: m, Template: historySlot}).Summarize(context.Background(), in); err != nil {
 		t.Fatal(err)
 	}
 	prompt := m.prompt(t)
@@ -296,7 +296,7 @@ func TestLLMSummarizerBoundsWideText(t *testing.T) {
 func TestLLMSummarizerPartCap(t *testing.T) {
 	m := &fakeModel{replies: []*response.LLMResponse{reply("Goal: ok", genai.FinishReasonStop)}}
 	in := SummaryInput{Events: []Event{userEv("u", "i1", strings.Repeat("a", 5000))}}
-	if _, err := (&LLMSummarizer{Model: m, MaxPartChars: 100, Template: HistorySlot}).Summarize(context.Background(), in); err != nil {
+	if _, err := (&LLMSummarizer{Model: m, MaxPartChars: 100, Template: historySlot}).Summarize(context.Background(), in); err != nil {
 		t.Fatal(err)
 	}
 	p := m.prompt(t)
@@ -541,7 +541,7 @@ func TestLLMSummarizerPreviousWithoutFacts(t *testing.T) {
 	m := &fakeModel{replies: []*response.LLMResponse{reply("Goal: ok", genai.FinishReasonStop)}}
 	in := summaryInput()
 	in.Previous = genai.NewContentFromText("Goal: x\nDecisions: y\n\n"+secRecord+"\n"+secTools+"read_file ×5 (5 calls over 2 invocations)", genai.RoleUser)
-	if _, err := (&LLMSummarizer{Model: m, Template: HistorySlot}).Summarize(context.Background(), in); err != nil {
+	if _, err := (&LLMSummarizer{Model: m, Template: historySlot}).Summarize(context.Background(), in); err != nil {
 		t.Fatal(err)
 	}
 	p := m.prompt(t)

@@ -2,12 +2,14 @@ package hooks_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -428,6 +430,50 @@ func sharedPrefixProblem(agent, summary *model.LLMRequest) string {
 		return scenario.Prompt{System: r.Config.SystemInstruction, Tools: r.Config.Tools, Contents: r.Contents}
 	}
 	return scenario.ExtensionProblem(prompt(agent), prompt(summary))
+}
+
+// staleOnce is a database service that refuses the first append of a running turn as stale
+// although nothing was stored since its session was read: what adk-go's Get produces when a
+// marker is committed between its read of the session's update time and its read of the events.
+type staleOnce struct {
+	session.Service
+	armed, refused atomic.Bool
+}
+
+func (s *staleOnce) AppendEvent(ctx context.Context, sess session.Session, ev *session.Event) error {
+	if !ev.Partial && s.armed.Load() && s.refused.CompareAndSwap(false, true) {
+		return errors.New("stale session error: last update time from request (2026-11-23T15:10:38.213317Z) is older than in database (2026-11-23T15:10:38.225401Z)")
+	}
+	return s.Service.AppendEvent(ctx, sess, ev)
+}
+
+// A stale refusal with no foreign event in the session is retried through a fresh handle: the
+// turn succeeds and the event is stored once. Before, only a refusal after which a new marker
+// could be seen was retried, and this race (one turn in about 40 of
+// TestBackgroundMarkerNeverFailsARunningTurn) failed the turn.
+func TestStaleRefusalWithNothingNewIsRetried(t *testing.T) {
+	base := &staleOnce{Service: sqliteService(t, filepath.Join(t.TempDir(), "sessions.db"))}
+	m := &llmtest.Model{ModelName: "small-model"}
+	s := wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true}}, base)
+	if err := s.send(t, "s1", "first"); err != nil {
+		t.Fatal(err)
+	}
+	base.armed.Store(true)
+	if err := s.send(t, "s1", "second"); err != nil {
+		t.Fatalf("turn refused once as stale: %v", err)
+	}
+	if !base.refused.Load() {
+		t.Fatal("no append was refused")
+	}
+	seen := 0
+	for _, e := range stored(t, base.Service, "s1") {
+		if e.Content != nil && e.Author == "user" && len(e.Content.Parts) == 1 && e.Content.Parts[0].Text == "second" {
+			seen++
+		}
+	}
+	if seen != 1 {
+		t.Errorf("the refused user message is stored %d times, want 1", seen)
+	}
 }
 
 // A marker appended in the background while an invocation is running makes the runner's

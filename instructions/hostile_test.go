@@ -77,7 +77,7 @@ func TestLoaderFIFOSwap(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := 0; i < maxTurns && l.Discoveries() < discoveries; i++ {
+			for i := 0; i < maxTurns && l.discoveries.Load() < discoveries; i++ {
 				if _, err := l.Load(t.Context(), sub); err != nil {
 					failed.Add(1)
 				}
@@ -199,7 +199,7 @@ func TestLoaderSlowDiscovery(t *testing.T) {
 		t.Errorf("discoveries of the slow directory = %d, want 1 (shared)", n)
 	}
 	mustLoad(t, l, slow)
-	if got := l.Discoveries(); got != 2 {
+	if got := l.discoveries.Load(); got != 2 {
 		t.Errorf("discoveries = %d, want 2 (slow once, other once; then cache hits)", got)
 	}
 }

@@ -224,10 +224,6 @@ func (l *Loader) cachedDirs() int {
 	return len(l.entries)
 }
 
-// Discoveries reports how many times the Loader ran agentsmd.Discover
-// (cache misses and re-reads after a change), for tests and metrics.
-func (l *Loader) Discoveries() int64 { return l.discoveries.Load() }
-
 // Forget drops the cached result of workDir. A discovery of workDir in
 // progress still answers the Loads waiting for it, but is not cached.
 func (l *Loader) forget(workDir string) {

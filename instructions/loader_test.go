@@ -93,7 +93,7 @@ func TestLoaderCachesAndLogsOncePerChange(t *testing.T) {
 		if !strings.Contains(m.Text, st.contains) {
 			t.Errorf("%s: text lacks %q:\n%s", st.name, st.contains, m.Text)
 		}
-		if got := l.Discoveries(); got != st.discoveries {
+		if got := l.discoveries.Load(); got != st.discoveries {
 			t.Errorf("%s: discoveries = %d, want %d", st.name, got, st.discoveries)
 		}
 		if got := logs.Len(); got != st.logs {
@@ -159,10 +159,10 @@ func TestLoaderBoundedCache(t *testing.T) {
 		t.Errorf("cached dirs = %d, want 2", l.cachedDirs())
 	}
 	// The two most recent are cached: loading them again discovers nothing.
-	before := l.Discoveries()
+	before := l.discoveries.Load()
 	mustLoad(t, l, filepath.Join(root, "4"))
 	mustLoad(t, l, filepath.Join(root, "3"))
-	if got := l.Discoveries(); got != before {
+	if got := l.discoveries.Load(); got != before {
 		t.Errorf("discoveries %d → %d, want cache hits", before, got)
 	}
 	l.forget(filepath.Join(root, "4"))
@@ -202,8 +202,8 @@ func TestLoaderConcurrent(t *testing.T) {
 		}(g)
 	}
 	wg.Wait()
-	if logs.Len() != len(dirs) || l.Discoveries() != int64(len(dirs)) {
-		t.Errorf("logs = %d, discoveries = %d, want %d each", logs.Len(), l.Discoveries(), len(dirs))
+	if logs.Len() != len(dirs) || l.discoveries.Load() != int64(len(dirs)) {
+		t.Errorf("logs = %d, discoveries = %d, want %d each", logs.Len(), l.discoveries.Load(), len(dirs))
 	}
 }
 
@@ -252,8 +252,8 @@ func BenchmarkLoaderLoadHit(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	if l.Discoveries() != 1 {
-		b.Fatalf("discoveries = %d, want 1 (cache hits only)", l.Discoveries())
+	if l.discoveries.Load() != 1 {
+		b.Fatalf("discoveries = %d, want 1 (cache hits only)", l.discoveries.Load())
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/load")
 }

@@ -76,7 +76,7 @@ type Source struct {
 	// AbsPath is the file's absolute path.
 	AbsPath string
 	// Scope is agentsmd.ScopeGlobal or agentsmd.ScopeProject.
-	Scope string
+	Scope agentsmd.Scope
 	// Bytes is the size of the file's text (imports expanded as far as
 	// agentsmd's text budget let them be, trailing whitespace removed);
 	// KeptBytes how much of it is in Merged.Text.

@@ -237,7 +237,7 @@ func limitFields(l budget.Limits) []zap.Field {
 	return []zap.Field{
 		zap.String("model", l.Model),
 		zap.Bool("model_known", l.Known),
-		zap.String("window_source", l.Source),
+		zap.String("window_source", string(l.Source)),
 		zap.Int("context_window", l.Window),
 		zap.Int("reserved_output", l.ReservedOutput),
 		zap.Int("usable_input", l.Usable),

@@ -178,9 +178,8 @@ func Refresh(old, fresh []compaction.Event) (advanced, ok bool) {
 func Append[S Identified, E comparable](ctx context.Context, k Kind[S, E], handle S, appendTo func(S) error, reread func(S) (S, error)) (S, error) {
 	err := appendTo(handle)
 	for try := 0; err != nil && try < maxAppendRetries; try++ {
-		busy := false
-		if kind, _ := errkind.Of(err); kind == errkind.Busy {
-			busy = true
+		kind, _ := errkind.Of(err)
+		if kind == errkind.Busy {
 			select {
 			case <-time.After(busyBackoff << try):
 			case <-ctx.Done():
@@ -192,9 +191,11 @@ func Append[S Identified, E comparable](ctx context.Context, k Kind[S, E], handl
 			return handle, err
 		}
 		// Only adkctx's markers may have been stored since handle was read: another writer's
-		// conflict stands.
+		// conflict stands. A stale refusal with nothing new is retried too: adk-go's database
+		// Get reads the session's update time and its events apart, so a handle can hold a
+		// marker stored after the update time it carries.
 		advanced, ok := Refresh(k.CoreOf(handle), k.CoreOf(fresh))
-		if !ok || !busy && !advanced {
+		if !ok || kind != errkind.Busy && kind != errkind.Conflict && !advanced {
 			return handle, err
 		}
 		handle = fresh

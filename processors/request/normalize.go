@@ -6,8 +6,8 @@ import (
 	"google.golang.org/genai"
 )
 
-// SyntheticError is the "error" value of the response Normalize gives a call that has none.
-const SyntheticError = "aborted: no result is available for this call (it was interrupted or its result was lost)"
+// syntheticError is the "error" value of the response Normalize gives a call that has none.
+const syntheticError = "aborted: no result is available for this call (it was interrupted or its result was lost)"
 
 // NormalizeReport says what Normalize changed. Names are function names only (never arguments
 // or results), safe to log.
@@ -33,8 +33,8 @@ type NormalizeReport struct {
 //
 //   - every content with function calls is followed by a content holding exactly one response
 //     per call, in call order. A missing response is synthesized (same ID and Name as the call,
-//     Response {"error": SyntheticError}) and added to the following response content, or to a
-//     new user content inserted right after the calls;
+//     Response {"error": "aborted: no result is available for this call ..."}) and added to the
+//     following response content, or to a new user content inserted right after the calls;
 //   - a response that no call of the immediately preceding content matches is an orphan and is
 //     removed; a content left without parts is dropped. Nil contents are dropped;
 //   - calls and responses pair by ID (and name) when the call's ID is set; otherwise (adk-go
@@ -177,7 +177,7 @@ func (n *normalizer) synthetic(call *genai.FunctionCall) *genai.Part {
 	return &genai.Part{FunctionResponse: &genai.FunctionResponse{
 		ID:       call.ID,
 		Name:     call.Name,
-		Response: map[string]any{"error": SyntheticError},
+		Response: map[string]any{"error": syntheticError},
 	}}
 }
 

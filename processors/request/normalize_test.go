@@ -17,7 +17,7 @@ func nzResp(id, name string, v string) *genai.Part {
 }
 
 func nzSynth(id, name string) *genai.Part {
-	return &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: id, Name: name, Response: map[string]any{"error": SyntheticError}}}
+	return &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: id, Name: name, Response: map[string]any{"error": syntheticError}}}
 }
 
 func nzText(s string) *genai.Part { return &genai.Part{Text: s} }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/agent/llmagent"
 	"google.golang.org/adk/model"
@@ -87,7 +89,8 @@ func TestInjectInstructionsEndToEnd(t *testing.T) {
 	instrWrite(t, filepath.Join(root, "AGENTS.md"), braces, false)
 	instrWrite(t, filepath.Join(workDir, "AGENTS.md"), "Service rule v1.\n", false)
 
-	loader, err := instructions.NewLoader(agentsmd.Config{NoGlobal: true}, instructions.Config{}, nil)
+	core, logs := observer.New(zap.InfoLevel)
+	loader, err := instructions.NewLoader(agentsmd.Config{NoGlobal: true}, instructions.Config{}, zap.New(core))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,8 +223,9 @@ func TestInjectInstructionsEndToEnd(t *testing.T) {
 	} else {
 		t.Logf("templated Instruction error (expected): %v", runErr)
 	}
-	if loader.Discoveries() != 2 {
-		t.Errorf("discoveries = %d, want 2 (first load + after the edit; cache hits otherwise)", loader.Discoveries())
+	// One entry on the first load, one after the edit; nothing on the cache hits between.
+	if n := logs.FilterMessage("instructions: AGENTS.md instructions changed").Len(); n != 2 {
+		t.Errorf("instructions changed %d times, want 2 (first load + after the edit)", n)
 	}
 }
 
