@@ -164,9 +164,10 @@ func TestFigureContinuity(t *testing.T) {
 
 // The cadence figure: the same session compacted every θ invocations keeping R raw, θ from 2 to
 // 8 and R 1 or 2. Continuity holds in every setting (Figures.Problems without the cache bounds);
-// the log shows what each costs and how much of its prompt the previous request's prefix serves.
-// Reuse rises and cost falls in opposite directions of θ: the cache bounds of the 1M case above
-// are not met together by any setting (README, "Cost and latency").
+// the log shows what each costs, how much of its prompt the previous request's prefix serves, and
+// how many tokens are new in their request. Reuse rises with θ; the cost is lowest with R = 1 and
+// small θ: no setting meets the cache bounds of the 1M case above together (README, "Cost and
+// latency").
 func TestFigureCadence(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("figure run skipped in -short and -race mode; run: cd hooks && go test -run TestFigure .")
@@ -177,7 +178,7 @@ func TestFigureCadence(t *testing.T) {
 			cc := compaction.Config{Synchronous: true, Interval: interval, RetainRecentInvocations: retain}
 			with := runScenarioWith(t, 1_048_576, scenario.Invocations, true, cc)
 			f := with.figures
-			t.Logf("θ=%d R=%d: %s; prefix reused %.1f%%", interval, retain, f.Against(without.figures), 100*float64(f.PrefixReused)/float64(f.Prompt))
+			t.Logf("θ=%d R=%d: %s; prefix reused %.1f%%, fresh %d", interval, retain, f.Against(without.figures), 100*float64(f.PrefixReused)/float64(f.Prompt), f.Fresh)
 			for _, p := range f.Problems(without.figures, with.soft, false) {
 				t.Errorf("θ=%d R=%d: %s", interval, retain, p)
 			}

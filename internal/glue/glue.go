@@ -170,9 +170,10 @@ func Refresh(old, fresh []compaction.Event) (advanced, ok bool) {
 	return advanced, true
 }
 
-// Append appends through handle and, when the store refused the append because adkctx's own
-// background marker made the handle stale, or because the store was busy with that write
-// (SQLite has one writer), appends through a fresh handle — a few times, backing off while busy.
+// Append appends through handle and, when the store refused it as busy (SQLite has one writer,
+// backed off) or as a conflict (a stale handle, a serialization failure), or after adkctx's own
+// background marker made the handle stale, appends through a fresh handle, as long as nothing but
+// markers was stored since handle was read — a few times at most.
 // appendTo appends through a handle; reread reads the session again. It returns the handle that
 // took the event (to be used from then on), and the last error.
 func Append[S Identified, E comparable](ctx context.Context, k Kind[S, E], handle S, appendTo func(S) error, reread func(S) (S, error)) (S, error) {

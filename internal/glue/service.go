@@ -146,8 +146,9 @@ func (s *Service[S, St, Evs, E, CQ, CR, GQ, GR, LQ, LR, DQ]) Delete(ctx context.
 	return s.base.Delete(ctx, req)
 }
 
-// AppendEvent appends through the stored session; a refusal caused by adkctx's own background
-// writes is retried through a fresh handle, which the view then keeps (see Append).
+// AppendEvent appends through the stored session; a busy or stale refusal with nothing but
+// adkctx's markers stored since the session was read is retried through a fresh handle, which
+// the view then keeps (see Append).
 func (s *Service[S, St, Evs, E, CQ, CR, GQ, GR, LQ, LR, DQ]) AppendEvent(ctx context.Context, sess S, ev E) error {
 	vs, _ := any(sess).(*view[S, St, Evs, E])
 	inner := s.Unwrap(sess)

@@ -33,8 +33,9 @@ type NormalizeReport struct {
 //
 //   - every content with function calls is followed by a content holding exactly one response
 //     per call, in call order. A missing response is synthesized (same ID and Name as the call,
-//     Response {"error": "aborted: no result is available for this call ..."}) and added to the
-//     following response content, or to a new user content inserted right after the calls;
+//     Response {"error": "aborted: no result is available for this call (it was interrupted or
+//     its result was lost)"}) and added to the following response content, or to a new user
+//     content inserted right after the calls;
 //   - a response that no call of the immediately preceding content matches is an orphan and is
 //     removed; a content left without parts is dropped. Nil contents are dropped;
 //   - calls and responses pair by ID (and name) when the call's ID is set; otherwise (adk-go
