@@ -35,6 +35,7 @@ import (
 	"github.com/adkctx/adkctx/hooks"
 	"github.com/adkctx/adkctx/hooks/internal/llmtest"
 	"github.com/adkctx/adkctx/internal/scenario"
+	"github.com/adkctx/adkctx/processors/request"
 )
 
 // wired is an agent + runner wired with Hooks.Wire, as the README shows.
@@ -380,7 +381,7 @@ func TestWireLearnsTheAgentsModel(t *testing.T) {
 		case strings.Contains(text, "Write a summary of the whole conversation above"):
 			prefixPrompts++
 			summaryRequests = append(summaryRequests, req)
-			if p := sharedPrefixProblem(last, req); p != "" {
+			if p := scenario.RequestExtensionProblem((*request.LLMRequest)(last), (*request.LLMRequest)(req)); p != "" {
 				t.Errorf("summary prompt %d: %s", prefixPrompts, p)
 			}
 			return genai.NewContentFromText("Goal: keep going. Decisions: none.", genai.RoleModel), nil
@@ -418,18 +419,6 @@ func TestWireLearnsTheAgentsModel(t *testing.T) {
 	for _, p := range scenario.EndProblems(events, prompts) {
 		t.Error(p)
 	}
-}
-
-// sharedPrefixProblem says how a summarizer request fails to extend a prefix of the agent's last
-// request (agent) with one instruction ("" when it does).
-func sharedPrefixProblem(agent, summary *model.LLMRequest) string {
-	if agent == nil {
-		return "no agent request before it"
-	}
-	prompt := func(r *model.LLMRequest) scenario.Prompt {
-		return scenario.Prompt{System: r.Config.SystemInstruction, Tools: r.Config.Tools, Contents: r.Contents}
-	}
-	return scenario.ExtensionProblem(prompt(agent), prompt(summary))
 }
 
 // staleOnce is a database service that refuses the first append of a running turn as stale

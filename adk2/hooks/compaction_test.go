@@ -27,6 +27,7 @@ import (
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/scenario"
+	"github.com/adkctx/adkctx/processors/request"
 )
 
 // Every request after a compaction carries the summary, the previous user turn raw and the new
@@ -262,7 +263,7 @@ func TestWireLearnsTheAgentsModel(t *testing.T) {
 				case strings.Contains(text, "Write a summary of the whole conversation above"):
 					prompts.add("summary")
 					summaryRequests = append(summaryRequests, req)
-					if p := sharedPrefixProblem(last, req); p != "" {
+					if p := scenario.RequestExtensionProblem((*request.LLMRequest)(last), (*request.LLMRequest)(req)); p != "" {
 						t.Errorf("summary prompt: %s", p)
 					}
 					return genai.NewContentFromText("Goal: keep going. Decisions: none.", genai.RoleModel), nil
@@ -414,16 +415,4 @@ func promptsEndAtMarkers(t *testing.T, stored []*session.Event, prompts []*model
 	for _, p := range scenario.EndProblems(events, contents) {
 		t.Error(p)
 	}
-}
-
-// sharedPrefixProblem says how a summarizer request fails to extend a prefix of the agent's last
-// request (agent) with one instruction ("" when it does).
-func sharedPrefixProblem(agent, summary *model.LLMRequest) string {
-	if agent == nil {
-		return "no agent request before it"
-	}
-	prompt := func(r *model.LLMRequest) scenario.Prompt {
-		return scenario.Prompt{System: r.Config.SystemInstruction, Tools: r.Config.Tools, Contents: r.Contents}
-	}
-	return scenario.ExtensionProblem(prompt(agent), prompt(summary))
 }

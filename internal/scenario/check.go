@@ -167,6 +167,23 @@ func ExtensionProblem(base, ext Prompt) string {
 	return ""
 }
 
+// RequestExtensionProblem is ExtensionProblem over the requests a model was sent (a summarizer's,
+// ext, after the agent's last one, base); a nil base is a problem.
+func RequestExtensionProblem(base, ext *request.LLMRequest) string {
+	if base == nil {
+		return "no agent request before it"
+	}
+	return ExtensionProblem(promptOf(base), promptOf(ext))
+}
+
+func promptOf(r *request.LLMRequest) Prompt {
+	p := Prompt{Contents: r.Contents}
+	if r.Config != nil {
+		p.System, p.Tools = r.Config.SystemInstruction, r.Config.Tools
+	}
+	return p
+}
+
 // EndProblems checks summary prompts that extend the agent's conversation (prompts[k] is the k-th
 // marker's) against a session's stored events: each one's content before its instruction must
 // show its marker's last covered event, the same text. It lists what differs.
