@@ -195,7 +195,7 @@ func TestLimitConfigValidate(t *testing.T) {
 				if !errors.As(err, &ce) {
 					t.Errorf("error %v is not a *ConfigError", err)
 				}
-				for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+				for _, e := range config.Leaves(err) {
 					got = append(got, e.(*config.Error).Field)
 				}
 			}

@@ -158,14 +158,12 @@ func TestConfigValidate(t *testing.T) {
 		Summarizer: &LLMSummarizer{Template: "x"}, Fallback: &LLMSummarizer{Model: &fakeModel{}, MaxPartChars: -1}}
 	err := cfg.Validate()
 	var got []string
-	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
-		for _, leaf := range flatten(e) {
-			var ce *config.Error
-			if !errors.As(leaf, &ce) {
-				t.Fatalf("%v is not a *config.Error", leaf)
-			}
-			got = append(got, fmt.Sprintf("%s=%v", ce.Field, ce.Value))
+	for _, leaf := range config.Leaves(err) {
+		var ce *config.Error
+		if !errors.As(leaf, &ce) {
+			t.Fatalf("%v is not a *config.Error", leaf)
 		}
+		got = append(got, fmt.Sprintf("%s=%v", ce.Field, ce.Value))
 	}
 	want := []string{"Interval=-1", "RetainRecentInvocations=-2", "RetainedToolResultBytes=100", "RetainRecentTokens=-3", "MaxSummaryTokens=-4",
 		"Timeout=-1s", "Backoff=-1m0s", "Summarizer.Model=<nil>", "Summarizer.Template=<nil>", "Fallback.MaxPartChars=-1"}
@@ -178,17 +176,6 @@ func TestConfigValidate(t *testing.T) {
 	if err := (*Config)(nil).Validate(); err != nil {
 		t.Errorf("nil config: %v", err)
 	}
-}
-
-func flatten(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, flatten(e)...)
-		}
-		return out
-	}
-	return []error{err}
 }
 
 func TestConfigDefaults(t *testing.T) {

@@ -327,7 +327,7 @@ func TestLLMSummarizerValidate(t *testing.T) {
 	s := &LLMSummarizer{Template: "no slot", MaxInputTokens: -1, MaxPartChars: -2, MaxOutputTokens: -3}
 	_, err := s.Summarize(context.Background(), summaryInput())
 	var fields []string
-	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+	for _, e := range config.Leaves(err) {
 		var ce *config.Error
 		if !errors.As(e, &ce) {
 			t.Fatalf("%v is not a *config.Error", e)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/config"
 	"github.com/google/go-cmp/cmp"
 	"strings"
 	"sync"
@@ -447,7 +448,7 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, err := hooks.New(tc.cfg)
 			var got []string
-			for _, e := range flattenJoined(err) {
+			for _, e := range config.Leaves(err) {
 				var ce *adkctx.ConfigError
 				if !errors.As(e, &ce) {
 					t.Fatalf("error %v is not an *adkctx.ConfigError", e)
@@ -467,20 +468,6 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 	if l := h.Limits("gemini-2.5-flash"); l.Window != 1_048_576 || l.ReservedOutput != 1_000 || l.Source != budget.SourceOverride {
 		t.Errorf("limits %+v", l)
 	}
-}
-
-func flattenJoined(err error) []error {
-	if err == nil {
-		return nil
-	}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, flattenJoined(e)...)
-		}
-		return out
-	}
-	return []error{err}
 }
 
 func truncateConfig(maxBytes int) truncate.Config { return truncate.Config{MaxBytes: maxBytes} }

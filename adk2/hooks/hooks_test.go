@@ -20,6 +20,7 @@ import (
 	"github.com/adkctx/adkctx/adk2/internal/llmtest"
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/config"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/truncate"
 )
@@ -299,7 +300,7 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, err := hooks.New(tc.cfg)
 			var got []string
-			for _, e := range flatten(err) {
+			for _, e := range config.Leaves(err) {
 				var ce *adkctx.ConfigError
 				if !errors.As(e, &ce) {
 					t.Fatalf("error %v is not an *adkctx.ConfigError", e)
@@ -311,20 +312,6 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 			}
 		})
 	}
-}
-
-func flatten(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, flatten(e)...)
-		}
-		return out
-	}
-	if err == nil {
-		return nil
-	}
-	return []error{err}
 }
 
 func partsOf(e *session.Event) []*genai.Part {

@@ -33,18 +33,30 @@ func Errorf(field string, value any, format string, args ...any) *Error {
 	return &Error{Field: field, Value: value, Reason: fmt.Sprintf(format, args...)}
 }
 
+// Leaves returns the errors err joins (errors.Join, nested joins flattened in order), or err
+// alone; nil for nil. Validation's problems are its leaves.
+func Leaves(err error) []error {
+	if err == nil {
+		return nil
+	}
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range j.Unwrap() {
+		out = append(out, Leaves(e)...)
+	}
+	return out
+}
+
 // Nest prefixes the field of every *Error in err (a single error or an errors.Join of them) with
 // prefix and a dot, so a nested config's problems name their full path. Other errors are kept.
 func Nest(prefix string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var errs []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	} else {
-		errs = []error{err}
-	}
+	errs := Leaves(err)
 	out := make([]error, 0, len(errs))
 	for _, e := range errs {
 		var ce *Error
