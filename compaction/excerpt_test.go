@@ -69,6 +69,15 @@ func TestCompactionExcerptsRetainedToolResults(t *testing.T) {
 			after(events, append(append([]Event(nil), running...), Event{ID: "i7s", InvocationID: "i7", Author: "agent", Final: true})),
 			Request{Trigger: TriggerInvocations, Invocation: "i8"},
 			[]string{"i6r"}, defaultRetainedToolResultBytes},
+		// i6's trigger ran late, while i7 was running (a manual compaction during a turn is
+		// alike): i6 and i7 stay raw, and i6, the newest invocation the model answered and so the
+		// next request's previous turn, keeps its result whole, as i7 does.
+		{"a late trigger keeps the previous turn whole", Config{Interval: 3},
+			append(append([]Event(nil), events...), running...), Request{Trigger: TriggerInvocations, Invocation: "i6"},
+			nil, 0},
+		{"a manual compaction during a turn keeps the previous turn whole", Config{Interval: 3, RetainRecentTokens: 7_500},
+			append(append([]Event(nil), events...), running...), Request{Trigger: TriggerManual, Invocation: "i7", TokenLimit: 20_000},
+			[]string{"i5r"}, defaultRetainedToolResultBytes},
 		{"off", Config{Interval: 3, RetainedToolResultBytes: -1}, events,
 			Request{Trigger: TriggerInvocations, Invocation: "i6"}, nil, 0},
 	}

@@ -167,6 +167,7 @@ func (a *fuzzAgent) compact(t *testing.T, r Request, inv string) {
 		byID[events[i].ID] = i
 	}
 	items := NewViewer(nil).View(events)
+	previous := newestAnswered(events)
 	for _, id := range m.ExcerptedEventIDs {
 		i, ok := byID[id]
 		switch {
@@ -174,6 +175,8 @@ func (a *fuzzAgent) compact(t *testing.T, r Request, inv string) {
 			t.Fatalf("after %s compaction at %s: excerpt of %s, which is not a raw tool result", r.Trigger, inv, id)
 		case r.Live && events[i].InvocationID == inv:
 			t.Fatalf("after a live compaction at %s: %s of the running invocation excerpted", inv, id)
+		case events[i].InvocationID == previous:
+			t.Fatalf("after %s compaction at %s: %s of %s, the newest invocation the model answered (the next request's previous turn), excerpted", r.Trigger, inv, id, previous)
 		}
 		answered := false
 		for j := i + 1; j < len(events) && !answered; j++ {
@@ -299,4 +302,29 @@ func FuzzCompactWindow(f *testing.F) {
 			a.invocation(t, k)
 		}
 	})
+}
+
+// newestAnswered is the newest invocation whose last event with content is an answer of the
+// model (text, no call or result): the previous turn of the next request.
+func newestAnswered(events []Event) string {
+	newest := ""
+	last := map[string]*Event{}
+	var order []string
+	for i := range events {
+		e := &events[i]
+		if e.Content == nil || len(e.Content.Parts) == 0 {
+			continue
+		}
+		if _, seen := last[e.InvocationID]; !seen {
+			order = append(order, e.InvocationID)
+		}
+		last[e.InvocationID] = e
+	}
+	for _, inv := range order {
+		e := last[inv]
+		if e.Author != "user" && e.Content.Role == genai.RoleModel && isAnswer(e.Content) {
+			newest = inv
+		}
+	}
+	return newest
 }

@@ -159,14 +159,20 @@ func rawTail(events []Event, groups, completed []group, w windowParams, keep int
 }
 
 // toolResultsLeft returns the ids of the events with tool results that the compaction leaves raw
-// (not in cover) in ended invocations (see ended) other than the newest completed one: what the
-// view shows as excerpts. The newest invocation — the previous turn of the next request — keeps
-// its results whole, and so does one that may still be running (a trigger that waited behind
-// another compaction, a manual compaction during a turn).
+// (not in cover) in ended invocations (see ended) older than the newest ended one: what the view
+// shows as excerpts. The newest ended invocation — the previous turn of the next request — keeps
+// its results whole, and so does every invocation after it, which may still be running (a
+// trigger that waited behind another compaction, a manual compaction during a turn).
 func toolResultsLeft(events []Event, completed []group, cover map[int]bool) []string {
-	var out []string
+	newest := -1
 	for k, g := range completed {
-		if k == len(completed)-1 || !ended(events, g) {
+		if ended(events, g) {
+			newest = k
+		}
+	}
+	var out []string
+	for _, g := range completed[:max(newest, 0)] {
+		if !ended(events, g) {
 			continue
 		}
 		for _, i := range g.idx {
