@@ -1,6 +1,7 @@
 package compaction
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -179,7 +180,7 @@ func (s *LLMSummarizer) prefixRequest(in SummaryInput, maxIn int) *request.LLMRe
 // transcriptRequest is the Template with a transcript of in, fitted to maxIn; nil when in holds
 // nothing new.
 func (s *LLMSummarizer) transcriptRequest(in SummaryInput, maxIn int) *request.LLMRequest {
-	prev, lines := transcriptLines(in, cmpOr(s.MaxPartChars, defaultMaxPartChars))
+	prev, lines := transcriptLines(in, cmp.Or(s.MaxPartChars, defaultMaxPartChars))
 	if len(lines) == 0 {
 		return nil
 	}
@@ -197,7 +198,7 @@ func (s *LLMSummarizer) transcriptRequest(in SummaryInput, maxIn int) *request.L
 }
 
 func (s *LLMSummarizer) outputTokens(in SummaryInput) int32 {
-	return int32(min(cmpOr(s.MaxOutputTokens, defaultSummaryOutputTokens), outputBound(in.MaxTokens), 1<<30))
+	return int32(min(cmp.Or(s.MaxOutputTokens, defaultSummaryOutputTokens), outputBound(in.MaxTokens), 1<<30))
 }
 
 // ask sends req and checks the reply: the summary with the ledger facts appended, or a
@@ -301,13 +302,6 @@ func factsBytes(maxTokens int) int {
 		return ledgerFactsBytes
 	}
 	return min(ledgerFactsBytes, max(maxTokens/4*3, 256))
-}
-
-func cmpOr(v, def int) int {
-	if v > 0 {
-		return v
-	}
-	return def
 }
 
 // fitTranscript joins prev (may be "") and lines, dropping the oldest lines (never prev, which is

@@ -47,11 +47,9 @@ func promptPrefix(req *request.LLMRequest, events []Event, covered []int) *reque
 	if matched == 0 {
 		return nil
 	}
-	out := &request.LLMRequest{Model: req.Model, Contents: slices.Clip(req.Contents[:j])}
-	if req.Config != nil {
-		out.Config = &genai.GenerateContentConfig{SystemInstruction: req.Config.SystemInstruction, Tools: req.Config.Tools}
-	}
-	return out
+	out := *req // the summarizer reads its model, system instruction and tools
+	out.Contents = slices.Clip(req.Contents[:j])
+	return &out
 }
 
 const responseKey = "response\x00"
