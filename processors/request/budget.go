@@ -69,9 +69,6 @@ type BudgetDecision struct {
 	SummaryPresent bool
 	SummaryTokens  int
 	SummaryCut     bool
-	// Sizes are the estimated tokens of the contents as they came in (for callers that compare
-	// requests).
-	Sizes []int
 }
 
 // BudgetExceededError is returned when the newest turn, with the system instruction, the tools
@@ -134,7 +131,6 @@ func EnforceBudget(req *LLMRequest, in BudgetInput) (BudgetDecision, error) {
 		d.FixedTokens = budget.EstimateRequest(nil, req.Config)
 	}
 	t := newTrimmer(req.Contents, in.Sizes, in.Pinned)
-	d.Sizes = t.sizes
 	d.EstimatedTokens = d.FixedTokens + t.total
 	p := predict(d.EstimatedTokens)
 	d.PredictedTokens, d.Margin = p.Tokens, p.Margin
