@@ -10,6 +10,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx"
+	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/internal/fixtures"
 	"github.com/adkctx/adkctx/processors/request"
 )
@@ -28,11 +29,20 @@ func (benchCall) AgentName() string    { return "coder" }
 // log — on a 1,000-content request that extends the previous request of the same agent by two
 // contents (what adk-go sends on a new model call), and reports the cost beside json.Marshal of
 // the same contents, the work any model adapter does anyway. Target: chain_vs_json ≤ 0.20.
-func BenchmarkBeforeModel(b *testing.B) {
+func BenchmarkBeforeModel(b *testing.B) { benchBeforeModel(b, adkctx.Config{}) }
+
+// BenchmarkBeforeModelTrimmed is BenchmarkBeforeModel on a model whose window the history
+// passes: every request is trimmed (the same turns left out as in the previous one), the path
+// where the requests are largest.
+func BenchmarkBeforeModelTrimmed(b *testing.B) {
+	benchBeforeModel(b, adkctx.Config{Models: []budget.ModelInfo{{Name: "gemini-2.5-flash", ContextWindow: 160_000, MaxOutputTokens: 8_192}}})
+}
+
+func benchBeforeModel(b *testing.B, cfg adkctx.Config) {
 	base := fixtures.ChainRequest(1000)
 	base.Config.SystemInstruction.Parts = append(base.Config.SystemInstruction.Parts,
 		&genai.Part{Text: strings.Repeat("Follow the repository's conventions. ", 200)})
-	e, err := New(adkctx.Config{})
+	e, err := New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -51,7 +61,7 @@ func BenchmarkBeforeModel(b *testing.B) {
 		st := e.state(keyOf(benchCall{}))
 		st.mu.Lock()
 		sm := st.stream(streamKey{"", "coder"})
-		saved := sm.prefix
+		saved := *sm
 		st.mu.Unlock()
 		start := time.Now()
 		if err := e.BeforeModel(ctx, benchCall{}, nil, req); err != nil {
@@ -59,7 +69,7 @@ func BenchmarkBeforeModel(b *testing.B) {
 		}
 		chain += time.Since(start)
 		st.mu.Lock()
-		sm.prefix = saved
+		*sm = saved
 		st.mu.Unlock()
 
 		start = time.Now()
@@ -71,4 +81,11 @@ func BenchmarkBeforeModel(b *testing.B) {
 	b.ReportMetric(float64(chain.Nanoseconds())/float64(b.N), "chain_ns/op")
 	b.ReportMetric(float64(marshal.Nanoseconds())/float64(b.N), "json_ns/op")
 	b.ReportMetric(float64(chain)/float64(marshal), "chain_vs_json")
+	st := e.state(keyOf(benchCall{}))
+	st.mu.Lock()
+	trimmed := st.stream(streamKey{"", "coder"}).turnsDrop > 0
+	st.mu.Unlock()
+	if trimmed != (cfg.Models != nil) {
+		b.Fatalf("requests trimmed: %v, want %v", trimmed, cfg.Models != nil)
+	}
 }

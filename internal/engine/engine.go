@@ -304,6 +304,9 @@ type streamKey struct{ branch, agent string }
 type stream struct {
 	prefix    prefixPrint // of the last request sent
 	turnsDrop int         // turns the last trimmed request left out
+	// sized is the last request before the budget's trim (its contents' prints and sizes): the
+	// next request extends it, not the trimmed one, so its sizes are found at their positions.
+	sized prefixPrint
 }
 
 // stream returns the state of a stream, creating it.

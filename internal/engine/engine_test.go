@@ -11,6 +11,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx"
+	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/internal/fixtures"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/truncate"
 )
@@ -115,6 +117,39 @@ func TestHistoryTruncatedInEveryRequest(t *testing.T) {
 		}
 		if got, _ := stored.Parts[0].FunctionResponse.Response["output"].(string); got != big {
 			t.Errorf("request %d: the stored content was modified", call)
+		}
+	}
+}
+
+// Sizes reused across requests and across a trim are the sizes a fresh estimate gives: over
+// three requests of a history past the window (each trimmed, the next extending the previous
+// one as adk-go sends it), every content's recorded size equals budget.EstimateContent of it.
+func TestReusedSizesMatchFreshEstimates(t *testing.T) {
+	e, err := New(adkctx.Config{Models: []budget.ModelInfo{{Name: "gemini-2.5-flash", ContextWindow: 60_000, MaxOutputTokens: 8_192}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := fixtures.ChainRequest(600)
+	call := testCall{inv: "i1", agent: "coder"}
+	for n := 596; n <= 600; n += 2 {
+		req := &request.LLMRequest{Model: full.Model, Config: full.Config, Contents: append([]*genai.Content(nil), full.Contents[:n]...)}
+		if err := e.BeforeModel(context.Background(), call, nil, req); err != nil {
+			t.Fatal(err)
+		}
+		st := e.state(keyOf(call))
+		st.mu.Lock()
+		sm := *st.stream(streamKey{"", "coder"})
+		st.mu.Unlock()
+		if sm.turnsDrop == 0 {
+			t.Fatalf("request of %d contents not trimmed", n)
+		}
+		if len(sm.prefix.sizes) != len(req.Contents) {
+			t.Fatalf("request of %d contents: %d sizes for %d contents sent", n, len(sm.prefix.sizes), len(req.Contents))
+		}
+		for i, c := range req.Contents {
+			if want := budget.EstimateContent(c); sm.prefix.sizes[i] != want {
+				t.Errorf("request of %d contents, content %d: size %d, a fresh estimate %d", n, i, sm.prefix.sizes[i], want)
+			}
 		}
 	}
 }

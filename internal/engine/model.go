@@ -54,7 +54,7 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 	st.limits = limits
 	cal := *st.calibration(req.Model)
 	sm := st.stream(streamKey{c.Branch(), c.AgentName()})
-	prevDrop, prevPrint := sm.turnsDrop, sm.prefix
+	prevDrop, prevPrint, prevSized := sm.turnsDrop, sm.prefix, sm.sized
 	plugin := st.sawRun(c.InvocationID())
 	st.noteSpan(c.InvocationID(), trace.SpanContextFromContext(ctx))
 	st.mu.Unlock()
@@ -70,7 +70,8 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 	origPrints := printsOf(orig)
 	cut := truncateFrom(req, unchangedPrefix(origPrints, prevPrint), e.cfg.Truncation)
 	norm := request.Normalize(req)
-	prints, sizes := contentPrints(req.Contents, orig, origPrints, prevPrint)
+	prints, sizes := contentPrints(req.Contents, orig, origPrints, prevSized, false)
+	sized := prefixPrint{contents: prints, sizes: sizes}
 	d, err := request.EnforceBudget(req, request.BudgetInput{
 		Limits:               limits,
 		Predict:              cal.Predict,
@@ -79,7 +80,7 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 		PreviousTurnsDropped: prevDrop,
 	})
 	if d.Action == request.ActionTrimmed {
-		prints, sizes = contentPrints(req.Contents, orig, origPrints, prefixPrint{})
+		prints, sizes = contentPrints(req.Contents, orig, origPrints, sized, true)
 	}
 	print := prefixPrint{fixed: fixedPrint(req), fixedTokens: d.FixedTokens, contents: prints, sizes: sizes}
 	reused := print.reused(prevPrint)
@@ -89,7 +90,7 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 	cl.model, cl.seq = req.Model, seq
 	if err == nil {
 		cl.estimate, cl.predicted = d.FinalEstimatedTokens, d.FinalTokens
-		sm.prefix, sm.turnsDrop = print, d.TurnsDropped
+		sm.prefix, sm.sized, sm.turnsDrop = print, sized, d.TurnsDropped
 	}
 	prevSent := st.swapSent(sent, c.InvocationID())
 	tokenLimit, approaching := e.track(st, limits, d, err == nil)

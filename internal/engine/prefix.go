@@ -63,10 +63,18 @@ func unchangedPrefix(prints []uint64, prev prefixPrint) int {
 }
 
 // contentPrints fingerprints each content and sizes it. A content still at its place in orig
-// (the request before its steps, printed as origPrints) keeps that print; a content at the same
-// position as in prev with the same print keeps prev's size estimate.
-func contentPrints(contents, orig []*genai.Content, origPrints []uint64, prev prefixPrint) (prints []uint64, sizes []int) {
+// (the request before its steps, printed as origPrints) keeps that print; a content with the
+// same print as prev's at its position keeps prev's size estimate. moved says a trim moved the
+// contents from their places in prev: a content is then also looked up by print.
+func contentPrints(contents, orig []*genai.Content, origPrints []uint64, prev prefixPrint, moved bool) (prints []uint64, sizes []int) {
 	var h maphash.Hash
+	var byPrint map[uint64]int
+	if moved {
+		byPrint = make(map[uint64]int, len(prev.contents))
+		for k, p := range prev.contents {
+			byPrint[p] = prev.sizes[k]
+		}
+	}
 	prints, sizes = make([]uint64, len(contents)), make([]int, len(contents))
 	for i, c := range contents {
 		if i < len(orig) && orig[i] == c {
@@ -76,6 +84,10 @@ func contentPrints(contents, orig []*genai.Content, origPrints []uint64, prev pr
 		}
 		if i < len(prev.contents) && prev.contents[i] == prints[i] {
 			sizes[i] = prev.sizes[i]
+			continue
+		}
+		if size, ok := byPrint[prints[i]]; ok {
+			sizes[i] = size
 		} else {
 			sizes[i] = budget.EstimateContent(c)
 		}

@@ -174,7 +174,7 @@ func EnforceBudget(req *LLMRequest, in BudgetInput) (BudgetDecision, error) {
 	d.TokensDropped = scale(t.droppedTokens, f)
 	d.Action = ActionTrimmed
 	req.Contents = out
-	d.FinalEstimatedTokens = d.FixedTokens + budget.EstimateContents(out)
+	d.FinalEstimatedTokens = d.FixedTokens + t.estimate(out)
 	d.FinalTokens = scale(d.FinalEstimatedTokens, f)
 	return d, nil
 }
@@ -191,6 +191,27 @@ type trimmer struct {
 	starts       []int // first content of each turn (pinned contents excluded)
 
 	dropped, droppedTokens int
+	sizeOf                 map[*genai.Content]int // sizes by content, built by estimate
+}
+
+// estimate is the estimated tokens of contents (an assembled request): the contents t holds
+// keep their sizes, only new ones (notes, cut contents) are estimated.
+func (t *trimmer) estimate(contents []*genai.Content) int {
+	if t.sizeOf == nil {
+		t.sizeOf = make(map[*genai.Content]int, len(t.contents))
+		for i, c := range t.contents {
+			t.sizeOf[c] = t.sizes[i]
+		}
+	}
+	n := 0
+	for _, c := range contents {
+		size, ok := t.sizeOf[c]
+		if !ok {
+			size = budget.EstimateContent(c)
+		}
+		n += size
+	}
+	return n
 }
 
 func newTrimmer(contents []*genai.Content, sizes []int, pinned func(*genai.Content) bool) *trimmer {
@@ -370,7 +391,7 @@ func (t *trimmer) cutResponses(fixed, hard int, f float64, d *BudgetDecision) ([
 			cut = append([]*genai.Content{note}, cut...)
 		}
 		out := t.assemble(first, nil, cut...)
-		if float64(fixed+budget.EstimateContents(out))*f <= float64(hard) {
+		if float64(fixed+t.estimate(out))*f <= float64(hard) {
 			d.TurnsDropped, d.ResponsesCut = older, n
 			return out, true
 		}
@@ -414,7 +435,7 @@ func (t *trimmer) cutSummary(fixed, hard int, f float64, out []*genai.Content, d
 		out = t.assemble(first, nil, append([]*genai.Content{trimNote(len(t.starts) - 1)}, t.contents[first:]...)...)
 		d.TurnsDropped = len(t.starts) - 1
 	}
-	total := fixed + budget.EstimateContents(out)
+	total := fixed + t.estimate(out)
 	over := int(math.Ceil(float64(total)-float64(hard)/f)) + 16
 	if over <= 0 {
 		return out, true
@@ -433,7 +454,7 @@ func (t *trimmer) cutSummary(fixed, hard int, f float64, out []*genai.Content, d
 		cut, _ := truncate.Text(text, truncate.Config{MaxBytes: room * 2, MaxLines: math.MaxInt32}, "summary cut to fit the context window")
 		res[i] = genai.NewContentFromText(cut, genai.Role(c.Role))
 	}
-	if float64(fixed+budget.EstimateContents(res))*f > float64(hard) {
+	if float64(fixed+t.estimate(res))*f > float64(hard) {
 		return nil, false
 	}
 	d.SummaryCut = true
