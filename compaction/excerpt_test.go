@@ -39,47 +39,47 @@ func TestCompactionExcerptsRetainedToolResults(t *testing.T) {
 		name         string
 		cfg          Config
 		events       []Event
-		req          Request
+		req          Selection
 		wantExcerpts []string
 		wantBytes    int
 	}{
 		// i5 and i6 stay raw; i6, the next request's previous turn, keeps its result whole.
 		{"sliding window: the older retained invocation", Config{Interval: 3}, events,
-			Request{Trigger: TriggerInvocations, Invocation: "i6"}, []string{"i5r"}, defaultRetainedToolResultBytes},
+			Selection{Trigger: TriggerInvocations, Invocation: "i6"}, []string{"i5r"}, defaultRetainedToolResultBytes},
 		{"a larger excerpt", Config{Interval: 3, RetainedToolResultBytes: 2048}, events,
-			Request{Trigger: TriggerInvocations, Invocation: "i6"}, []string{"i5r"}, 2048},
+			Selection{Trigger: TriggerInvocations, Invocation: "i6"}, []string{"i5r"}, 2048},
 		// Each invocation weighs about 2,000 tokens: i7, i6 and i5 fit in 7,500, i4 does not. i7
 		// is running and i6 the newest completed one: only i5's result is cut.
 		{"token trigger: the running and the newest invocation's results stay whole", Config{RetainRecentInvocations: 1, RetainRecentTokens: 7_500},
-			append(append([]Event(nil), events...), running...), Request{Trigger: TriggerTokens, Invocation: "i7", Live: true, TokenLimit: 20_000},
+			append(append([]Event(nil), events...), running...), Selection{Trigger: TriggerTokens, Invocation: "i7", Live: true, TokenLimit: 20_000},
 			[]string{"i5r"}, defaultRetainedToolResultBytes},
 		// In the next three, i7 has not ended with the model's answer and i8, a whole turn, is
 		// the newest: i6 to i8 stay raw, i6's result is cut, i7's stays whole.
 		// A trigger that ran late, while i7 was running (its result not read yet).
 		{"an invocation without its final answer keeps its results whole", Config{Interval: 3, RetainRecentInvocations: 3},
-			after(events, running), Request{Trigger: TriggerInvocations, Invocation: "i8"},
+			after(events, running), Selection{Trigger: TriggerInvocations, Invocation: "i8"},
 			[]string{"i6r"}, defaultRetainedToolResultBytes},
 		// A result that skips the model's summarization (adk-go counts it as final): the model
 		// never read it.
 		{"a result the model never read stays whole", Config{Interval: 3, RetainRecentInvocations: 3},
-			after(events, withFinal(running)), Request{Trigger: TriggerInvocations, Invocation: "i8"},
+			after(events, withFinal(running)), Selection{Trigger: TriggerInvocations, Invocation: "i8"},
 			[]string{"i6r"}, defaultRetainedToolResultBytes},
 		// State changes and workflow events without content after i7's result do not end it.
 		{"bookkeeping after a result does not end the invocation", Config{Interval: 3, RetainRecentInvocations: 3},
 			after(events, append(append([]Event(nil), running...), Event{ID: "i7s", InvocationID: "i7", Author: "agent", Final: true})),
-			Request{Trigger: TriggerInvocations, Invocation: "i8"},
+			Selection{Trigger: TriggerInvocations, Invocation: "i8"},
 			[]string{"i6r"}, defaultRetainedToolResultBytes},
 		// i6's trigger ran late, while i7 was running (a manual compaction during a turn is
 		// alike): i6 and i7 stay raw, and i6, the newest invocation the model answered and so the
 		// next request's previous turn, keeps its result whole, as i7 does.
 		{"a late trigger keeps the previous turn whole", Config{Interval: 3},
-			append(append([]Event(nil), events...), running...), Request{Trigger: TriggerInvocations, Invocation: "i6"},
+			append(append([]Event(nil), events...), running...), Selection{Trigger: TriggerInvocations, Invocation: "i6"},
 			nil, 0},
 		{"a manual compaction during a turn keeps the previous turn whole", Config{Interval: 3, RetainRecentTokens: 7_500},
-			append(append([]Event(nil), events...), running...), Request{Trigger: TriggerManual, Invocation: "i7", TokenLimit: 20_000},
+			append(append([]Event(nil), events...), running...), Selection{Trigger: TriggerManual, Invocation: "i7", TokenLimit: 20_000},
 			[]string{"i5r"}, defaultRetainedToolResultBytes},
 		{"off", Config{Interval: 3, RetainedToolResultBytes: -1}, events,
-			Request{Trigger: TriggerInvocations, Invocation: "i6"}, nil, 0},
+			Selection{Trigger: TriggerInvocations, Invocation: "i6"}, nil, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -146,7 +146,7 @@ func TestExcerptIsStable(t *testing.T) {
 	}
 	store := newStore(events...)
 	c, _ := newCompactor(t, Config{Interval: 3, Summarizer: &recorder{text: "S"}}, store)
-	if m, err := c.Compact(context.Background(), Request{Trigger: TriggerInvocations, Invocation: "i6"}); err != nil || m == nil {
+	if m, err := c.Compact(context.Background(), Selection{Trigger: TriggerInvocations, Invocation: "i6"}); err != nil || m == nil {
 		t.Fatalf("Compact = %v, %v", m, err)
 	}
 	show := func(v *Viewer) string {

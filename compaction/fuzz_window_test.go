@@ -98,20 +98,20 @@ func (a *fuzzAgent) invocation(t *testing.T, k int) {
 	}
 	switch a.r.intn(4) {
 	case 0, 1, 2:
-		a.compact(t, Request{Trigger: TriggerInvocations, Invocation: inv}, inv)
+		a.compact(t, Selection{Trigger: TriggerInvocations, Invocation: inv}, inv)
 	default:
-		a.compact(t, Request{Trigger: TriggerManual, Invocation: inv}, inv)
+		a.compact(t, Selection{Trigger: TriggerManual, Invocation: inv}, inv)
 	}
 }
 
 func (a *fuzzAgent) maybeLiveCompaction(t *testing.T, inv string) {
 	if a.r.intn(3) == 0 {
-		a.compact(t, Request{Trigger: TriggerTokens, Invocation: inv, Live: true, TokenLimit: 100 + 10*a.r.next()}, inv)
+		a.compact(t, Selection{Trigger: TriggerTokens, Invocation: inv, Live: true, TokenLimit: 100 + 10*a.r.next()}, inv)
 	}
 }
 
 // compact runs r and checks the session's invariants.
-func (a *fuzzAgent) compact(t *testing.T, r Request, inv string) {
+func (a *fuzzAgent) compact(t *testing.T, r Selection, inv string) {
 	t.Helper()
 	// The request the model was last sent: the view, as adk-go sends it.
 	before := a.store.snapshot()

@@ -10,9 +10,6 @@ import (
 	"time"
 
 	"google.golang.org/genai"
-
-	"github.com/adkctx/adkctx/budget"
-	"github.com/adkctx/adkctx/processors/request"
 )
 
 // t0 is the time of the first event of every test stream.
@@ -275,17 +272,6 @@ func (s *funcSummarizer) Summarize(ctx context.Context, in SummaryInput) (*Summa
 	return s.f(ctx, in)
 }
 
-// Request is what a test asks a compaction to do (the hooks' scheduler, internal/compactor,
-// turns its requests into a Selection the same way).
-type Request struct {
-	Trigger     Trigger
-	Invocation  string
-	Live        bool
-	Limits      budget.Limits
-	TokenLimit  int
-	LastRequest *request.LLMRequest
-}
-
 // Outcome is how a test compaction ended.
 type Outcome string
 
@@ -326,7 +312,7 @@ func (r *reports) lastAttempt(t testing.TB) Attempt {
 
 // compactOnce stores events and runs one compaction of them for r, with cfg and a summarizer
 // writing "S"; it returns the store, the marker, the attempt and the error.
-func compactOnce(t testing.TB, cfg Config, events []Event, r Request) (*memStore, *Marker, Attempt, error) {
+func compactOnce(t testing.TB, cfg Config, events []Event, r Selection) (*memStore, *Marker, Attempt, error) {
 	t.Helper()
 	store := newStore(events...)
 	cfg.Summarizer = &recorder{text: "S"}
@@ -355,10 +341,13 @@ func newCompactor(t testing.TB, cfg Config, store *memStore) (*testCompactor, *r
 	return &testCompactor{cfg: cfg, store: store, rep: rep}, rep
 }
 
-// Compact prepares a compaction of the store's events for r and stores its marker.
-func (c *testCompactor) Compact(ctx context.Context, r Request) (*Marker, error) {
-	res := Prepare(ctx, c.cfg, nil, c.store.load(), Selection{
-		Trigger: r.Trigger, Invocation: r.Invocation, Live: r.Live, Limits: r.Limits, TokenLimit: r.TokenLimit, Now: c.now, LastRequest: r.LastRequest})
+// Compact prepares a compaction of the store's events for r (at the compactor's now, when r
+// names no time) and stores its marker.
+func (c *testCompactor) Compact(ctx context.Context, r Selection) (*Marker, error) {
+	if r.Now.IsZero() {
+		r.Now = c.now
+	}
+	res := Prepare(ctx, c.cfg, nil, c.store.load(), r)
 	a := Attempt{Result: res}
 	switch {
 	case res.Err != nil:

@@ -82,7 +82,7 @@ func TestLedgerExactAcrossRollUps(t *testing.T) {
 	compactions := 0
 	for k := 1; k <= 60; k++ {
 		store.add(codingInvocation(k)...)
-		m, err := c.Compact(ctx, Request{Trigger: TriggerInvocations, Invocation: fmt.Sprintf("i%d", k)})
+		m, err := c.Compact(ctx, Selection{Trigger: TriggerInvocations, Invocation: fmt.Sprintf("i%d", k)})
 		if err != nil {
 			t.Fatalf("invocation %d: %v", k, err)
 		}
@@ -143,7 +143,7 @@ func TestLedgerUserMessages(t *testing.T) {
 			text = fmt.Sprintf("Continue with part %d of the converter.", k)
 		}
 		store.add(userEv(inv+"u", inv, text), modelEv(inv+"m", inv, "Done with "+inv+"."))
-		m, err := c.Compact(ctx, Request{Trigger: TriggerInvocations, Invocation: inv})
+		m, err := c.Compact(ctx, Selection{Trigger: TriggerInvocations, Invocation: inv})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,7 +17,7 @@ import (
 )
 
 // manual is a manual compaction request.
-var manual = Request{Trigger: TriggerManual}
+var manual = Selection{Trigger: TriggerManual}
 
 func TestPrepareSummarizerPanics(t *testing.T) {
 	panicking := &funcSummarizer{name: "panicky", f: func(context.Context, SummaryInput) (*Summary, error) { panic("boom") }}

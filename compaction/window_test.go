@@ -58,7 +58,7 @@ type windowCase struct {
 	name   string
 	cfg    Config
 	events []Event
-	req    Request
+	req    Selection
 	// wantIDs are the ids the new marker lists (nil: nothing to do, for wantReason).
 	wantIDs    []string
 	wantReason string
@@ -102,7 +102,7 @@ func runWindowCases(t *testing.T, cases []windowCase) {
 }
 
 func TestWindowSliding(t *testing.T) {
-	sliding := func(last string) Request { return Request{Trigger: TriggerInvocations, Invocation: last} }
+	sliding := func(last string) Selection { return Selection{Trigger: TriggerInvocations, Invocation: last} }
 	cfg := Config{Interval: 3, RetainRecentInvocations: 2, Overlap: -1}
 	runWindowCases(t, []windowCase{
 		{
@@ -246,7 +246,7 @@ func TestWindowSliding(t *testing.T) {
 
 func TestWindowPairs(t *testing.T) {
 	sliding := Config{Interval: 1, RetainRecentInvocations: 1, Overlap: -1}
-	slide := func(last string) Request { return Request{Trigger: TriggerInvocations, Invocation: last} }
+	slide := func(last string) Selection { return Selection{Trigger: TriggerInvocations, Invocation: last} }
 	confirmation := func(id, inv, confID, origID string) Event {
 		return callEv(id, inv, confID, confirmationCallName, map[string]any{
 			"originalFunctionCall": map[string]any{"id": origID, "name": "delete_file"},
@@ -374,7 +374,7 @@ func TestWindowLive(t *testing.T) {
 			name:   "an unanswered call of the live invocation stays raw; the user message and newest steps too",
 			cfg:    Config{RetainRecentInvocations: 1, RetainRecentTokens: 100, Overlap: -1},
 			events: events,
-			req:    Request{Trigger: TriggerTokens, Invocation: "i3", Live: true, TokenLimit: 400},
+			req:    Selection{Trigger: TriggerTokens, Invocation: "i3", Live: true, TokenLimit: 400},
 			// i3 alone is above ¾ of the limit: it is split. i1, i2 whole; of i3 only the big
 			// text goes.
 			wantIDs:  concat(idsOf(turns(1, 2), "i"), []string{"i3t"}),
@@ -384,7 +384,7 @@ func TestWindowLive(t *testing.T) {
 			name:   "the same call of a finished invocation is plain history",
 			cfg:    Config{RetainRecentInvocations: 1, RetainRecentTokens: 100, Overlap: -1},
 			events: events,
-			req:    Request{Trigger: TriggerManual, Invocation: "i3", Live: false, TokenLimit: 400},
+			req:    Selection{Trigger: TriggerManual, Invocation: "i3", Live: false, TokenLimit: 400},
 			// Manual compactions treat the request's invocation as running too (its calls may
 			// still be answered): the call stays.
 			wantIDs: concat(idsOf(turns(1, 2), "i"), []string{"i3t"}),
@@ -394,7 +394,9 @@ func TestWindowLive(t *testing.T) {
 
 func TestWindowTokens(t *testing.T) {
 	turn62 := tokensOf(turn("i1")...) // every plain turn weighs the same
-	tok := func(limit int) Request { return Request{Trigger: TriggerTokens, Invocation: "i10", TokenLimit: limit} }
+	tok := func(limit int) Selection {
+		return Selection{Trigger: TriggerTokens, Invocation: "i10", TokenLimit: limit}
+	}
 	big := func(inv string, steps int) []Event {
 		out := []Event{userEv(inv+"u", inv, "Refactor the whole package, step by step.")}
 		for s := 1; s <= steps; s++ {
@@ -448,7 +450,7 @@ func TestWindowTokens(t *testing.T) {
 			name:     "a manual compaction without a limit keeps R whole invocations",
 			cfg:      Config{RetainRecentInvocations: 2, Overlap: -1},
 			events:   turns(1, 5),
-			req:      Request{Trigger: TriggerManual},
+			req:      Selection{Trigger: TriggerManual},
 			wantIDs:  idsOf(turns(1, 3), "i"),
 			wantKeep: 2,
 		},
@@ -463,7 +465,7 @@ func TestWindowTokens(t *testing.T) {
 			name:   "an oversized newest invocation keeps its user message and newest steps",
 			cfg:    Config{RetainRecentInvocations: 1, RetainRecentTokens: twoSteps, Overlap: -1},
 			events: concat(turns(1, 2), big("i3", 6)),
-			req:    Request{Trigger: TriggerTokens, Invocation: "i3", Live: true, TokenLimit: 1000},
+			req:    Selection{Trigger: TriggerTokens, Invocation: "i3", Live: true, TokenLimit: 1000},
 			wantIDs: concat(idsOf(turns(1, 2), "i"),
 				[]string{"i3-1c", "i3-1r", "i3-2c", "i3-2r", "i3-3c", "i3-3r", "i3-4c", "i3-4r"}),
 			wantView: []string{"S(m1:S)", "i3u", "i3-5c", "i3-5r", "i3-6c", "i3-6r", "i3m"},
@@ -473,14 +475,14 @@ func TestWindowTokens(t *testing.T) {
 			name:    "an oversized only invocation is split too",
 			cfg:     Config{RetainRecentInvocations: 1, RetainRecentTokens: twoSteps, Overlap: -1},
 			events:  big("i3", 6),
-			req:     Request{Trigger: TriggerTokens, Invocation: "i3", Live: true, TokenLimit: 1000},
+			req:     Selection{Trigger: TriggerTokens, Invocation: "i3", Live: true, TokenLimit: 1000},
 			wantIDs: []string{"i3-1c", "i3-1r", "i3-2c", "i3-2r", "i3-3c", "i3-3r", "i3-4c", "i3-4r"},
 		},
 		{
 			name:   "a split never separates a call from its response",
 			cfg:    Config{RetainRecentInvocations: 1, RetainRecentTokens: oneResponse, Overlap: -1},
 			events: big("i3", 3),
-			req:    Request{Trigger: TriggerTokens, Invocation: "i3", Live: true, TokenLimit: 400},
+			req:    Selection{Trigger: TriggerTokens, Invocation: "i3", Live: true, TokenLimit: 400},
 			// The budget keeps i3m and the response of step 3, not its call: the call stays
 			// raw with its response.
 			wantIDs: []string{"i3-1c", "i3-1r", "i3-2c", "i3-2r"},
@@ -496,7 +498,7 @@ func TestWindowOverlap(t *testing.T) {
 	sum := &recorder{}
 	c, _ := newCompactor(t, Config{Interval: 2, RetainRecentInvocations: 2, Overlap: 1, Summarizer: sum}, store)
 	ctx := context.Background()
-	if _, err := c.Compact(ctx, Request{Trigger: TriggerInvocations, Invocation: "i4"}); err != nil {
+	if _, err := c.Compact(ctx, Selection{Trigger: TriggerInvocations, Invocation: "i4"}); err != nil {
 		t.Fatal(err)
 	}
 	first := sum.last(t)
@@ -504,7 +506,7 @@ func TestWindowOverlap(t *testing.T) {
 		t.Errorf("first compaction: context %v, previous %v; want none", ids(first.Context), first.Previous)
 	}
 	store.add(concat(toolTurn("i5", "read_file", "e.go"), toolTurn("i6", "read_file", "f.go"))...)
-	m, err := c.Compact(ctx, Request{Trigger: TriggerInvocations, Invocation: "i6"})
+	m, err := c.Compact(ctx, Selection{Trigger: TriggerInvocations, Invocation: "i6"})
 	if err != nil || m == nil {
 		t.Fatalf("second compaction: %v, %v", m, err)
 	}
@@ -539,7 +541,7 @@ func TestWindowMarkerRange(t *testing.T) {
 	events[2].Timestamp = at(2)
 	store := newStore(events...)
 	c, _ := newCompactor(t, Config{Interval: 1, RetainRecentInvocations: 1, Overlap: -1, Summarizer: &recorder{}}, store)
-	m, err := c.Compact(context.Background(), Request{Trigger: TriggerInvocations, Invocation: "i3"})
+	m, err := c.Compact(context.Background(), Selection{Trigger: TriggerInvocations, Invocation: "i3"})
 	if err != nil || m == nil {
 		t.Fatalf("Compact: %v, %v", m, err)
 	}
@@ -560,11 +562,11 @@ func TestWindowScopes(t *testing.T) {
 	store := newStore(events...)
 	c, _ := newCompactor(t, Config{Interval: 1, RetainRecentInvocations: 1, Overlap: -1, Summarizer: &recorder{}}, store)
 	ctx := context.Background()
-	m1, err := c.Compact(ctx, Request{Trigger: TriggerManual})
+	m1, err := c.Compact(ctx, Selection{Trigger: TriggerManual})
 	if err != nil || m1 == nil {
 		t.Fatalf("first: %v %v", m1, err)
 	}
-	m2, err := c.Compact(ctx, Request{Trigger: TriggerManual})
+	m2, err := c.Compact(ctx, Selection{Trigger: TriggerManual})
 	if err != nil || m2 == nil {
 		t.Fatalf("second: %v %v", m2, err)
 	}
@@ -578,7 +580,7 @@ func TestWindowScopes(t *testing.T) {
 	if diff := cmp.Diff(want, store.view(t)); diff != "" {
 		t.Errorf("view (-want +got):\n%s", diff)
 	}
-	if m, err := c.Compact(ctx, Request{Trigger: TriggerManual}); m != nil || err != nil {
+	if m, err := c.Compact(ctx, Selection{Trigger: TriggerManual}); m != nil || err != nil {
 		t.Errorf("third compaction = %v, %v; want nothing", m, err)
 	}
 }
@@ -631,13 +633,13 @@ func TestWindowInvocationCount(t *testing.T) {
 		modelEv("i1m", "i1", "The ticket waits for approval.")}, turns(2, 2))...)
 	c, rep := newCompactor(t, Config{Interval: 1, RetainRecentInvocations: 1, Summarizer: &recorder{}}, store)
 	ctx := context.Background()
-	m, err := c.Compact(ctx, Request{Trigger: TriggerInvocations, Invocation: "i2"})
+	m, err := c.Compact(ctx, Selection{Trigger: TriggerInvocations, Invocation: "i2"})
 	if err != nil || m == nil || m.Invocations != 1 {
 		t.Fatalf("first compaction: %+v, %v", m, err)
 	}
 	store.add(clientRespEv("i3r", "i3", "lr1", "open_ticket", map[string]any{"status": "approved"}), modelEv("i3m", "i3", "Approved."))
 	store.add(turns(4, 4)...)
-	m, err = c.Compact(ctx, Request{Trigger: TriggerInvocations, Invocation: "i4"})
+	m, err = c.Compact(ctx, Selection{Trigger: TriggerInvocations, Invocation: "i4"})
 	if err != nil || m == nil {
 		t.Fatalf("second compaction: %v, %v", m, err)
 	}
@@ -662,7 +664,7 @@ func TestWindowInvocationCountSplit(t *testing.T) {
 	store := newStore(concat(turns(1, 1), big)...)
 	c, _ := newCompactor(t, Config{RetainRecentInvocations: 1, RetainRecentTokens: 300, Summarizer: &recorder{}}, store)
 	ctx := context.Background()
-	m, err := c.Compact(ctx, Request{Trigger: TriggerTokens, Invocation: "i2", Live: true, TokenLimit: 400})
+	m, err := c.Compact(ctx, Selection{Trigger: TriggerTokens, Invocation: "i2", Live: true, TokenLimit: 400})
 	if err != nil || m == nil {
 		t.Fatalf("token compaction: %v, %v", m, err)
 	}
@@ -671,7 +673,7 @@ func TestWindowInvocationCountSplit(t *testing.T) {
 	}
 	store.add(modelEv("i2m", "i2", "Done."))
 	store.add(turns(3, 4)...)
-	m, err = c.Compact(ctx, Request{Trigger: TriggerManual})
+	m, err = c.Compact(ctx, Selection{Trigger: TriggerManual})
 	if err != nil || m == nil {
 		t.Fatalf("manual compaction: %v, %v", m, err)
 	}
