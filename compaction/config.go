@@ -46,15 +46,15 @@ type Config struct {
 	// (RetainedToolResultBytes).
 	RetainRecentInvocations int
 	// RetainedToolResultBytes: the tool results of the invocations a compaction leaves raw,
-	// except the newest one, are shown cut to their head and tail, at most this many bytes each
+	// older than the newest one that ended with the model's answer, are shown cut to their head and tail, at most this many bytes each
 	// (as JSON), until the next compaction, when they ended with the model's answer; the user
 	// messages, calls and answers stay whole, and storage keeps the results whole. A compaction
 	// changes the request right after the system instruction, so the whole raw tail is re-sent
 	// at full price once; what it keeps then is re-read on every later request until the next
 	// compaction. Shortening it at that moment breaks no cached prefix, and the results it
-	// shortens were read and answered already. The newest invocation (the previous turn of the
-	// next request) keeps its results whole, as does one without that answer (running, waiting
-	// on a long-running call, failed). Default 1024 (about 250 tokens: the first and last
+	// shortens were read and answered already. The newest invocation that ended (the previous
+	// turn of the next request, also while a later one runs) keeps its results whole, as does
+	// one without that answer (running, waiting on a long-running call, failed). Default 1024 (about 250 tokens: the first and last
 	// lines); negative: keep them whole; else ≥ 512.
 	RetainedToolResultBytes int
 	// RetainRecentTokens is the raw tail a token-triggered or manual compaction keeps, in
