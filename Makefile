@@ -12,9 +12,16 @@ BIN          := $(CURDIR)/.bin
 MODULES      := . hooks adk2 example
 FUZZTIME     ?= 3000x
 
-.PHONY: test tidy vet staticcheck unit figures fuzz bench run run-adk2 screenshot
+.PHONY: test tidy generated vet staticcheck unit figures fuzz bench run run-adk2 screenshot generate
 
-test: tidy vet staticcheck unit figures fuzz
+test: tidy generated vet staticcheck unit figures fuzz
+
+# The adk-go v2 glue is generated from the v1 glue (internal/cmd/glue2): a stale copy fails CI.
+generated:
+	$(GO) run ./internal/cmd/glue2 -check
+
+generate:
+	$(GO) run ./internal/cmd/glue2
 
 # go.mod and go.sum must already be tidy: CI fails on any diff.
 tidy:

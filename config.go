@@ -11,6 +11,7 @@ package adkctx
 
 import (
 	"errors"
+	"fmt"
 	"os"
 
 	"go.opentelemetry.io/otel/metric"
@@ -85,12 +86,13 @@ type ConfigError = config.Error
 func (c *Config) Validate() error {
 	var errs []error
 	errs = append(errs, config.Nest("Limits", c.Limits.Validate()), config.Nest("Truncation", c.Truncation.Validate()))
-	for _, m := range c.Models {
+	for i, m := range c.Models {
+		field := fmt.Sprintf("Models[%d]", i)
 		switch {
 		case m.Name == "":
-			errs = append(errs, config.Errorf("Models", m, "an entry needs a name"))
+			errs = append(errs, config.Errorf(field, m, "an entry needs a name"))
 		case m.ContextWindow < 0 || m.MaxOutputTokens < 0:
-			errs = append(errs, config.Errorf("Models", m, "windows must be ≥ 0"))
+			errs = append(errs, config.Errorf(field, m, "windows must be ≥ 0"))
 		}
 	}
 	if ic := c.Instructions; ic != nil {
@@ -104,3 +106,17 @@ func (c *Config) Validate() error {
 	errs = append(errs, config.Nest("Compaction", c.Compaction.Validate()))
 	return errors.Join(errs...)
 }
+
+// WiringError reports a wiring mistake found while adkctx runs: a runner whose session service
+// is not wrapped, or that never runs adkctx's plugin, or a second session store. Each is also
+// logged once at error level; Hooks.Check and Hooks.Close return them, joined, so a mistake is
+// found without a logger. Match it with errors.As.
+type WiringError struct {
+	// Problem is the kind of mistake (the log's "problem" field): "view_missing",
+	// "plugin_missing", "second_store".
+	Problem string
+	// Message says what goes wrong because of it and how to fix it.
+	Message string
+}
+
+func (e *WiringError) Error() string { return "adkctx is wired wrong: " + e.Message }

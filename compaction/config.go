@@ -85,6 +85,11 @@ type Config struct {
 	// summarizer) instead of in the background. Deterministic, for tests and batch jobs; the
 	// default (false) keeps summarization off the turn's critical path.
 	Synchronous bool
+	// ReadMargin is how much further back than the compacted view needs a session read reaches
+	// (sessions are read from the oldest event the view shows, not whole): room for events that
+	// a writer other than adkctx stamped with a clock that lags by up to this much. adkctx
+	// stamps the events it appends in order, whatever the clocks. Default 10 s; negative: none.
+	ReadMargin time.Duration
 }
 
 // Validate reports every invalid field as an *adkctx.ConfigError (joined).

@@ -25,9 +25,6 @@ func FuzzReadMarker(f *testing.F) {
 	}
 	seed(fullMarker())
 	seed(v2(1, "", "first", "e1"))
-	seed(&Marker{Version: 1, StartTimestamp: 100, EndTimestamp: 200, EventCount: 3,
-		CompactedContent: genai.NewContentFromText("old", genai.RoleUser), FirstEventID: "e1", LastEventID: "e3",
-		EdgeEventIDs: []string{"e3"}, ExcludedEventIDs: []string{"e2"}})
 	for _, s := range []string{
 		`{}`, `null`, `[]`, `3`, `"text"`, `{"version":2}`,
 		`{"startTimestamp":1,"endTimestamp":2,"eventCount":1,"compactedContent":{"parts":[null,{"text":"x"}]},"firstEventId":"a","lastEventId":"b"}`,
@@ -110,7 +107,7 @@ func (r *fuzzReader) intn(n int) int { return r.next() % n }
 
 // fuzzSession builds a session from data: plain events (ids e0..e11, duplicates possible, some
 // without content or id), valid version 2 markers (ids m0..m5, random seq, previous and ids),
-// events with content and a record, invalid records, and version 1 records.
+// events with content and a record, invalid records, and records of another version.
 func fuzzSession(data []byte) []Event {
 	r := &fuzzReader{data: data}
 	scopes := []string{"", "a", "b"}
@@ -168,9 +165,14 @@ func fuzzSession(data []byte) []Event {
 			}
 			events = append(events, e)
 		default:
-			first, last := fmt.Sprintf("e%d", r.intn(12)), fmt.Sprintf("e%d", r.intn(12))
+			m := v2(1, "", fmt.Sprintf("other version %d", k), fmt.Sprintf("e%d", r.intn(12)))
+			m.Version = []int{0, 1, 3}[r.intn(3)]
+			b, err := json.Marshal(m)
+			if err != nil {
+				panic(err)
+			}
 			events = append(events, Event{ID: fmt.Sprintf("m%d", r.intn(6)), Author: "user", Timestamp: ts, Scope: scope,
-				Metadata: map[string]any{MetadataKey: legacyRecord(first, last, r.intn(30), 30+r.intn(30), fmt.Sprintf("legacy %d", k), nil, nil)}})
+				Metadata: map[string]any{MetadataKey: json.RawMessage(b)}})
 		}
 	}
 	return events
@@ -178,8 +180,7 @@ func fuzzSession(data []byte) []Event {
 
 // checkView verifies a view against an independent model of the rules: per scope the valid
 // marker with the highest (Seq, EventCount, position) wins; its chain (Previous, the first valid
-// marker event with that id, same scope, no repeats) lists the hidden events; version 1 links
-// hide only events stored before them.
+// marker event with that id, same scope, no repeats) lists the hidden events.
 func checkView(t *testing.T, events []Event, items []Item) {
 	t.Helper()
 	type cand struct {
@@ -210,19 +211,13 @@ func checkView(t *testing.T, events []Event, items []Item) {
 			winner[c.m.Scope] = k
 		}
 	}
-	listed := map[string]map[string]bool{} // scope → ids listed by version 2 links
-	legacyBefore := map[string]int{}       // scope → position of a version 1 link (-1: none)
+	listed := map[string]map[string]bool{} // scope → ids listed by the chain
 	for scope, k := range winner {
 		listed[scope] = map[string]bool{}
-		legacyBefore[scope] = -1
 		seen := map[int]bool{}
 		for !seen[k] {
 			seen[k] = true
 			c := cands[k]
-			if c.m.Version < 2 {
-				legacyBefore[scope] = c.at
-				break
-			}
 			for _, id := range c.m.EventIDs {
 				listed[scope][id] = true
 			}
@@ -280,9 +275,8 @@ func checkView(t *testing.T, events []Event, items []Item) {
 		}
 		_, hasWinner := winner[e.Scope]
 		isListed := hasWinner && e.ID != "" && listed[e.Scope][e.ID]
-		legacyOK := hasWinner && legacyBefore[e.Scope] > i
 		switch {
-		case !shown[i] && !isListed && !legacyOK:
+		case !shown[i] && !isListed:
 			t.Fatalf("event %d (%q, scope %q) hidden without being listed by the winning chain", i, e.ID, e.Scope)
 		case shown[i] && isListed:
 			t.Fatalf("event %d (%q, scope %q) listed by the winning chain but shown", i, e.ID, e.Scope)
@@ -290,8 +284,9 @@ func checkView(t *testing.T, events []Event, items []Item) {
 			hidden[i] = true
 		}
 	}
-	// One summary per scope with a winner, from the winner, at the first hidden event of the
-	// scope or at the winner.
+	// One summary per scope with a winner, from the winner: at the first hidden event of the
+	// scope when the chain's oldest covered event is hidden here, else at the first event of the
+	// scope or at the winner, whichever comes first.
 	if len(summaries) != len(winner) {
 		t.Fatalf("%d summaries for %d winning scopes", len(summaries), len(winner))
 	}
@@ -301,12 +296,20 @@ func checkView(t *testing.T, events []Event, items []Item) {
 		if it.MarkerID != events[w.at].ID {
 			t.Fatalf("scope %q: summary from %q, the winner is %q", scope, it.MarkerID, events[w.at].ID)
 		}
-		want := w.at
+		want, firstHidden, oldest := w.at, -1, false
 		for i := range events {
-			if hidden[i] && events[i].Scope == scope {
+			if events[i].Scope == scope && want == w.at && i < w.at {
 				want = i
-				break
 			}
+			if hidden[i] && events[i].Scope == scope {
+				if firstHidden < 0 {
+					firstHidden = i
+				}
+				oldest = oldest || events[i].ID == w.m.FirstEventID
+			}
+		}
+		if oldest {
+			want = firstHidden
 		}
 		if it.Index != want {
 			t.Fatalf("scope %q: summary at %d, want %d", scope, it.Index, want)
@@ -330,7 +333,7 @@ func FuzzView(f *testing.F) {
 		v := NewViewer(nil)
 		items := v.View(events)
 		checkView(t, events, items)
-		// A second view (parses cached) is the same.
+		// A second view is the same.
 		if diff := cmp.Diff(items, v.View(events)); diff != "" {
 			t.Fatalf("second view differs:\n%s", diff)
 		}

@@ -3,6 +3,7 @@ package compaction
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/adkctx/adkctx/budget"
@@ -76,10 +77,12 @@ func Prepare(ctx context.Context, cfg Config, v *Viewer, events []Event, sel Sel
 	if sel.Now.IsZero() {
 		sel.Now = time.Now()
 	}
-	w := selectFor(cfg, v, events, sel, &r)
+	p := v.plan(events)
+	w := selectFor(cfg, p, events, sel, &r)
 	if w == nil {
 		return r
 	}
+	readHints(events, p, w, max(cfg.Overlap, 0), sel.Now)
 	w.input.Prefix = promptPrefix(sel.LastRequest, events, w.covered)
 	m := summarize(ctx, cfg, sel, w, &r)
 	if m == nil {
@@ -96,8 +99,7 @@ func Prepare(ctx context.Context, cfg Config, v *Viewer, events []Event, sel Sel
 
 // selectFor selects what to compact, scope by scope (adk-go v1 has only ""). With nothing to do
 // it sets r.Reason and returns nil.
-func selectFor(cfg Config, v *Viewer, events []Event, sel Selection, r *Result) *window {
-	p := v.plan(events)
+func selectFor(cfg Config, p *plan, events []Event, sel Selection, r *Result) *window {
 	params := windowParams{
 		trigger:           sel.Trigger,
 		interval:          cfg.Interval,
@@ -183,4 +185,58 @@ func scopesOf(events []Event) []string {
 		}
 	}
 	return scopes
+}
+
+// readHints records in w's marker what a reader of the session needs of storage once it is
+// stored (Marker.RawCount, ReadFrom, ContextFrom), from the plan p of events before it.
+func readHints(events []Event, p *plan, w *window, overlap int, now time.Time) {
+	m := w.m
+	newly := make(map[int]bool, len(w.covered))
+	for _, i := range w.covered {
+		newly[i] = true
+	}
+	from, known := now, true
+	need := func(t time.Time) {
+		if seconds(t) <= 0 {
+			known = false
+		} else if t.Before(from) {
+			from = t
+		}
+	}
+	for i := range events {
+		if !p.shown(events, i) || newly[i] {
+			continue
+		}
+		need(events[i].Timestamp)
+		if events[i].Scope == m.Scope {
+			m.RawCount++
+		}
+	}
+	for scope, lm := range p.live {
+		if scope != m.Scope {
+			need(events[lm.at].Timestamp)
+		}
+	}
+	if known {
+		m.ReadFrom = seconds(from)
+	}
+	// The next compaction gives its summarizer the newest ω covered invocations again.
+	covered := func(i int) bool { return events[i].Scope == m.Scope && (p.covered[i] || newly[i]) }
+	var invs []string
+	for i := len(events) - 1; i >= 0 && len(invs) < overlap; i-- {
+		if covered(i) && events[i].InvocationID != "" && !slices.Contains(invs, events[i].InvocationID) {
+			invs = append(invs, events[i].InvocationID)
+		}
+	}
+	ctx := time.Time{}
+	for i := range events {
+		if covered(i) && slices.Contains(invs, events[i].InvocationID) && seconds(events[i].Timestamp) > 0 {
+			if ctx.IsZero() || events[i].Timestamp.Before(ctx) {
+				ctx = events[i].Timestamp
+			}
+		}
+	}
+	if !ctx.IsZero() {
+		m.ContextFrom = seconds(ctx)
+	}
 }

@@ -111,7 +111,7 @@ func TestLLMSummarizerReplies(t *testing.T) {
 		{name: "no reply", model: &fakeModel{}, wantReason: "empty"},
 		{name: "only nil and partial replies", model: &fakeModel{replies: []*response.LLMResponse{nil, {Partial: true}}}, wantReason: "empty"},
 		{name: "thought only", model: &fakeModel{replies: []*response.LLMResponse{thought}}, wantReason: "thought_only"},
-		{name: "model error code", model: &fakeModel{replies: []*response.LLMResponse{{ErrorCode: "500", ErrorMessage: "internal"}}}, wantReason: "model_error", wantCode: "500"},
+		{name: "model error code", model: &fakeModel{replies: []*response.LLMResponse{{ErrorCode: "500"}}}, wantReason: "model_error", wantCode: "500"},
 		{name: "transport error", model: &fakeModel{err: errors.New("connection reset")}, wantErr: true},
 	}
 	for _, tc := range cases {

@@ -1,18 +1,13 @@
 package compaction
 
 import (
-	"encoding/binary"
-	"encoding/json"
-	"fmt"
-	"hash/maphash"
-	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 	"google.golang.org/genai"
 
-	"github.com/adkctx/adkctx/internal/lru"
 	"github.com/adkctx/adkctx/processors/truncate"
 )
 
@@ -21,21 +16,9 @@ import (
 // never in storage.
 const SummaryMetadataKey = "_adk_compaction_summary"
 
-// maxCachedMarkers bounds the parsed marker records a Viewer keeps.
-const maxCachedMarkers = 4096
-
-// Viewer computes the compacted view of a session's events. It keeps parsed marker records
-// (a stored record never changes), so a view costs one pass over the events however many
-// markers a session holds. It is safe for concurrent use.
+// Viewer computes the compacted view of a session's events. It is safe for concurrent use.
 type Viewer struct {
-	log     *zap.Logger
-	records *lru.Cache[string, parsedRecord]
-}
-
-type parsedRecord struct {
-	fingerprint uint64
-	m           *Marker
-	err         error
+	log *zap.Logger
 }
 
 // NewViewer returns a Viewer logging ignored markers to logger (nil: no logging).
@@ -43,7 +26,7 @@ func NewViewer(logger *zap.Logger) *Viewer {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	return &Viewer{log: logger, records: lru.New[string, parsedRecord](maxCachedMarkers)}
+	return &Viewer{log: logger}
 }
 
 // Item is one entry of a view: a stored event, or a summary standing in for the events its
@@ -58,23 +41,28 @@ type Item struct {
 	Summary           *genai.Content
 	MarkerID, EventID string
 	// Scope is the isolation scope of the events a summary stands for (adk-go v2; "" in v1): its
-	// event must carry it, so only the agents of that scope see it.
-	Scope string
+	// event must carry it, so only the agents of that scope see it. Timestamp and InvocationID
+	// are what a summary's event carries: those of the oldest covered event, from the record, so
+	// every read of the session shows the same event.
+	Scope        string
+	Timestamp    time.Time
+	InvocationID string
 	// Content, when non-nil for a stored event, is what to show instead of the event's own
 	// content: its tool results cut to an excerpt (Marker.ExcerptedEventIDs).
 	Content *genai.Content
 }
 
-// View returns what the model should see of events (one session's stored events, in stream
-// order):
+// View returns what the model should see of events (one session's stored events in stream
+// order, or the newest part of them that holds everything the view needs, see Needs):
 //
 //   - events carrying only a marker record never appear;
 //   - per isolation scope, the valid marker with the highest Seq wins; it hides exactly the
 //     events its chain covers by id (EventIDs of it and of the markers it rolls up), whatever
 //     their position or timestamp, and nothing else;
-//   - its summary appears once, in place of the first covered event present in events, or at
-//     the marker's own position when none is (a Get with NumRecentEvents): the summary is then
-//     the only trace of older history and must not vanish;
+//   - its summary appears once: in place of the first covered event when the oldest event the
+//     chain covers (Marker.FirstEventID) is among events, else before the first event of its
+//     scope (events then start after the covered range began); a read that holds everything
+//     the view needs shows the same items as one of the whole session;
 //   - the tool results of the raw events the winning marker lists in ExcerptedEventIDs are cut
 //     to ExcerptBytes (Item.Content);
 //   - a record that does not parse, or names an impossible range, is ignored with a warning and
@@ -93,6 +81,8 @@ type plan struct {
 	// live is the winning marker per scope, with its event's index and id.
 	live    map[string]liveMarker
 	invalid int
+	// newest is the newest valid marker of any scope (nil: none).
+	newest *Marker
 }
 
 type liveMarker struct {
@@ -121,6 +111,7 @@ func (a candidate) newer(b candidate) bool {
 func (v *Viewer) plan(events []Event) *plan {
 	p := &plan{covered: make([]bool, len(events)), live: map[string]liveMarker{}}
 	if cands, byID := v.candidates(events, p); len(cands) > 0 {
+		p.newest = cands[len(cands)-1].m
 		p.cover(events, cands, byID)
 	}
 	return p
@@ -136,7 +127,7 @@ func (v *Viewer) candidates(events []Event, p *plan) ([]candidate, map[string]in
 		if !hasRecord(e) {
 			continue
 		}
-		m, err := v.read(e)
+		m, err := ReadMarker(e)
 		if err != nil {
 			p.invalid++
 			v.log.Warn("compaction: ignoring marker", zap.String("event_id", e.ID), zap.Int("position", i), zap.String("reason", reasonOf(err)))
@@ -158,12 +149,10 @@ func (p *plan) cover(events []Event, cands []candidate, byID map[string]int) {
 			best[c.m.Scope] = k
 		}
 	}
-	var idIndex map[string][]int // event id → positions, built on first need
-	mark := func(positions []int, scope string) {
-		for _, i := range positions {
-			if events[i].Scope == scope {
-				p.covered[i] = true
-			}
+	idIndex := make(map[string][]int, len(events)) // event id → positions
+	for i := range events {
+		if events[i].ID != "" && !events[i].isMarkerOnly() {
+			idIndex[events[i].ID] = append(idIndex[events[i].ID], i)
 		}
 	}
 	for scope, k := range best {
@@ -172,20 +161,12 @@ func (p *plan) cover(events []Event, cands []candidate, byID map[string]int) {
 		for !seen[k] {
 			seen[k] = true
 			c := cands[k]
-			if c.m.legacy() {
-				mark(legacyCovered(events, c.at, c.m), scope)
-				break // a version 1 record already covers everything before it
-			}
-			if idIndex == nil {
-				idIndex = make(map[string][]int, len(events))
-				for i := range events {
-					if events[i].ID != "" && !events[i].isMarkerOnly() {
-						idIndex[events[i].ID] = append(idIndex[events[i].ID], i)
+			for _, id := range c.m.EventIDs {
+				for _, i := range idIndex[id] {
+					if events[i].Scope == scope {
+						p.covered[i] = true
 					}
 				}
-			}
-			for _, id := range c.m.EventIDs {
-				mark(idIndex[id], scope)
 			}
 			next, ok := byID[c.m.Previous]
 			if c.m.Previous == "" || !ok || cands[next].m.Scope != scope {
@@ -196,21 +177,33 @@ func (p *plan) cover(events []Event, cands []candidate, byID map[string]int) {
 	}
 }
 
-// places returns where each scope's summary goes: event index → scopes, in place of the first
-// covered event of the scope, or at its marker when none is present.
+// places returns where each scope's summary goes: event index → scopes (see View).
 func (p *plan) places(events []Event) map[int][]string {
 	firstCovered := make(map[string]int, len(p.live)) // one pass, however many scopes
+	firstOfScope := make(map[string]int, len(p.live))
+	oldest := make(map[string]bool, len(p.live)) // the chain's oldest covered event is here
 	for i := range events {
-		if p.covered[i] {
-			if _, ok := firstCovered[events[i].Scope]; !ok {
-				firstCovered[events[i].Scope] = i
-			}
+		e := &events[i]
+		if _, ok := firstOfScope[e.Scope]; !ok {
+			firstOfScope[e.Scope] = i
+		}
+		if !p.covered[i] {
+			continue
+		}
+		if _, ok := firstCovered[e.Scope]; !ok {
+			firstCovered[e.Scope] = i
+		}
+		if lm, ok := p.live[e.Scope]; ok && e.ID == lm.m.FirstEventID {
+			oldest[e.Scope] = true
 		}
 	}
 	place := map[int][]string{}
 	for scope, lm := range p.live {
 		at := lm.at
-		if i, ok := firstCovered[scope]; ok {
+		if i, ok := firstOfScope[scope]; ok && i < at {
+			at = i
+		}
+		if i, ok := firstCovered[scope]; ok && oldest[scope] {
 			at = i
 		}
 		place[at] = append(place[at], scope)
@@ -230,9 +223,10 @@ func (p *plan) itemsOf(events []Event, place map[int][]string) []Item {
 	for i := range events {
 		for _, scope := range place[i] {
 			lm := p.live[scope]
-			items = append(items, Item{Index: i, Summary: summaryContent(lm.m.CompactedContent), MarkerID: lm.id, EventID: summaryEventID(lm.id), Scope: scope})
+			items = append(items, Item{Index: i, Summary: summaryContent(lm.m.CompactedContent), MarkerID: lm.id,
+				EventID: summaryEventID(lm.id), Scope: scope, Timestamp: fromSeconds(lm.m.StartTimestamp), InvocationID: lm.m.FirstInvocationID})
 		}
-		if p.covered[i] || events[i].isMarkerOnly() {
+		if !p.shown(events, i) {
 			continue
 		}
 		it := Item{Index: i}
@@ -245,6 +239,69 @@ func (p *plan) itemsOf(events []Event, place map[int][]string) []Item {
 		items = append(items, it)
 	}
 	return items
+}
+
+// shown reports whether the view shows event i raw.
+func (p *plan) shown(events []Event, i int) bool {
+	return !p.covered[i] && !events[i].isMarkerOnly()
+}
+
+// Needs is what a view of a read needs from storage: what a session reader checks before it
+// trusts a read that did not cover the whole session, and what it asks for next time.
+type Needs struct {
+	// From is the oldest timestamp among the events the view needs: the raw events it shows and
+	// each scope's winning marker. Zero when the read holds none.
+	From time.Time
+	// Markers reports a valid marker in the read. Newest is the newest of them in stream order;
+	// its ReadFrom and ContextFrom say what its writer knew the view (and the next compaction)
+	// needs, as times (zero: unknown).
+	Markers               bool
+	ReadFrom, ContextFrom time.Time
+	// Lost reports that a scope's winning marker left more raw events before it than the read
+	// holds: the read missed events (their timestamps put them before the window).
+	Lost bool
+	// RawInvocations counts the invocations of scope "" the view shows raw (what a sliding
+	// window counts); Keep is the raw tail the winning marker of scope "" asks later sliding
+	// windows to keep (Marker.KeepInvocations of a token or manual compaction; 0 otherwise).
+	RawInvocations, Keep int
+}
+
+// Needs reports what the view of events (a read, in stream order) needs from storage.
+func (v *Viewer) Needs(events []Event) Needs {
+	p := v.plan(events)
+	var n Needs
+	need := func(t time.Time) {
+		if n.From.IsZero() || t.Before(n.From) {
+			n.From = t
+		}
+	}
+	before := map[string]int{} // per scope: raw events before its winning marker
+	for i := range events {
+		if p.shown(events, i) {
+			need(events[i].Timestamp)
+			if lm, ok := p.live[events[i].Scope]; ok && i < lm.at {
+				before[events[i].Scope]++
+			}
+		}
+	}
+	for scope, lm := range p.live {
+		need(events[lm.at].Timestamp)
+		if before[scope] < lm.m.RawCount {
+			n.Lost = true
+		}
+	}
+	if m := p.newest; m != nil {
+		n.Markers, n.ReadFrom, n.ContextFrom = true, fromSeconds(m.ReadFrom), fromSeconds(m.ContextFrom)
+	}
+	for _, g := range invocationGroups(events, p, "") {
+		if g.content {
+			n.RawInvocations++
+		}
+	}
+	if lm, ok := p.live[""]; ok && lm.m.Trigger != TriggerInvocations {
+		n.Keep = lm.m.KeepInvocations
+	}
+	return n
 }
 
 // excerptsOf returns, per scope, the events whose tool results the winning marker has cut, with
@@ -274,91 +331,6 @@ func excerptsOf(live map[string]liveMarker) map[string]map[string]int {
 // the model gets the rest.
 func excerptNote(truncate.Cut) string {
 	return "older tool result shortened when the history was summarized; call the tool again for all of it"
-}
-
-// read parses e's record, through the cache when e has an id.
-func (v *Viewer) read(e *Event) (*Marker, error) {
-	if e.ID == "" {
-		return ReadMarker(e)
-	}
-	fp := fingerprint(e.Metadata[MetadataKey])
-	if r, ok := v.records.Get(e.ID); ok && r.fingerprint == fp {
-		return r.m, r.err
-	}
-	m, err := ReadMarker(e)
-	v.records.Put(e.ID, parsedRecord{fingerprint: fp, m: m, err: err})
-	return m, err
-}
-
-// fingerprint identifies a record, so a cached parse is reused only for the same record (ids are
-// not trusted to be unique across sessions: a collision must never show one session another's
-// summary). It hashes the whole record (64-bit, keyed per process): cheaper than parsing it again,
-// and no field is left out.
-func fingerprint(rec any) uint64 {
-	var h maphash.Hash
-	h.SetSeed(fingerprintSeed)
-	hashValue(&h, rec, 0)
-	return h.Sum64()
-}
-
-var fingerprintSeed = maphash.MakeSeed()
-
-// hashValue writes v (a JSON-like value: what a session service hands back) to h, each value
-// tagged and strings length-prefixed so that different values never write the same bytes. Map
-// entries are written in key order; values of other types are hashed through their type and %v
-// text. depth bounds the walk (deeper values are hashed as text).
-func hashValue(h *maphash.Hash, v any, depth int) {
-	if depth > 64 {
-		hashString(h, '?', fmt.Sprintf("%T %v", v, v))
-		return
-	}
-	switch x := v.(type) {
-	case nil:
-		h.WriteByte('n')
-	case string:
-		hashString(h, 's', x)
-	case []byte:
-		hashString(h, 'b', string(x))
-	case json.RawMessage:
-		hashString(h, 'r', string(x))
-	case float64:
-		hashUint(h, 'f', math.Float64bits(x))
-	case bool:
-		if x {
-			h.WriteByte('t')
-		} else {
-			h.WriteByte('F')
-		}
-	case []any:
-		hashUint(h, 'a', uint64(len(x)))
-		for _, e := range x {
-			hashValue(h, e, depth+1)
-		}
-	case map[string]any:
-		keys := make([]string, 0, 32)
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		hashUint(h, 'm', uint64(len(x)))
-		for _, k := range keys {
-			hashString(h, 'k', k)
-			hashValue(h, x[k], depth+1)
-		}
-	default:
-		hashString(h, '?', fmt.Sprintf("%T %v", v, v))
-	}
-}
-
-func hashUint(h *maphash.Hash, tag byte, n uint64) {
-	var buf [binary.MaxVarintLen64 + 1]byte
-	buf[0] = tag
-	h.Write(binary.AppendUvarint(buf[:1], n))
-}
-
-func hashString(h *maphash.Hash, tag byte, s string) {
-	hashUint(h, tag, uint64(len(s)))
-	h.WriteString(s)
 }
 
 func reasonOf(err error) string {
@@ -395,53 +367,6 @@ func summaryContent(c *genai.Content) *genai.Content {
 // summaryEventID is the id a view gives the summary of the marker event markerID: deterministic,
 // so two views of one session agree.
 func summaryEventID(markerID string) string { return "compaction-summary-" + markerID }
-
-// legacyCovered returns the positions a version 1 record at position at covers: events before
-// it, between the positions of FirstEventID and LastEventID (when found; else the timestamp
-// range decides), not excluded, strictly inside the timestamp range or named as first, last or
-// edge event.
-func legacyCovered(events []Event, at int, m *Marker) []int {
-	lo, hi := -1, -1
-	for i := 0; i < at; i++ {
-		id := events[i].ID
-		if lo < 0 && id == m.FirstEventID {
-			lo = i
-		}
-		if hi < 0 && id == m.LastEventID {
-			hi = i
-		}
-	}
-	if lo < 0 {
-		lo = 0
-	}
-	if hi < 0 {
-		hi = at - 1
-	}
-	start, end := micros(m.StartTimestamp), micros(m.EndTimestamp)
-	excluded := map[string]bool{}
-	for _, id := range m.ExcludedEventIDs {
-		excluded[id] = true
-	}
-	edges := map[string]bool{m.FirstEventID: true, m.LastEventID: true}
-	for _, id := range m.EdgeEventIDs {
-		edges[id] = true
-	}
-	var out []int
-	for i := lo; i <= hi; i++ {
-		e := &events[i]
-		if e.isMarkerOnly() || excluded[e.ID] && e.ID != "" {
-			continue
-		}
-		ts := e.Timestamp.UnixMicro()
-		inside := start < ts && ts < end
-		atEdge := (ts == start || ts == end) && e.ID != "" && edges[e.ID]
-		named := e.ID != "" && (e.ID == m.FirstEventID || e.ID == m.LastEventID)
-		if inside || atEdge || named {
-			out = append(out, i)
-		}
-	}
-	return out
-}
 
 // IsSummary reports whether c is the summary content a view shows (role user, first text part
 // starting with SummaryHeader): what a budget must pin.

@@ -3,6 +3,7 @@ package compaction
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -14,23 +15,6 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/genai"
 )
-
-// legacyRecord is a version 1 record as adkctx's first release wrote it.
-func legacyRecord(first, last string, start, end int, summary string, edges, excluded []string) map[string]any {
-	r := map[string]any{
-		"startTimestamp": seconds(at(start)), "endTimestamp": seconds(at(end)), "eventCount": 1.0,
-		"compactedContent": map[string]any{"role": "user", "parts": []any{map[string]any{"text": summary}}},
-		"firstEventId":     first, "lastEventId": last,
-		"originalTokens": 10.0, "compactedTokens": 1.0, "compressionRatio": 10.0,
-	}
-	if edges != nil {
-		r["edgeEventIds"] = edges
-	}
-	if excluded != nil {
-		r["excludedEventIds"] = excluded
-	}
-	return r
-}
 
 // rec is an event carrying record (and no content).
 func rec(id string, record any) Event {
@@ -160,11 +144,11 @@ func TestView(t *testing.T) {
 			want: []string{"S(m1:one)", "e2"},
 		},
 		{
-			name: "no covered event in the slice (a Get with NumRecentEvents): the summary stays, at the marker",
+			name: "no covered event in the read (its newest part): the summary stays, first",
 			build: func(t *testing.T) []Event {
 				return stamp(ev("e5"), ev("e6"), mustMarkerEvent(t, "m1", v2(1, "", "one", "e1", "e2")), ev("e7"))
 			},
-			want: []string{"e5", "e6", "S(m1:one)", "e7"},
+			want: []string{"S(m1:one)", "e5", "e6", "e7"},
 		},
 		{
 			name: "marker-only events never appear, valid or not",
@@ -177,9 +161,13 @@ func TestView(t *testing.T) {
 		{
 			name: "an invalid record hides nothing",
 			build: func(t *testing.T) []Event {
-				inv := legacyRecord("e1", "e3", 0, 10, "x", nil, nil)
-				inv["startTimestamp"] = "soon" // does not decode
-				return stamp(ev("e1"), ev("e2"), ev("e3"), rec("bad", inv), rec("bad2", `{"eventIds":["e1"]}`))
+				inv, err := markerMetadata(v2(1, "", "x", "e1", "e3"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				bad := maps.Clone(inv[MetadataKey].(map[string]any))
+				bad["startTimestamp"] = "soon" // does not decode
+				return stamp(ev("e1"), ev("e2"), ev("e3"), rec("bad", bad), rec("bad2", `{"eventIds":["e1"]}`))
 			},
 			want:  []string{"e1", "e2", "e3"},
 			warns: 2,
@@ -274,35 +262,46 @@ func TestView(t *testing.T) {
 			want: []string{"S(m1:already headed)", "e2"},
 		},
 		{
-			name: "version 1: covers by ids and timestamps, excluded events and ties outside stay",
+			name: "a record of another version hides nothing",
 			build: func(t *testing.T) []Event {
-				return []Event{
-					withTS(10, ev("e0")), // before the range (same timestamp as the start, not named)
-					withTS(10, ev("e1")), withTS(12, ev("e2")), withTS(13, ev("pend")), withTS(14, ev("e3")),
-					withTS(14, ev("tie")), // shares the end timestamp, not an edge: stays
-					rec("old", legacyRecord("e1", "e3", 10, 14, "old", nil, []string{"pend"})),
-					withTS(12, ev("after")), // after the record: never covered by it
+				var events []Event
+				for _, version := range []int{0, 1, 3} {
+					m := v2(1, "", "x", "e1")
+					m.Version = version
+					md, err := json.Marshal(m)
+					if err != nil {
+						t.Fatal(err)
+					}
+					events = append(events, rec(fmt.Sprint("v", version), string(md)))
 				}
+				return stamp(append([]Event{ev("e1"), ev("e2")}, events...)...)
 			},
-			want: []string{"e0", "S(old:old)", "pend", "tie", "after"},
+			want:  []string{"e1", "e2"},
+			warns: 3,
 		},
 		{
-			name: "version 1: edge events named in edgeEventIds are covered",
+			name: "a record naming its own event hides nothing, not even that event",
 			build: func(t *testing.T) []Event {
-				return []Event{withTS(10, ev("e1")), withTS(10, ev("e2")), withTS(14, ev("e3")),
-					rec("old", legacyRecord("e1", "e3", 10, 14, "old", []string{"e2"}, nil))}
+				e := ev("self")
+				md, err := markerMetadata(v2(1, "", "x", "e1"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				md[MetadataKey].(map[string]any)["eventIds"] = []any{"e1", "self"}
+				e.Metadata = md
+				return stamp(ev("e1"), e, ev("e2"))
 			},
-			want: []string{"S(old:old)"},
+			want:  []string{"e1", "self", "e2"},
+			warns: 1,
 		},
 		{
-			name: "version 2 rolling up a version 1 record",
+			name: "the oldest covered event outside the read: the summary comes first",
 			build: func(t *testing.T) []Event {
-				return []Event{withTS(10, ev("e1")), withTS(11, ev("e2")), withTS(12, ev("e3")),
-					rec("old", legacyRecord("e1", "e3", 10, 12, "old", nil, nil)),
-					withTS(13, ev("e4")), withTS(14, ev("e5")),
-					withTS(15, mustMarkerEvent(t, "m2", v2(2, "old", "new", "e4")))}
+				m := v2(2, "m1", "two", "e3")
+				m.FirstEventID = "e1" // covered by m1, which the read does not hold
+				return stamp(ev("pend"), ev("e3"), ev("e4"), ev("e5"), mustMarkerEvent(t, "m2", m), ev("e6"))
 			},
-			want: []string{"S(m2:new)", "e5"},
+			want: []string{"S(m2:two)", "pend", "e4", "e5", "e6"},
 		},
 	}
 	for _, tc := range cases {
@@ -338,14 +337,14 @@ func dbRoundTripEvents(t *testing.T, events []Event) string {
 // The warning names the event and the reason, never the record's content.
 func TestViewWarningFields(t *testing.T) {
 	core, logs := observer.New(zapcore.WarnLevel)
-	events := stamp(ev("e1"), rec("bad", map[string]any{"startTimestamp": 1.0, "endTimestamp": 2.0, "summarizer": "secret"}))
+	events := stamp(ev("e1"), rec("bad", map[string]any{"version": 2.0, "startTimestamp": 1.0, "endTimestamp": 2.0, "summarizer": "secret"}))
 	NewViewer(zap.New(core)).View(events)
 	entries := logs.All()
 	if len(entries) != 1 {
 		t.Fatalf("logged %d entries, want 1", len(entries))
 	}
 	got := entries[0].ContextMap()
-	want := map[string]any{"event_id": "bad", "position": int64(1), "reason": "missing eventCount"}
+	want := map[string]any{"event_id": "bad", "position": int64(1), "reason": "empty range (eventCount < 1)"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("warning fields (-want +got):\n%s", diff)
 	}
@@ -400,8 +399,8 @@ func TestIsSummary(t *testing.T) {
 	}
 }
 
-// One Viewer serves many sessions: a cached parse is reused only for the same record, even when
-// two sessions hold marker events with the same id.
+// One Viewer serves many sessions: each view reads its own records, even when two sessions hold
+// marker events with the same id.
 func TestViewerCacheIsPerRecord(t *testing.T) {
 	v := NewViewer(nil)
 	a := stamp(ev("e1"), ev("e2"), mustMarkerEvent(t, "m1", v2(1, "", "session a", "e1")))
@@ -531,6 +530,28 @@ func TestSummaryContentIsSummary(t *testing.T) {
 		}
 		if got := strings.Count(textOf(items[0].Summary), SummaryHeader); got != 1 {
 			t.Errorf("summary of %q holds the header %d times", text, got)
+		}
+	}
+}
+
+// A summary's event carries the time and invocation of the oldest covered event, from the
+// record: every read of the session shows the same event, whatever it holds.
+func TestViewSummaryTakesTheRecordsPlace(t *testing.T) {
+	m := v2(2, "m1", "two", "e3")
+	m.FirstEventID, m.FirstInvocationID, m.StartTimestamp = "e1", "i-e1", seconds(at(1))
+	whole := stamp(ev("e1"), ev("e2"), mustMarkerEvent(t, "m1", v2(1, "", "one", "e1", "e2")), ev("e3"), ev("e4"),
+		mustMarkerEvent(t, "m2", m), ev("e5"))
+	v := NewViewer(nil)
+	for name, events := range map[string][]Event{"whole": whole, "newest part": whole[4:]} {
+		items := v.View(events)
+		if len(items) == 0 || items[0].Summary == nil {
+			t.Fatalf("%s: no summary first: %v", name, describe(events, items))
+		}
+		if got := items[0]; !got.Timestamp.Equal(at(1)) || got.InvocationID != "i-e1" {
+			t.Errorf("%s: summary at %v in %q, want %v in %q", name, got.Timestamp, got.InvocationID, at(1), "i-e1")
+		}
+		if diff := cmp.Diff([]string{"S(m2:two)", "e4", "e5"}, describe(events, items)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", name, diff)
 		}
 	}
 }

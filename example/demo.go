@@ -237,7 +237,7 @@ func (a *app) runDemo(ctx context.Context, turns int, p *progress, logOffset int
 			rep.CompactionsByTrigger[string(m.Trigger)]++
 		}
 	}
-	if merged, err := h.Instructions(""); err == nil {
+	if merged, err := h.Instructions(context.Background(), ""); err == nil {
 		rep.InstructionFiles, rep.InstructionsBytes = len(merged.Sources), merged.Bytes
 	}
 	if err := countLog(a.logPath, logOffset, rep); err != nil {

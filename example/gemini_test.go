@@ -53,9 +53,9 @@ func logEntries(t *testing.T, path string) []map[string]any {
 }
 
 // With an API key the example talks to adk-go's Gemini model (here the genai client against a
-// loopback fake of the Gemini REST API, named by GOOGLE_GEMINI_BASE_URL) and, with no
-// summarizer configured, Hooks.Wire makes that model the summarizer; when it fails, the
-// extractive summarizer takes over. Background compactions drain before the program exits.
+// loopback fake of the Gemini REST API, named by GOOGLE_GEMINI_BASE_URL), and that model writes
+// the summaries (an LLMSummarizer on the agent's model); when it fails, the extractive
+// summarizer takes over. Background compactions drain before the program exits.
 func TestGeminiPath(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	const key = "test-key-7"

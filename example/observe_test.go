@@ -154,9 +154,9 @@ func call(t *testing.T, method, url string, in, out any) {
 }
 
 // adk-go's REST API (the launcher's api sublauncher, on loopback), over the example's wiring: a
-// long session run through POST /run is served compacted by GET session (a summary in place of
-// older events) while SQLite keeps every original event and the markers, and the decision log
-// has one budget decision per model call.
+// long session run through POST /run is compacted for the model, while GET session serves people
+// every stored event in order with each compaction shown as what it is, and the decision log has
+// one budget decision per model call.
 func TestLauncherREST(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	dir := t.TempDir()
@@ -248,20 +248,27 @@ func TestLauncherREST(t *testing.T) {
 		t.Errorf("storage: %d events = %d from /run + %d user messages + %d markers?", len(stored), len(ran), userMessages, markers)
 	}
 
-	// The view served: one summary, standing in for the older events; the newest events raw.
-	var summaries []string
-	for _, ev := range served.Events {
+	// People see the whole conversation: every stored event, in order, each compaction shown as
+	// what it is (authored by adkctx, not the user); no summary stands in for their messages.
+	var servedIDs, storedIDsInOrder []string
+	notices := 0
+	for i, ev := range served.Events {
+		servedIDs = append(servedIDs, ev.ID)
 		if strings.HasPrefix(ev.text(), compaction.SummaryHeader) {
-			summaries = append(summaries, ev.ID)
-			if storedIDs[ev.ID] {
-				t.Errorf("summary event %s is stored: summaries exist only in views", ev.ID)
+			t.Errorf("served event %s is a summary: people see the stored events", ev.ID)
+		}
+		if i < len(stored) && readMarker(stored[i]) != nil {
+			notices++
+			if ev.Author != "adkctx" || !strings.HasPrefix(ev.text(), "[adkctx] Compaction") {
+				t.Errorf("compaction %s served as %q by %q", ev.ID, ev.text(), ev.Author)
 			}
-		} else if !storedIDs[ev.ID] {
-			t.Errorf("served event %s is not in storage", ev.ID)
 		}
 	}
-	if len(summaries) != 1 || len(served.Events) >= len(stored)-markers {
-		t.Errorf("served %d events with %d summaries; storage has %d", len(served.Events), len(summaries), len(stored))
+	for _, ev := range stored {
+		storedIDsInOrder = append(storedIDsInOrder, ev.ID)
+	}
+	if diff := cmp.Diff(storedIDsInOrder, servedIDs); diff != "" || notices != markers {
+		t.Errorf("served events (-stored +served):\n%s\n%d compaction notices for %d markers", diff, notices, markers)
 	}
 	last := served.Events[len(served.Events)-1]
 	if last.ID != ran[len(ran)-1].ID {

@@ -336,7 +336,7 @@ func readMarker(e *session.Event) *compaction.Marker {
 
 // instructions prints the merged AGENTS.md text with its provenance.
 func (s *repl) instructions() {
-	m, err := s.h.Instructions("")
+	m, err := s.h.Instructions(context.Background(), "")
 	if err != nil {
 		fmt.Fprintf(s.out, "instructions unavailable: %s\n", oneLine(err))
 		return

@@ -23,6 +23,7 @@ import (
 
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/hooks"
 )
 
 // usageError is a bad flag or argument: reported in one line, exit code 2.
@@ -137,8 +138,8 @@ func openLog(path string) (*zap.Logger, func() error, error) {
 type modelChoice struct {
 	llm     model.LLM
 	offline bool
-	// summarizer is nil with Gemini: Hooks.Wire then makes the agent's own model the
-	// summarizer, with the extractive one as fallback.
+	// summarizer is the extractive one offline; with Gemini, an LLMSummarizer on the agent's
+	// own model (its prompt cache serves the summaries), with the extractive one as fallback.
 	summarizer compaction.Summarizer
 	models     []budget.ModelInfo // registry overrides (the offline model's window)
 }
@@ -167,7 +168,7 @@ func chooseModel(ctx context.Context, name, key string, forceOffline bool, env f
 	if err != nil {
 		return modelChoice{}, usagef("-model %s: %v", name, oneLine(err))
 	}
-	return modelChoice{llm: llm}, nil
+	return modelChoice{llm: llm, summarizer: &compaction.LLMSummarizer{Model: hooks.SummarizerModel(llm)}}, nil
 }
 
 // checkKnownModel fails for a model whose context window adkctx does not know.

@@ -36,7 +36,7 @@ type agentSetup struct {
 	Tools    []tool.Tool
 	Sessions session.Service // the storage (SQLite here); adkctx wraps it
 	WorkDir  string          // AGENTS.md files apply from the project root down to here
-	// Summarizer: extractive offline; nil with Gemini (the agent's own model, extractive fallback).
+	// Summarizer: extractive offline; with Gemini the agent's own model (extractive fallback).
 	Summarizer  compaction.Summarizer
 	Synchronous bool                 // compact on the turn that triggers it (the demo's figures)
 	Models      []budget.ModelInfo   // context windows for models adkctx does not know

@@ -364,11 +364,10 @@ func TestWiringMistakesAreLoud(t *testing.T) {
 	})
 }
 
-// With compaction on and no summarizer configured, Wire makes the agent's own model the
-// summarizer (the extractive one stays the fallback). Its prompt is the agent's last request cut
-// after what the summary covers, with the instruction appended: the same system instruction,
-// tools and contents, so a provider's prompt cache serves it.
-func TestWireLearnsTheAgentsModel(t *testing.T) {
+// An LLMSummarizer on the agent's own model (hooks.SummarizerModel) sends the agent's last
+// request cut after what the summary covers, with the instruction appended: the same system
+// instruction, tools and contents, so a provider's prompt cache serves it.
+func TestSummarizerOnTheAgentsModel(t *testing.T) {
 	var prefixPrompts, transcriptPrompts int
 	var last *model.LLMRequest              // the agent's last request
 	var summaryRequests []*model.LLMRequest // the shared-prefix ones
@@ -381,7 +380,8 @@ func TestWireLearnsTheAgentsModel(t *testing.T) {
 		case strings.Contains(text, "Write a summary of the whole conversation above"):
 			prefixPrompts++
 			summaryRequests = append(summaryRequests, req)
-			if p := scenario.RequestExtensionProblem((*request.LLMRequest)(last), (*request.LLMRequest)(req)); p != "" {
+			if p := scenario.RequestExtensionProblem(&request.LLMRequest{Model: last.Model, Contents: last.Contents, Config: last.Config},
+				&request.LLMRequest{Model: req.Model, Contents: req.Contents, Config: req.Config}); p != "" {
 				t.Errorf("summary prompt %d: %s", prefixPrompts, p)
 			}
 			return genai.NewContentFromText("Goal: keep going. Decisions: none.", genai.RoleModel), nil
@@ -393,7 +393,8 @@ func TestWireLearnsTheAgentsModel(t *testing.T) {
 		turn := userTexts(req)
 		return genai.NewContentFromText("noted "+strings.Fields(turn[len(turn)-1])[0]+" "+strings.Repeat("detail ", 40), genai.RoleModel), nil
 	}}
-	s := wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true}}, session.InMemoryService())
+	s := wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true,
+		Summarizer: &compaction.LLMSummarizer{Model: hooks.SummarizerModel(m)}}}, session.InMemoryService())
 	for i := range 6 {
 		if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 40))); err != nil {
 			t.Fatal(err)

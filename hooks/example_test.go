@@ -42,20 +42,23 @@ func (echoModel) GenerateContent(_ context.Context, req *model.LLMRequest, _ boo
 }
 
 // Wiring adkctx into an adk-go runner with one call, as the README shows: Wire adds adkctx's
-// plugin and wraps the session service. With compaction on and no summarizer configured, the
-// agent's own model writes the summaries (the extractive summarizer is the fallback).
+// plugin and wraps the session service. Summaries are written by the agent's own model (its
+// prompt cache serves them); the extractive summarizer, which needs no model, is the fallback.
 func Example() {
 	ctx := context.Background()
+	llm := echoModel{} // your model.LLM
 	h, err := hooks.New(adkctx.Config{
-		Logger:     zap.NewNop(), // your *zap.Logger
-		Compaction: &compaction.Config{},
+		Logger: zap.NewNop(), // your *zap.Logger
+		Compaction: &compaction.Config{
+			Summarizer: &compaction.LLMSummarizer{Model: hooks.SummarizerModel(llm)},
+		},
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer h.Close(ctx) // lets background compactions finish
 
-	assistant, err := llmagent.New(llmagent.Config{Name: "assistant", Model: echoModel{}, Instruction: "Be brief."})
+	assistant, err := llmagent.New(llmagent.Config{Name: "assistant", Model: llm, Instruction: "Be brief."})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -81,6 +84,9 @@ func Example() {
 	}
 	usage := h.Usage("demo", "user", "s1")
 	fmt.Println("user turns:", usage.Turns, "model calls:", usage.ModelCalls, "prompt tokens reported:", usage.Last.Prompt > 0)
+	if err := h.Check(); err != nil { // wiring mistakes, also without a logger
+		log.Fatal(err)
+	}
 	// Output:
 	// assistant: ok
 	// user turns: 1 model calls: 1 prompt tokens reported: true

@@ -2,7 +2,11 @@ package hooks
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"iter"
+	"sync"
+	"weak"
 
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/agent/llmagent"
@@ -19,14 +23,19 @@ import (
 	"github.com/adkctx/adkctx/instructions"
 	"github.com/adkctx/adkctx/internal/compactor"
 	"github.com/adkctx/adkctx/internal/engine"
-	"github.com/adkctx/adkctx/internal/glue"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/response"
 )
 
+// pluginName is the name of adkctx's plugin.
+const pluginName = "adkctx"
+
 // Hooks is adkctx for one application. It is safe for concurrent use. Create it with New.
 type Hooks struct {
 	e *engine.Engine
+
+	mu    sync.Mutex
+	store *service // the one session store it holds (nil until wrapped)
 }
 
 // New validates cfg (every problem, as joined *adkctx.ConfigError values) and builds the hooks.
@@ -39,23 +48,32 @@ func New(cfg adkctx.Config) (*Hooks, error) {
 }
 
 // Wire returns rc with adkctx wired in: its plugin added (after the application's own plugins)
-// and its session service wrapped. With compaction on and no Summarizer configured, summaries are
-// written by the root agent's own model (an LLM agent's, or the first LLM sub-agent's), with the
-// extractive summarizer as fallback. It fails when rc has no session service or agent, or is
-// already wired.
+// and its session service wrapped. One Hooks holds one session store: every runner wired with
+// it must use the same store (a launcher and a background runner over one database is fine), and
+// rc may already carry the wrapper Wire returned before. It fails when rc has no session service
+// or agent, already has adkctx's plugin, or uses another store than the one this Hooks holds.
 func (h *Hooks) Wire(rc runner.Config) (runner.Config, error) {
-	if err := glue.CheckRunner(rc.SessionService != nil, rc.Agent != nil, rc.PluginConfig.Plugins); err != nil {
-		return rc, err
+	switch {
+	case rc.SessionService == nil:
+		return rc, errors.New("adkctx: runner.Config.SessionService is required")
+	case rc.Agent == nil:
+		return rc, errors.New("adkctx: runner.Config.Agent is required")
 	}
-	if m, ok := glue.AgentModel[model.LLM](rc.Agent); ok {
-		h.e.LearnAgentModel(SummarizerModel(m))
+	for _, p := range rc.PluginConfig.Plugins {
+		if p != nil && p.Name() == pluginName {
+			return rc, errors.New("adkctx: runner.Config is already wired (it has the adkctx plugin)")
+		}
+	}
+	sessions, err := h.wrap(rc.SessionService)
+	if err != nil {
+		return rc, err
 	}
 	p, err := h.Plugin()
 	if err != nil {
 		return rc, err
 	}
 	rc.PluginConfig.Plugins = append(append([]*plugin.Plugin(nil), rc.PluginConfig.Plugins...), p)
-	rc.SessionService = h.SessionService(rc.SessionService)
+	rc.SessionService = sessions
 	return rc, nil
 }
 
@@ -63,7 +81,7 @@ func (h *Hooks) Wire(rc runner.Config) (runner.Config, error) {
 // plus the run callbacks (state restore, compaction). Wire registers it.
 func (h *Hooks) Plugin() (*plugin.Plugin, error) {
 	return plugin.New(plugin.Config{
-		Name:                glue.PluginName,
+		Name:                pluginName,
 		BeforeRunCallback:   h.beforeRun,
 		BeforeModelCallback: h.beforeModel,
 		AfterModelCallback:  h.afterModel,
@@ -84,15 +102,55 @@ func (h *Hooks) AfterModel() llmagent.AfterModelCallback { return h.afterModel }
 // AfterTool: see BeforeModel.
 func (h *Hooks) AfterTool() llmagent.AfterToolCallback { return h.afterTool }
 
-// SessionService wraps base: sessions read through it show adk-go the compacted history, while
-// every original event stays in base. With compaction off it returns base. Wire calls it.
+// SessionService wraps base: a run reads the compacted, bounded view of its session, while every
+// original event stays in base and whatever reads a session outside a run (adk-go's REST API and
+// web UI, an application) gets every stored event (see the package documentation). With
+// compaction off it returns base. Wire calls it. One Hooks holds one store: wrapping base again
+// returns the same wrapper; another store is returned unwrapped, and the mistake is logged and
+// reported by Check (Wire refuses it).
 func (h *Hooks) SessionService(base session.Service) session.Service {
-	if !h.e.CompactionOn() {
+	s, err := h.wrap(base)
+	if err != nil {
+		h.e.WiringError("second_store", err.Error())
 		return base
 	}
-	s := version.Wrap(base, h.e)
-	h.e.UseStore(s)
 	return s
+}
+
+// wrap returns the wrapper of base, making it (and starting compaction) the first time.
+func (h *Hooks) wrap(base session.Service) (session.Service, error) {
+	if !h.e.CompactionOn() {
+		return base, nil
+	}
+	if w, ok := base.(*service); ok {
+		base = w.base
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.store != nil {
+		if sameService(h.store.base, base) {
+			return h.store, nil
+		}
+		return nil, fmt.Errorf("adkctx: this Hooks already wraps another session service (%T): one Hooks holds one store; "+
+			"wire every runner over that store, or make another Hooks for this one", h.store.base)
+	}
+	s := newService(base, h.e)
+	if err := h.e.UseStore(s); err != nil {
+		return nil, err
+	}
+	h.store = s
+	return s, nil
+}
+
+// sameService reports whether a and b are the same session service (false when the type
+// cannot be compared).
+func sameService(a, b session.Service) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
 }
 
 // Usage reports the session's token accounting: per user turn and per model call, totals, and
@@ -105,61 +163,108 @@ func (h *Hooks) Usage(appName, userID, sessionID string) budget.Report {
 func (h *Hooks) Limits(model string) budget.Limits { return h.e.Limits(model) }
 
 // Instructions returns the merged AGENTS.md instructions for workDir ("" = the configured one).
-func (h *Hooks) Instructions(workDir string) (instructions.Merged, error) {
-	return h.e.Instructions(workDir)
+func (h *Hooks) Instructions(ctx context.Context, workDir string) (instructions.Merged, error) {
+	return h.e.Instructions(ctx, workDir)
 }
 
-// Compact compacts the session now (trigger "manual"), keeping its newest invocations raw. It
-// returns nil when there was nothing to compact.
+// Compact compacts the session now (trigger "manual"), keeping its newest invocations raw, one
+// isolation scope per call. It returns nil when there was nothing to compact.
 func (h *Hooks) Compact(ctx context.Context, appName, userID, sessionID string) (*compaction.Marker, error) {
 	return h.e.Compact(ctx, compactor.Session{App: appName, User: userID, ID: sessionID})
 }
 
+// Check returns the wiring mistakes found so far (joined *adkctx.WiringError values; nil when
+// none): a runner whose session service is not wrapped, one that never runs adkctx's plugin, a
+// second session store. Each is also logged once at error level, but a Logger is optional:
+// Check (and Close) report them without one.
+func (h *Hooks) Check() error { return h.e.Check() }
+
 // Close waits for background compactions until ctx is done and stops starting new ones. Call it
-// when the application shuts down; work it cannot finish is redone by the next process.
+// when the application shuts down; work it cannot finish is redone by the next process. It
+// returns the wiring mistakes found (Check), joined with ctx's error when it gave up waiting.
 func (h *Hooks) Close(ctx context.Context) error { return h.e.Close(ctx) }
 
-// SummarizerModel adapts an adk-go model for compaction.LLMSummarizer.
+// SummarizerModel adapts an adk-go model for compaction.LLMSummarizer. Summaries written by the
+// agent's own model share its prompt cache:
+//
+//	Compaction: &compaction.Config{Summarizer: &compaction.LLMSummarizer{Model: hooks.SummarizerModel(agentModel)}}
 func SummarizerModel(m model.LLM) compaction.Model { return llmModel{m} }
 
 type llmModel struct{ model.LLM }
 
 func (m llmModel) GenerateContent(ctx context.Context, req *request.LLMRequest) iter.Seq2[*response.LLMResponse, error] {
-	return glue.Map(m.LLM.GenerateContent(ctx, (*model.LLMRequest)(req), false),
-		func(r *model.LLMResponse) *response.LLMResponse { return (*response.LLMResponse)(r) })
+	return func(yield func(*response.LLMResponse, error) bool) {
+		in := &model.LLMRequest{Model: req.Model, Contents: req.Contents, Config: req.Config}
+		for r, err := range m.LLM.GenerateContent(ctx, in, false) {
+			if !yield(responseOf(r), err) {
+				return
+			}
+		}
+	}
+}
+
+// responseOf is what adkctx reads of an adk-go response (nil for nil).
+func responseOf(r *model.LLMResponse) *response.LLMResponse {
+	if r == nil {
+		return nil
+	}
+	return &response.LLMResponse{Content: r.Content, UsageMetadata: r.UsageMetadata, CustomMetadata: r.CustomMetadata,
+		Partial: r.Partial, FinishReason: r.FinishReason, ErrorCode: r.ErrorCode}
 }
 
 func (h *Hooks) beforeRun(ctx agent.InvocationContext) (*genai.Content, error) {
-	if s, ok := glue.KeyOf(ctx.Session()); ok {
-		h.e.BeforeRun(ctx, s, ctx.InvocationID(), ctx.UserContent(), version.Viewed(ctx.Session()), func() []compaction.Event {
-			return version.CoreOf(version.Unwrap(ctx.Session()))
-		})
+	sess := ctx.Session()
+	if sess == nil {
+		return nil, nil
+	}
+	vs, viewed := sess.(*viewSession)
+	if viewed {
+		vs.claim() // a run reads the model's view from now on
+	}
+	h.e.BeforeRun(ctx, keyOf(sess), ctx.InvocationID(), ctx.UserContent(), viewed, func() []compaction.Event {
+		if viewed {
+			return vs.stored()
+		}
+		return coreEvents(stored(sess))
+	})
+	return nil, nil
+}
+
+func (h *Hooks) beforeModel(ctx callbackContext, req *model.LLMRequest) (*model.LLMResponse, error) {
+	if req == nil {
+		return nil, nil
+	}
+	r := &request.LLMRequest{Model: req.Model, Contents: req.Contents, Config: req.Config}
+	err := h.e.BeforeModel(ctx, ctx, ctx.ReadonlyState(), r, weak.Make(req))
+	req.Contents, req.Config = r.Contents, r.Config
+	return nil, err
+}
+
+func (h *Hooks) afterModel(ctx callbackContext, resp *model.LLMResponse, _ error) (*model.LLMResponse, error) {
+	if r := responseOf(resp); r != nil {
+		h.e.AfterModel(ctx, ctx, r)
+		resp.CustomMetadata = r.CustomMetadata
 	}
 	return nil, nil
 }
 
-func (h *Hooks) beforeModel(ctx agent.CallbackContext, req *model.LLMRequest) (*model.LLMResponse, error) {
-	return nil, h.e.BeforeModel(ctx, ctx, ctx.ReadonlyState(), (*request.LLMRequest)(req))
-}
-
-func (h *Hooks) afterModel(ctx agent.CallbackContext, resp *model.LLMResponse, _ error) (*model.LLMResponse, error) {
-	h.e.AfterModel(ctx, ctx, (*response.LLMResponse)(resp))
-	return nil, nil
-}
-
-func (h *Hooks) afterTool(ctx agent.ToolContext, t tool.Tool, _, result map[string]any, _ error) (map[string]any, error) {
-	return h.e.AfterTool(ctx, ctx, glue.NameOf(t), ctx.FunctionCallID(), result, glue.Saver(ctx.Artifacts())), nil
+func (h *Hooks) afterTool(ctx toolContext, t tool.Tool, _, result map[string]any, _ error) (map[string]any, error) {
+	name := ""
+	if t != nil {
+		name = t.Name()
+	}
+	return h.e.AfterTool(ctx, ctx, name, ctx.FunctionCallID(), result, saverOf(ctx)), nil
 }
 
 func (h *Hooks) onEvent(ctx agent.InvocationContext, ev *session.Event) (*session.Event, error) {
-	if s, ok := glue.KeyOf(ctx.Session()); ok && ev != nil && !ev.Partial {
-		h.e.OnEvent(ctx, s, ctx.InvocationID(), ev.Content, ev.IsFinalResponse())
+	if sess := ctx.Session(); sess != nil && ev != nil && !ev.Partial {
+		h.e.OnEvent(ctx, keyOf(sess), ctx.InvocationID(), ev.Content, ev.IsFinalResponse())
 	}
 	return nil, nil
 }
 
 func (h *Hooks) afterRun(ctx agent.InvocationContext) {
-	if s, ok := glue.KeyOf(ctx.Session()); ok {
-		h.e.AfterRun(ctx, s, ctx.InvocationID())
+	if sess := ctx.Session(); sess != nil {
+		h.e.AfterRun(ctx, keyOf(sess), ctx.InvocationID())
 	}
 }

@@ -617,7 +617,8 @@ func TestCompactionSpanCarriesSummarizerUsage(t *testing.T) {
 		turn := userTexts(req)
 		return genai.NewContentFromText("noted "+strings.Fields(turn[len(turn)-1])[0]+" "+strings.Repeat("detail ", 40), genai.RoleModel), nil
 	}}
-	s := wireStack(t, m, adkctx.Config{TracerProvider: tp, Compaction: &compaction.Config{Interval: 2, Synchronous: true}}, session.InMemoryService())
+	s := wireStack(t, m, adkctx.Config{TracerProvider: tp, Compaction: &compaction.Config{Interval: 2, Synchronous: true,
+		Summarizer: &compaction.LLMSummarizer{Model: hooks.SummarizerModel(m)}}}, session.InMemoryService())
 	sessionID := "usage-" + uuid.NewString()
 	for i := range 5 {
 		if err := s.send(t, sessionID, fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 40))); err != nil {

@@ -235,11 +235,10 @@ func TestWiringMistakesAreLoud(t *testing.T) {
 	})
 }
 
-// With compaction on and no summarizer configured, Wire makes the agent's model the summarizer:
-// the root llmagent's, or the first LLM sub-agent's of a workflow or sequential root (adk-go v2
-// has no accessor for an llmagent's model; the glue reads its exported Model field). A prompt
-// that shares the agent's prefix extends the agent's last request byte for byte.
-func TestWireLearnsTheAgentsModel(t *testing.T) {
+// An LLMSummarizer on the agent's model (hooks.SummarizerModel), whatever the root: an llmagent,
+// a workflow or a sequential agent over it. A prompt that shares the agent's prefix extends the
+// agent's last request byte for byte.
+func TestSummarizerOnTheAgentsModel(t *testing.T) {
 	for _, tc := range []struct {
 		name         string
 		root         func(t *testing.T, a agent.Agent) agent.Agent
@@ -263,7 +262,8 @@ func TestWireLearnsTheAgentsModel(t *testing.T) {
 				case strings.Contains(text, "Write a summary of the whole conversation above"):
 					prompts.add("summary")
 					summaryRequests = append(summaryRequests, req)
-					if p := scenario.RequestExtensionProblem((*request.LLMRequest)(last), (*request.LLMRequest)(req)); p != "" {
+					if p := scenario.RequestExtensionProblem(&request.LLMRequest{Model: last.Model, Contents: last.Contents, Config: last.Config},
+						&request.LLMRequest{Model: req.Model, Contents: req.Contents, Config: req.Config}); p != "" {
 						t.Errorf("summary prompt: %s", p)
 					}
 					return genai.NewContentFromText("Goal: keep going. Decisions: none.", genai.RoleModel), nil
@@ -280,7 +280,8 @@ func TestWireLearnsTheAgentsModel(t *testing.T) {
 				t.Fatal(err)
 			}
 			base := session.InMemoryService()
-			s := wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true}}, base, tc.root(t, a))
+			s := wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true,
+				Summarizer: &compaction.LLMSummarizer{Model: hooks.SummarizerModel(m)}}}, base, tc.root(t, a))
 			for i := range 6 {
 				if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 40))); err != nil {
 					t.Fatal(err)

@@ -128,7 +128,11 @@ func checkLedger(t *testing.T, base session.Service) {
 		t.Fatal(err)
 	}
 	shown, markerID := map[string]bool{}, ""
-	for _, e := range stored(t, viewer.SessionService(base), "s1") {
+	resp, err := viewer.SessionService(base).Get(t.Context(), &session.GetRequest{AppName: appName, UserID: "user", SessionID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range hooks.ModelView(resp.Session) {
 		shown[e.ID] = true
 		if id, ok := e.CustomMetadata[compaction.SummaryMetadataKey].(string); ok {
 			markerID = id

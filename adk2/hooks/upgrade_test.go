@@ -12,9 +12,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/adk/v2/agent/llmagent"
 	"google.golang.org/adk/v2/runner"
+	"google.golang.org/adk/v2/session"
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx"
+	"github.com/adkctx/adkctx/adk2/hooks"
 	"github.com/adkctx/adkctx/adk2/internal/llmtest"
 	"github.com/adkctx/adkctx/compaction"
 )
@@ -72,7 +74,11 @@ func TestUpgradeFromV1KeepsTheHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	var v2view []shown
-	for _, e := range stored(t, rc.SessionService, "s1") {
+	resp, err := rc.SessionService.Get(t.Context(), &session.GetRequest{AppName: appName, UserID: "user", SessionID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range hooks.ModelView(resp.Session) {
 		s := shown{ID: e.ID, Summary: isSummary(e)}
 		if ps := partsOf(e); len(ps) > 0 {
 			s.Text = ps[0].Text

@@ -15,35 +15,35 @@ import (
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/config"
-	"github.com/adkctx/adkctx/internal/errkind"
+	"github.com/adkctx/adkctx/internal/history"
 	"github.com/adkctx/adkctx/internal/lru"
 	"github.com/adkctx/adkctx/processors/request"
 )
 
-// Bounds of the attempts.
-const (
-	// maxBackoffDoublings bounds the backoff at 32 × Config.Backoff.
-	maxBackoffDoublings = 5
-	// maxStoreTries and storeRetryPause bound the attempts to append a marker (5, 10, 20 and
-	// 40 ms apart).
-	maxStoreTries   = 5
-	storeRetryPause = 5 * time.Millisecond
-)
+// maxBackoffDoublings bounds the backoff at 32 × Config.Backoff.
+const maxBackoffDoublings = 5
 
 // Session names one session.
-type Session struct {
-	App, User, ID string
-}
+type Session = history.Key
 
 // Store is how the compactor reads a session and appends a marker. The glue for each adk-go
 // major version implements it over a session.Service.
 type Store interface {
-	// Load returns the session's stored events (markers included, in stream order) and a handle
-	// to append through.
-	Load(ctx context.Context, s Session) (events []compaction.Event, handle any, err error)
-	// Append stores, through handle, an event with no content, author "user", the given
-	// invocation id, timestamp and CustomMetadata, and returns its id.
-	Append(ctx context.Context, handle any, invocationID string, ts time.Time, metadata map[string]any) (string, error)
+	// Read reads what a compaction of the session needs: its view (history.ForView), and the
+	// covered invocations the summarizer is given again when it reads them
+	// (history.ForCompaction).
+	Read(ctx context.Context, s Session, p history.Purpose) (Snapshot, error)
+}
+
+// Snapshot is one read of a session.
+type Snapshot interface {
+	history.Snapshot
+	// Changes reads what the store holds that this read did not (only what was stored since).
+	Changes(ctx context.Context) (history.Changes, error)
+	// AppendMarker stores, through this read, an event with no content, author "user", the
+	// given invocation id, a timestamp of ts or later, and metadata as its CustomMetadata, and
+	// returns its id. A store may refuse it when the session changed since the read.
+	AppendMarker(ctx context.Context, invocationID string, ts time.Time, metadata map[string]any) (string, error)
 }
 
 // Request is one compaction to run.
@@ -105,6 +105,9 @@ type Deps struct {
 	Report func(Attempt)
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
+	// Due reports what the last read of a session showed raw (history.Reader.RawInvocations),
+	// so that a sliding window that is not due reads nothing. Nil: always read.
+	Due func(Session) (raw, keep int, ok bool)
 }
 
 // Compactor runs compactions: in the background (one at a time per session, coalescing
@@ -112,6 +115,8 @@ type Deps struct {
 type Compactor struct {
 	cfg  compaction.Config
 	deps Deps
+
+	purpose history.Purpose // what a read for a compaction needs
 
 	mu       sync.Mutex
 	flights  map[Session]*flight
@@ -150,8 +155,12 @@ func New(cfg compaction.Config, deps Deps) (*Compactor, error) {
 	if deps.Report == nil {
 		deps.Report = func(Attempt) {}
 	}
-	return &Compactor{cfg: cfg.WithDefaults(), deps: deps, flights: map[Session]*flight{},
-		failures: lru.New[Session, backoff](maxTrackedFailures)}, nil
+	c := &Compactor{cfg: cfg.WithDefaults(), deps: deps, flights: map[Session]*flight{},
+		failures: lru.New[Session, backoff](maxTrackedFailures), purpose: history.ForView}
+	if _, llm := c.cfg.Summarizer.(*compaction.LLMSummarizer); llm && c.cfg.Overlap > 0 {
+		c.purpose = history.ForCompaction // its transcript holds the covered invocations given again
+	}
+	return c, nil
 }
 
 // Config returns the configuration in use, defaults applied.
@@ -355,12 +364,16 @@ func (c *Compactor) attempt(ctx context.Context, r Request, manual bool) Attempt
 
 // run is one attempt: prepare the marker, then store it; a is filled in.
 func (c *Compactor) run(ctx context.Context, r Request, a *Attempt) {
-	events, _, err := c.deps.Store.Load(ctx, r.Session)
+	if c.notDue(r) {
+		a.Outcome, a.Reason = OutcomeNothing, "below_interval"
+		return
+	}
+	snap, err := c.deps.Store.Read(ctx, r.Session, c.purpose)
 	if err != nil {
 		a.Outcome, a.Err = OutcomeFailed, err
 		return
 	}
-	a.Result = compaction.Prepare(ctx, c.cfg, c.deps.Viewer, events, compaction.Selection{
+	a.Result = compaction.Prepare(ctx, c.cfg, c.deps.Viewer, snap.Events(), compaction.Selection{
 		Trigger: r.Trigger, Invocation: r.Invocation, Live: r.Live,
 		Limits: r.Limits, TokenLimit: r.TokenLimit, LimitsFor: c.deps.Limits, Now: c.deps.Now(),
 		LastRequest: r.LastRequest,
@@ -371,101 +384,67 @@ func (c *Compactor) run(ctx context.Context, r Request, a *Attempt) {
 	case a.Marker == nil:
 		a.Outcome = OutcomeNothing
 	default:
-		c.store(ctx, r, events, a)
+		c.store(ctx, r, snap, a)
 	}
 }
 
-// store appends the marker a prepared, unless a newer marker of its scope landed since events
-// were read. The database service refuses an append through a handle older than the session's
-// last update: a running invocation that stores an event between the read and the append makes
-// it stale. Whether that is what happened is read from the store, not from the error's text:
-// when the session changed since the handle was read, the append lost a race; it is retried,
-// pausing a little longer each time so a burst of events passes, and after the last try the
-// summary is discarded as a conflict (the next trigger redoes it; no backoff). A store busy
-// with another writer (SQLite's lock) or an error classified as a conflict is retried the same
-// way. Any other refusal is a failure. Only a stored marker stays in a.
-func (c *Compactor) store(ctx context.Context, r Request, events []compaction.Event, a *Attempt) {
-	m := a.Marker
+// notDue reports that a sliding window after a finished invocation has nothing to do, from what
+// the last read of the session showed raw plus that invocation: no read is needed to know it.
+// Another process's invocations are not counted, so the window may come a turn late, never
+// early.
+func (c *Compactor) notDue(r Request) bool {
+	if r.Trigger != compaction.TriggerInvocations || r.Live || c.deps.Due == nil {
+		return false
+	}
+	raw, keep, ok := c.deps.Due(r.Session)
+	return ok && raw+1 < c.cfg.Interval+max(c.cfg.RetainRecentInvocations, keep)
+}
+
+// errNewerMarker ends a marker append: a newer marker of its scope was stored first.
+var errNewerMarker = errors.New("adkctx: a newer marker was stored first")
+
+// store appends the marker a prepared from snap, unless a newer marker of its scope landed since.
+// A refusal because the session moved on (the database service refuses an append through a read
+// older than the session's last update, as one is when another writer stored a marker while
+// the summary was written) or because the store is busy is retried through a fresh read
+// (history.Append), unless that read holds a newer marker of the scope; after the last try the
+// summary is discarded as a conflict, to be redone by the next trigger (no backoff). Only a
+// stored marker stays in a.
+func (c *Compactor) store(ctx context.Context, r Request, snap Snapshot, a *Attempt) {
 	defer func() {
 		if a.Outcome != OutcomeCompacted {
 			a.Marker, a.Metadata = nil, nil
 		}
 	}()
-	fail := func(err error) { a.Outcome, a.Err = OutcomeFailed, err }
-	for try := 0; ; try++ {
-		fresh, handle, err := c.deps.Store.Load(ctx, r.Session)
-		if err != nil {
-			fail(err)
-			return
-		}
-		if newerMarker(events, fresh, m.Scope) {
-			a.Outcome, a.Reason = OutcomeConflict, "newer_marker"
-			return
-		}
-		id, err := c.deps.Store.Append(ctx, handle, r.Invocation, appendTime(fresh, c.deps.Now()), a.Metadata)
-		if err == nil {
-			a.Outcome, a.MarkerID = OutcomeCompacted, id
-			return
-		}
-		after, _, lerr := c.deps.Store.Load(ctx, r.Session)
-		kind, _ := errkind.Of(err)
-		switch {
-		case lerr != nil || kind != errkind.Busy && kind != errkind.Conflict && !changed(fresh, after):
-			fail(err)
-			return
-		case try == maxStoreTries-1:
-			a.Outcome, a.Reason, a.Err = OutcomeConflict, "session_busy", err
-			return
-		}
-		events = fresh
-		select {
-		case <-time.After(storeRetryPause << try):
-		case <-ctx.Done():
-			fail(err)
-			return
-		}
+	// The summary took a while: another writer's marker may have landed meanwhile, which not
+	// every store refuses an append over (adk-go's in-memory service does not).
+	if ch, err := snap.Changes(ctx); err != nil {
+		a.Outcome, a.Err = OutcomeFailed, err
+		return
+	} else if ch.NewerMarker(a.Marker.Scope) {
+		a.Outcome, a.Reason = OutcomeConflict, "newer_marker"
+		return
 	}
-}
-
-// changed reports whether after holds an event before does not.
-func changed(before, after []compaction.Event) bool {
-	known := make(map[string]bool, len(before))
-	for i := range before {
-		known[before[i].ID] = true
-	}
-	for i := range after {
-		if !known[after[i].ID] {
-			return true
+	read := func(ctx context.Context) (Snapshot, error) { return c.deps.Store.Read(ctx, r.Session, history.ForView) }
+	var id string
+	_, err := history.Append(ctx, snap, func(s Snapshot) (err error) {
+		id, err = s.AppendMarker(ctx, r.Invocation, c.deps.Now(), a.Metadata)
+		return err
+	}, read, func(ch history.Changes) error {
+		if ch.NewerMarker(a.Marker.Scope) {
+			return errNewerMarker
 		}
+		return nil
+	})
+	var exhausted *history.ExhaustedError
+	switch {
+	case err == nil:
+		a.Outcome, a.MarkerID = OutcomeCompacted, id
+	case errors.Is(err, errNewerMarker):
+		a.Outcome, a.Reason = OutcomeConflict, "newer_marker"
+	case errors.As(err, &exhausted):
+		a.Outcome, a.Reason, a.Err = OutcomeConflict, "session_busy", err
+	default:
+		a.Outcome, a.Err = OutcomeFailed, err
 	}
-	return false
-}
-
-// newerMarker reports whether fresh holds a valid marker of scope that snapshot did not.
-func newerMarker(snapshot, fresh []compaction.Event, scope string) bool {
-	known := make(map[string]bool, len(snapshot))
-	for i := range snapshot {
-		known[snapshot[i].ID] = true
-	}
-	for i := range fresh {
-		e := &fresh[i]
-		if known[e.ID] {
-			continue
-		}
-		if m, err := compaction.ReadMarker(e); err == nil && m != nil && m.Scope == scope {
-			return true
-		}
-	}
-	return false
-}
-
-// appendTime is the marker event's timestamp: now, but never before the newest stored event
-// (the database service orders events by timestamp and checks a session's last update time).
-func appendTime(events []compaction.Event, now time.Time) time.Time {
-	for i := range events {
-		if t := events[i].Timestamp.Add(time.Microsecond); t.After(now) {
-			now = t
-		}
-	}
-	return now
 }

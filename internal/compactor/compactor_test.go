@@ -431,8 +431,8 @@ func TestCompactorAppendRetry(t *testing.T) {
 		if err != nil || m == nil {
 			t.Fatalf("Compact = %v, %v", m, err)
 		}
-		if store.loads != 4 || len(store.appends) != 1 {
-			t.Errorf("%d loads, %d markers; want 4 (selection, check, after the refusal, retry), 1", store.loads, len(store.appends))
+		if store.loads != 3 || len(store.appends) != 1 {
+			t.Errorf("%d loads, %d markers; want 3 (selection, check, after the refusal), 1", store.loads, len(store.appends))
 		}
 		if a := rep.lastAttempt(t); a.Outcome != OutcomeCompacted || a.MarkerID != "m1" {
 			t.Errorf("attempt: %s %q", a.Outcome, a.MarkerID)

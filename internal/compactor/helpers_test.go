@@ -2,7 +2,6 @@ package compactor_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"github.com/adkctx/adkctx/budget"
 	. "github.com/adkctx/adkctx/compaction"
 	. "github.com/adkctx/adkctx/internal/compactor"
+	"github.com/adkctx/adkctx/internal/history"
 )
 
 // t0 is the time of the first event of every test stream.
@@ -90,36 +90,56 @@ type appended struct {
 
 func newStore(events ...Event) *memStore { return &memStore{events: stamp(events...)} }
 
-func (s *memStore) Load(ctx context.Context, _ Session) ([]Event, any, error) {
+// memSnap is one read of a memStore.
+type memSnap struct {
+	s      *memStore
+	events []Event
+}
+
+func (m memSnap) Events() []Event { return m.events }
+
+func (m memSnap) Changes(ctx context.Context) (history.Changes, error) {
+	fresh, err := m.s.Read(ctx, sess, history.ForView)
+	if err != nil {
+		return history.Changes{}, err
+	}
+	return history.Since(m.events, fresh.Events()), nil
+}
+
+func (m memSnap) AppendMarker(ctx context.Context, inv string, ts time.Time, md map[string]any) (string, error) {
+	return m.s.appendMarker(inv, ts, md)
+}
+
+func (s *memStore) Read(ctx context.Context, _ Session, _ history.Purpose) (Snapshot, error) {
 	s.mu.Lock()
 	s.loads++
 	if s.loadErr != nil {
 		s.mu.Unlock()
-		return nil, nil, s.loadErr
+		return nil, s.loadErr
 	}
-	events, handle, loads, after := slices.Clone(s.events), len(s.events), s.loads, s.afterLoad
+	events, loads, after := slices.Clone(s.events), s.loads, s.afterLoad
 	s.mu.Unlock()
 	if after != nil {
 		after(s, loads)
 	}
-	return events, handle, nil
+	return memSnap{s: s, events: events}, nil
 }
 
-func (s *memStore) Append(ctx context.Context, handle any, inv string, ts time.Time, md map[string]any) (string, error) {
+func (s *memStore) appendMarker(inv string, ts time.Time, md map[string]any) (string, error) {
 	if f := s.beforeAppend; f != nil {
 		f(s)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := handle.(int); !ok {
-		return "", errors.New("memStore: bad handle")
-	}
 	if len(s.appendErrs) > 0 {
 		err := s.appendErrs[0]
 		s.appendErrs = s.appendErrs[1:]
 		if err != nil {
 			return "", err
 		}
+	}
+	if n := len(s.events); n > 0 && !ts.After(s.events[n-1].Timestamp) {
+		ts = s.events[n-1].Timestamp.Add(time.Microsecond) // as the glue stamps it
 	}
 	s.next++
 	id := fmt.Sprintf("m%d", s.next)

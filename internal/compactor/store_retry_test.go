@@ -13,6 +13,7 @@ import (
 
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/compactor"
+	"github.com/adkctx/adkctx/internal/history"
 )
 
 // busyStore is a session whose appends fail while a running invocation keeps writing: the first
@@ -27,13 +28,29 @@ type busyStore struct {
 	appends   int
 }
 
-func (s *busyStore) Load(context.Context, compactor.Session) ([]compaction.Event, any, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]compaction.Event(nil), s.events...), len(s.events), nil
+type busySnap struct {
+	s      *busyStore
+	events []compaction.Event
 }
 
-func (s *busyStore) Append(_ context.Context, _ any, inv string, ts time.Time, md map[string]any) (string, error) {
+func (b busySnap) Events() []compaction.Event { return b.events }
+
+func (b busySnap) Changes(ctx context.Context) (history.Changes, error) {
+	fresh, err := b.s.Read(ctx, compactor.Session{}, history.ForView)
+	if err != nil {
+		return history.Changes{}, err
+	}
+	return history.Since(b.events, fresh.Events()), nil
+}
+
+func (s *busyStore) Read(context.Context, compactor.Session, history.Purpose) (compactor.Snapshot, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return busySnap{s, append([]compaction.Event(nil), s.events...)}, nil
+}
+
+func (b busySnap) AppendMarker(_ context.Context, inv string, ts time.Time, md map[string]any) (string, error) {
+	s := b.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.appends++

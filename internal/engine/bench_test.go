@@ -50,7 +50,7 @@ func benchBeforeModel(b *testing.B, cfg adkctx.Config) {
 	// The previous request: the same history without its last two contents.
 	prev := *base
 	prev.Contents = base.Contents[:len(base.Contents)-2]
-	if err := e.BeforeModel(ctx, benchCall{}, nil, &prev); err != nil {
+	if err := e.BeforeModel(ctx, benchCall{}, nil, &prev, nil); err != nil {
 		b.Fatal(err)
 	}
 	var chain, marshal time.Duration
@@ -64,7 +64,7 @@ func benchBeforeModel(b *testing.B, cfg adkctx.Config) {
 		saved := *sm
 		st.mu.Unlock()
 		start := time.Now()
-		if err := e.BeforeModel(ctx, benchCall{}, nil, req); err != nil {
+		if err := e.BeforeModel(ctx, benchCall{}, nil, req, nil); err != nil {
 			b.Fatal(err)
 		}
 		chain += time.Since(start)

@@ -12,7 +12,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"weak"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
@@ -23,6 +23,7 @@ import (
 	"github.com/adkctx/adkctx/instructions"
 	"github.com/adkctx/adkctx/internal/compactor"
 	"github.com/adkctx/adkctx/internal/config"
+	"github.com/adkctx/adkctx/internal/history"
 	"github.com/adkctx/adkctx/internal/lru"
 	"github.com/adkctx/adkctx/processors/request"
 )
@@ -58,6 +59,7 @@ type Engine struct {
 	registry *budget.Registry
 	tel      *telemetry
 	viewer   *compaction.Viewer
+	reader   *history.Reader
 
 	sessions *lru.Cache[compactor.Session, *sessionState]
 	limits   *lru.Cache[string, budget.Limits]
@@ -69,10 +71,9 @@ type Engine struct {
 	// (compaction.SummaryInput.Prefix), so BeforeModel keeps it. Set with the compactor.
 	keepSent atomic.Bool
 
-	mu         sync.Mutex
-	compactor  *compactor.Compactor // nil until a store is set (compaction on)
-	agentModel compaction.Model     // learned by the glue's wiring
-	wiring     map[string]bool      // wiring problems already logged
+	mu        sync.Mutex
+	compactor *compactor.Compactor // nil until a store is set (compaction on)
+	wiring    []error              // wiring problems found, each logged once (*adkctx.WiringError)
 }
 
 // New validates cfg and builds an engine.
@@ -90,8 +91,12 @@ func New(cfg adkctx.Config) (*Engine, error) {
 		viewer:   compaction.NewViewer(cfg.Logger),
 		sessions: lru.New[compactor.Session, *sessionState](maxSessions),
 		limits:   lru.New[string, budget.Limits](maxModels),
-		wiring:   map[string]bool{},
 	}
+	margin := time.Duration(0)
+	if cfg.Compaction != nil {
+		margin = cfg.Compaction.ReadMargin
+	}
+	e.reader = history.NewReader(e.viewer, margin)
 	var err error
 	if e.tel, err = newTelemetry(cfg.MeterProvider, cfg.TracerProvider); err != nil {
 		return nil, fmt.Errorf("adkctx: telemetry: %w", err)
@@ -123,49 +128,39 @@ func (e *Engine) Viewer() *compaction.Viewer { return e.viewer }
 // CompactionOn reports whether compaction is configured.
 func (e *Engine) CompactionOn() bool { return e.cfg.Compaction != nil }
 
-// LearnAgentModel records the agent's own model: with compaction on and no Summarizer
-// configured, summaries are written by an LLMSummarizer on it (extractive fallback).
-func (e *Engine) LearnAgentModel(m compaction.Model) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.agentModel == nil {
-		e.agentModel = m
-	}
-}
+// Reader returns the reader of bounded session reads the glue's session wrapper uses.
+func (e *Engine) Reader() *history.Reader { return e.reader }
+
+// errSecondStore is UseStore's error for a second store.
+var errSecondStore = errors.New("adkctx: this Hooks already holds a session store: one Hooks serves one store " +
+	"(wire every runner over that store with it, or make another Hooks for another store)")
 
 // UseStore sets where compaction reads sessions and appends markers (the glue's wrapper over
-// the runner's session service) and starts the compactor. Without compaction it does nothing; a
-// compactor that cannot start is logged at error level (the configuration was validated, so
-// this does not happen).
-func (e *Engine) UseStore(st compactor.Store) {
+// the runner's session service) and starts the compactor. A Hooks holds one store: a second one
+// is refused (the glue passes the same store once). Without compaction it does nothing.
+func (e *Engine) UseStore(st compactor.Store) error {
 	if e.cfg.Compaction == nil {
-		return
+		return nil
 	}
-	cc := *e.cfg.Compaction
 	e.mu.Lock()
-	replaced := e.compactor != nil
-	if cc.Summarizer == nil && e.agentModel != nil {
-		cc.Summarizer = &compaction.LLMSummarizer{Model: e.agentModel}
+	defer e.mu.Unlock()
+	if e.compactor != nil {
+		return errSecondStore
 	}
-	c, err := compactor.New(cc, compactor.Deps{
+	c, err := compactor.New(*e.cfg.Compaction, compactor.Deps{
 		Store:  st,
 		Viewer: e.viewer,
 		Limits: e.Limits,
 		Report: e.reportCompaction,
+		Due:    e.reader.RawInvocations,
 	})
-	if err == nil {
-		e.compactor = c
-		_, llm := cc.Summarizer.(*compaction.LLMSummarizer)
-		e.keepSent.Store(llm)
-	}
-	e.mu.Unlock()
 	if err != nil {
-		e.log.Error("adkctx: compaction not started", zap.String("error", config.Nest("Compaction", err).Error()))
-		return
+		return config.Nest("Compaction", err) // validated in New: does not happen
 	}
-	if replaced {
-		e.wiringError("store_replaced", "the session service was wrapped twice: compaction now uses the latest one")
-	}
+	e.compactor = c
+	_, llm := c.Config().Summarizer.(*compaction.LLMSummarizer)
+	e.keepSent.Store(llm)
+	return nil
 }
 
 func (e *Engine) getCompactor() *compactor.Compactor {
@@ -190,14 +185,14 @@ func (e *Engine) Limits(model string) budget.Limits {
 }
 
 // Instructions returns the merged AGENTS.md instructions for workDir ("" = the default).
-func (e *Engine) Instructions(workDir string) (instructions.Merged, error) {
+func (e *Engine) Instructions(ctx context.Context, workDir string) (instructions.Merged, error) {
 	if e.loader == nil {
 		return instructions.Merged{}, errors.New("adkctx: AGENTS.md instructions are not configured (set Config.Instructions)")
 	}
 	if workDir == "" {
 		workDir = e.workDir
 	}
-	return e.loader.Load(context.Background(), workDir)
+	return e.loader.Load(ctx, workDir)
 }
 
 // Usage reports a session's accounting under the limits of the model it last used.
@@ -234,23 +229,36 @@ func (e *Engine) Idle(ctx context.Context) bool {
 	return true
 }
 
-// Close waits for pending compactions until ctx is done; later triggers are not run.
+// Close waits for pending compactions until ctx is done (later triggers are not run) and
+// returns the wiring problems found (Check) joined with ctx's error when it gave up waiting.
 func (e *Engine) Close(ctx context.Context) error {
+	var err error
 	if c := e.getCompactor(); c != nil {
-		return c.Close(ctx)
+		err = c.Close(ctx)
 	}
-	return nil
+	return errors.Join(e.Check(), err)
 }
 
-// wiringError logs a wiring problem once per engine, at error level.
-func (e *Engine) wiringError(kind, msg string) {
+// Check returns the wiring problems found so far, joined (*adkctx.WiringError values); nil when
+// none.
+func (e *Engine) Check() error {
 	e.mu.Lock()
-	seen := e.wiring[kind]
-	e.wiring[kind] = true
-	e.mu.Unlock()
-	if !seen {
-		e.log.Error("adkctx is wired wrong: "+msg, zap.String("problem", kind))
+	defer e.mu.Unlock()
+	return errors.Join(e.wiring...)
+}
+
+// WiringError records a wiring problem and logs it once per engine, at error level.
+func (e *Engine) WiringError(kind, msg string) {
+	e.mu.Lock()
+	for _, err := range e.wiring {
+		if err.(*adkctx.WiringError).Problem == kind {
+			e.mu.Unlock()
+			return
+		}
 	}
+	e.wiring = append(e.wiring, &adkctx.WiringError{Problem: kind, Message: msg})
+	e.mu.Unlock()
+	e.log.Error("adkctx is wired wrong: "+msg, zap.String("problem", kind))
 }
 
 // sessionState is everything the engine remembers about one session. It can be rebuilt from the
@@ -290,7 +298,7 @@ type run struct {
 type callKey struct{ invocation, branch, agent string }
 
 type call struct {
-	lastRequest weak.Pointer[request.LLMRequest] // processed once even if two callbacks see it
+	lastRequest any // the origin of the request processed last: processed once even if two callbacks see it
 	model       string
 	estimate    int // our estimate of the request sent, waiting for the reported count
 	predicted   int

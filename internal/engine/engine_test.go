@@ -40,7 +40,7 @@ func TestSessionStateIsBounded(t *testing.T) {
 	ctx := context.Background()
 	req := newRequest("hello")
 	w := weak.Make(req)
-	if err := e.BeforeModel(ctx, testCall{inv: "i0"}, nil, req); err != nil {
+	if err := e.BeforeModel(ctx, testCall{inv: "i0"}, nil, req, nil); err != nil {
 		t.Fatal(err)
 	}
 	req = nil
@@ -49,7 +49,7 @@ func TestSessionStateIsBounded(t *testing.T) {
 		t.Error("the engine keeps a processed request alive")
 	}
 	for i := range 200 {
-		if err := e.BeforeModel(ctx, testCall{inv: fmt.Sprint("inv-", i), agent: fmt.Sprint("agent-", i%3)}, nil, newRequest("hi")); err != nil {
+		if err := e.BeforeModel(ctx, testCall{inv: fmt.Sprint("inv-", i), agent: fmt.Sprint("agent-", i%3)}, nil, newRequest("hi"), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -75,7 +75,7 @@ func TestRequestProcessedOnce(t *testing.T) {
 	}
 	req := newRequest("hello")
 	for range 2 {
-		if err := e.BeforeModel(context.Background(), testCall{inv: "i"}, nil, req); err != nil {
+		if err := e.BeforeModel(context.Background(), testCall{inv: "i"}, nil, req, weak.Make(req)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -108,7 +108,7 @@ func TestHistoryTruncatedInEveryRequest(t *testing.T) {
 	for call := range 3 {
 		req := &request.LLMRequest{Model: "gemini-2.5-flash", Contents: history(call)}
 		stored := req.Contents[2]
-		if err := e.BeforeModel(context.Background(), testCall{inv: "i1", agent: "a"}, nil, req); err != nil {
+		if err := e.BeforeModel(context.Background(), testCall{inv: "i1", agent: "a"}, nil, req, nil); err != nil {
 			t.Fatal(err)
 		}
 		out, _ := req.Contents[2].Parts[0].FunctionResponse.Response["output"].(string)
@@ -133,7 +133,7 @@ func TestReusedSizesMatchFreshEstimates(t *testing.T) {
 	call := testCall{inv: "i1", agent: "coder"}
 	for n := 596; n <= 600; n += 2 {
 		req := &request.LLMRequest{Model: full.Model, Config: full.Config, Contents: append([]*genai.Content(nil), full.Contents[:n]...)}
-		if err := e.BeforeModel(context.Background(), call, nil, req); err != nil {
+		if err := e.BeforeModel(context.Background(), call, nil, req, nil); err != nil {
 			t.Fatal(err)
 		}
 		st := e.state(keyOf(call))

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"weak"
 
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
@@ -33,7 +32,11 @@ const growthDecay = 0.9
 // truncation of function responses in history, call/response normalization, budget. It writes
 // one "budget decision" log entry and returns a *request.BudgetExceededError when the request
 // cannot fit (the model is then not called).
-func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req *request.LLMRequest) error {
+//
+// origin identifies the adk-go request req was read from (a comparable value, such as a
+// weak.Pointer to it): the plugin and an agent callback may both see one request, which is
+// processed once.
+func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req *request.LLMRequest, origin any) error {
 	if req == nil {
 		return nil
 	}
@@ -43,12 +46,11 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 	st := e.state(s)
 	st.mu.Lock()
 	cl := st.call(k)
-	wreq := weak.Make(req)
-	if cl.lastRequest == wreq {
+	if origin != nil && cl.lastRequest == origin {
 		st.mu.Unlock()
 		return nil // the plugin and the agent callback are both registered: process once
 	}
-	cl.lastRequest = wreq
+	cl.lastRequest = origin
 	st.seq++
 	seq := st.seq
 	st.limits = limits
@@ -59,8 +61,7 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 	st.noteSpan(c.InvocationID(), trace.SpanContextFromContext(ctx))
 	st.mu.Unlock()
 	if e.CompactionOn() && !plugin {
-		e.wiringError("plugin_missing", "compaction is configured but the adkctx plugin does not run: nothing is ever compacted. "+
-			"Register Hooks.Plugin() with the runner, or use Hooks.Wire")
+		e.WiringError("plugin_missing", pluginMissing)
 	}
 
 	instructionBytes := e.injectInstructions(ctx, s.ID, state, req)

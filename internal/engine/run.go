@@ -21,8 +21,8 @@ import (
 func (e *Engine) BeforeRun(ctx context.Context, s compactor.Session, invocation string, userMessage *genai.Content, viewed bool, events func() []compaction.Event) {
 	e.Restore(s, invocation, events)
 	if e.CompactionOn() && !viewed {
-		e.wiringError("view_missing", "compaction is configured but the runner's session service is not wrapped: markers are written "+
-			"and the model still sees the whole history. Wrap it with Hooks.SessionService, or use Hooks.Wire")
+		e.WiringError("view_missing", "compaction is configured but the runner's session service is not wrapped: the model sees "+
+			"the whole history, and compaction reads sessions it cannot show. Wrap it with Hooks.SessionService, or use Hooks.Wire")
 	}
 	e.waitIfOverHard(ctx, s, invocation, userMessage)
 }
@@ -135,7 +135,11 @@ func (e *Engine) NoteAppend(s compactor.Session, invocation, author string) {
 	ok := st.sawRun(invocation)
 	st.mu.Unlock()
 	if !ok {
-		e.wiringError("plugin_missing", "compaction is configured but the adkctx plugin does not run: nothing is ever compacted. "+
-			"Register Hooks.Plugin() with the runner, or use Hooks.Wire")
+		e.WiringError("plugin_missing", pluginMissing)
 	}
 }
+
+// pluginMissing is the message of the plugin_missing wiring problem.
+const pluginMissing = "compaction is configured but the adkctx plugin does not run: nothing is compacted, and neither " +
+	"budgets, truncation, normalization nor AGENTS.md apply unless the model and tool callbacks are registered. " +
+	"Register Hooks.Plugin() with the runner, or use Hooks.Wire"

@@ -56,7 +56,7 @@ func BenchmarkBeforeModelTelemetry(b *testing.B) {
 		}
 		prev := *base
 		prev.Contents = base.Contents[:len(base.Contents)-2]
-		if err := e.BeforeModel(context.Background(), benchCall{}, nil, &prev); err != nil {
+		if err := e.BeforeModel(context.Background(), benchCall{}, nil, &prev, nil); err != nil {
 			b.Fatal(err)
 		}
 		variants[i].e = e
@@ -73,7 +73,7 @@ func BenchmarkBeforeModelTelemetry(b *testing.B) {
 			st.mu.Unlock()
 			ctx, span := v.tracer.Start(context.Background(), "invoke_agent coder")
 			start := time.Now()
-			if err := v.e.BeforeModel(ctx, benchCall{}, nil, req); err != nil {
+			if err := v.e.BeforeModel(ctx, benchCall{}, nil, req, nil); err != nil {
 				b.Fatal(err)
 			}
 			v.times = append(v.times, time.Since(start))

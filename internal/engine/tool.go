@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -16,6 +17,11 @@ import (
 
 // SaveFunc saves an artifact of the current session (the glue wraps adk-go's agent.Artifacts).
 type SaveFunc func(ctx context.Context, name string, part *genai.Part) error
+
+// ErrNoArtifactService is what a SaveFunc returns when the runner turns out to have no artifact
+// service: the output is cut without being saved, as when there is no SaveFunc, and nothing is
+// logged.
+var ErrNoArtifactService = errors.New("adkctx: the runner has no artifact service")
 
 // AfterTool cuts a tool result (head and tail kept, with a marker) before it is stored. When save
 // is not nil, each cut (a string or []byte, or the elements a long list left out) is saved whole,
@@ -42,6 +48,11 @@ func (e *Engine) AfterTool(ctx context.Context, c Call, tool, callID string, res
 	var names []string
 	for _, out := range cuts {
 		if err := out.save(ctx, save); err != nil {
+			if errors.Is(err, ErrNoArtifactService) {
+				names = nil
+				kept, stats = response.TruncateToolResult(result, e.cfg.Truncation, nil)
+				break
+			}
 			kind, msg := errkind.Of(err)
 			e.log.Warn("full tool output not saved", zap.String("session_id", c.SessionID()), zap.String("tool", tool),
 				zap.String("artifact", out.name), zap.String("error_kind", string(kind)), zap.String("error", msg))

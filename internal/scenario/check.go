@@ -130,7 +130,7 @@ func (m *Model) Respond(req *request.LLMRequest) *response.LLMResponse {
 	m.rec.Add(system, tools, req.Contents, prompt)
 	m.mu.Unlock()
 	content := Reply(req.Contents)
-	return &response.LLMResponse{Content: content, FinishReason: genai.FinishReasonStop, TurnComplete: true,
+	return &response.LLMResponse{Content: content, FinishReason: genai.FinishReasonStop,
 		UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: int32(prompt), CandidatesTokenCount: int32(budget.EstimateContent(content))}}
 }
 

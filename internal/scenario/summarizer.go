@@ -56,7 +56,7 @@ func (m *SummarizerModel) GenerateContent(_ context.Context, req *request.LLMReq
 		"Decisions so far: %s.\nOpen tasks: continue with the next module the user names.", strings.Join(decisions, ", "))
 	content := genai.NewContentFromText(text, genai.RoleModel)
 	return func(yield func(*response.LLMResponse, error) bool) {
-		yield(&response.LLMResponse{Content: content, FinishReason: genai.FinishReasonStop, TurnComplete: true,
+		yield(&response.LLMResponse{Content: content, FinishReason: genai.FinishReasonStop,
 			UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: int32(prompt), CandidatesTokenCount: int32(budget.EstimateContent(content))}}, nil)
 	}
 }

@@ -2,14 +2,12 @@ package request
 
 import "google.golang.org/genai"
 
-// LLMRequest has the shape of adk-go's model.LLMRequest (the same in adk-go v1 and v2): a
-// *model.LLMRequest converts to a *LLMRequest with no copy, (*request.LLMRequest)(req), so the
-// steps of this package serve every adk-go major version. The conversion stops compiling if
-// adk-go changes the shape, instead of silently dropping a field.
+// LLMRequest is what adkctx's steps read and change of a model request: the model's name, the
+// contents and the config (system instruction, tools). The glue of each adk-go major version
+// copies these fields from adk-go's model.LLMRequest and back, so a field adk-go adds to its
+// request changes nothing here.
 type LLMRequest struct {
 	Model    string
 	Contents []*genai.Content
 	Config   *genai.GenerateContentConfig
-	// Tools are adk-go's tool objects by name; the steps never read them.
-	Tools map[string]any
 }

@@ -2,24 +2,14 @@ package response
 
 import "google.golang.org/genai"
 
-// LLMResponse has the shape of adk-go's model.LLMResponse (the same in adk-go v1 and v2): a
-// *model.LLMResponse converts to a *LLMResponse with no copy, (*response.LLMResponse)(resp).
+// LLMResponse is what adkctx reads of a model response (and CustomMetadata, which it writes):
+// the glue of each adk-go major version copies these fields from adk-go's model.LLMResponse (and
+// CustomMetadata back), so a field adk-go adds to its response changes nothing here.
 type LLMResponse struct {
-	Content                 *genai.Content
-	CitationMetadata        *genai.CitationMetadata
-	GroundingMetadata       *genai.GroundingMetadata
-	UsageMetadata           *genai.GenerateContentResponseUsageMetadata
-	CustomMetadata          map[string]any
-	LogprobsResult          *genai.LogprobsResult
-	InputTranscription      *genai.Transcription
-	OutputTranscription     *genai.Transcription
-	ModelVersion            string
-	Partial                 bool
-	TurnComplete            bool
-	Interrupted             bool
-	SessionResumptionHandle string
-	ErrorCode               string
-	ErrorMessage            string
-	FinishReason            genai.FinishReason
-	AvgLogprobs             float64
+	Content        *genai.Content
+	UsageMetadata  *genai.GenerateContentResponseUsageMetadata
+	CustomMetadata map[string]any
+	Partial        bool
+	FinishReason   genai.FinishReason
+	ErrorCode      string
 }

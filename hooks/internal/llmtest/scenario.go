@@ -4,7 +4,6 @@ import (
 	"context"
 	"iter"
 
-	"google.golang.org/adk/agent"
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/tool"
 	"google.golang.org/adk/tool/functiontool"
@@ -13,7 +12,7 @@ import (
 	"github.com/adkctx/adkctx/processors/request"
 )
 
-// Scenario is the scripted coding session's model (internal/scenario) as an adk-go v1
+// Scenario is the scripted coding session's model (internal/scenario) as an adk-go
 // model.LLM: it answers every request with the session's next step and measures what it was
 // sent (Figures).
 type Scenario struct {
@@ -30,7 +29,9 @@ func (m Scenario) Name() string { return m.name }
 // GenerateContent implements model.LLM.
 func (m Scenario) GenerateContent(_ context.Context, req *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
 	return func(yield func(*model.LLMResponse, error) bool) {
-		yield((*model.LLMResponse)(m.Respond((*request.LLMRequest)(req))), nil)
+		r := m.Respond(&request.LLMRequest{Model: req.Model, Contents: req.Contents, Config: req.Config})
+		yield(&model.LLMResponse{Content: r.Content, UsageMetadata: r.UsageMetadata, CustomMetadata: r.CustomMetadata,
+			Partial: r.Partial, FinishReason: r.FinishReason, ErrorCode: r.ErrorCode, TurnComplete: true}, nil)
 	}
 }
 
@@ -44,7 +45,7 @@ func ScenarioTools() ([]tool.Tool, error) {
 	var out []tool.Tool
 	for _, name := range []string{scenario.ReadFile, scenario.ListFiles, scenario.RunTests} {
 		t, err := functiontool.New(functiontool.Config{Name: name, Description: "scripted tool " + name},
-			func(_ agent.ToolContext, a pathArgs) (map[string]any, error) {
+			func(_ toolContext, a pathArgs) (map[string]any, error) {
 				return scenario.Run(name, map[string]any{"path": a.Path}), nil
 			})
 		if err != nil {

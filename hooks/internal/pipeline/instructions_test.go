@@ -101,7 +101,9 @@ func TestInjectInstructionsEndToEnd(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		request.InjectInstructions((*request.LLMRequest)(req), m.Text)
+		r := &request.LLMRequest{Model: req.Model, Contents: req.Contents, Config: req.Config}
+		request.InjectInstructions(r, m.Text)
+		req.Contents, req.Config = r.Contents, r.Config
 		injectedMu.Lock()
 		injected = append(injected, m.Text)
 		injectedMu.Unlock()

@@ -56,7 +56,9 @@ func runBrokenHistory(t *testing.T, normalize bool) ([][]*genai.Content, []reque
 	if normalize {
 		cfg.BeforeModelCallbacks = []llmagent.BeforeModelCallback{
 			func(_ agent.CallbackContext, req *model.LLMRequest) (*model.LLMResponse, error) {
-				rep := request.Normalize((*request.LLMRequest)(req))
+				r := &request.LLMRequest{Model: req.Model, Contents: req.Contents, Config: req.Config}
+				rep := request.Normalize(r)
+				req.Contents = r.Contents
 				mu.Lock()
 				reports = append(reports, rep)
 				mu.Unlock()

@@ -36,7 +36,9 @@ func TestTruncateFunctionResponsesWithADKRunner(t *testing.T) {
 		Name: "assistant", Model: llm,
 		BeforeModelCallbacks: []llmagent.BeforeModelCallback{
 			func(_ agent.CallbackContext, req *model.LLMRequest) (*model.LLMResponse, error) {
-				stats = request.TruncateFunctionResponses((*request.LLMRequest)(req), truncate.Config{})
+				r := &request.LLMRequest{Model: req.Model, Contents: req.Contents, Config: req.Config}
+				stats = request.TruncateFunctionResponses(r, truncate.Config{})
+				req.Contents = r.Contents
 				return nil, nil
 			},
 		},

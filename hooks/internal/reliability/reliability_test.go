@@ -165,42 +165,71 @@ func lag(d time.Duration) *plugin.Plugin {
 	return p
 }
 
-// Two replicas serve one SQLite session in turn; one's clock lags by 5 s, so its events sort
-// inside ranges the other already summarized. A marker covers events by id: nothing is hidden
-// from the model without having been summarized, and the view is the same from both replicas.
+// Two replicas serve one SQLite session in turn; one's clock lags by 5 s (its events come
+// stamped 5 s early), and a third writer that does not go through adkctx stores an event with a
+// clock 4 s late now and then, inside ranges already summarized. adkctx stamps what it appends
+// after the newest event it read, so the replicas' events keep their order; a marker covers
+// events by id, so the foreign events are never hidden without being summarized; and the
+// bounded reads (which reach a margin further back than the view needs) lose none of them: the
+// model's view is the same from both replicas and equals the view of the whole session.
 func TestSkewedReplicasHideNothing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sessions.db")
 	cfg := adkctx.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true, Summarizer: &compaction.ExtractiveSummarizer{}}}
 	answer := "noted: " + strings.Repeat("detail ", 40)
 	a := wire(t, &chatModel{name: "m", answer: answer}, cfg, sqliteService(t, path), nil)
 	b := wire(t, &chatModel{name: "m", answer: answer}, cfg, sqliteService(t, path), []*plugin.Plugin{lag(5 * time.Second)})
+	foreign := sqliteService(t, path)
+	var yielded []*session.Event // what the replicas appended, in order
 	for i := range 24 {
 		s := a
 		if i%2 == 1 {
 			s = b
 		}
-		if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 30))); err != nil {
-			t.Fatalf("turn %d: %v", i, err)
+		for ev, err := range s.r.Run(context.Background(), "user", "s1", genai.NewContentFromText(fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 30)), genai.RoleUser), agent.RunConfig{}) {
+			if err != nil {
+				t.Fatalf("turn %d: %v", i, err)
+			}
+			if !ev.Partial {
+				yielded = append(yielded, ev)
+			}
+		}
+		if i%5 == 4 {
+			resp, err := foreign.Get(context.Background(), &session.GetRequest{AppName: app, UserID: "user", SessionID: "s1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := session.NewEvent(fmt.Sprint("foreign-", i))
+			ev.Author, ev.Timestamp = "user", time.Now().Add(-4*time.Second)
+			ev.Content = genai.NewContentFromText(fmt.Sprintf("a note stored by another writer at turn %d", i), genai.RoleUser)
+			if err := foreign.AppendEvent(context.Background(), resp.Session, ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i := 1; i < len(yielded); i++ {
+		if !yielded[i].Timestamp.After(yielded[i-1].Timestamp) {
+			t.Fatalf("event %d (%s) is stamped %v, not after the one appended before it (%v)", i, yielded[i].Author,
+				yielded[i].Timestamp, yielded[i-1].Timestamp)
+		}
+		if _, off := yielded[i].Timestamp.Zone(); off != 0 {
+			t.Fatalf("event %d is stamped with UTC offset %d", i, off)
 		}
 	}
 	raw := storedEvents(t, a.stored, "s1")
-	var markers []*compaction.Marker
-	for _, e := range raw {
-		if isMarker(e) {
-			markers = append(markers, readMarker(t, e))
-		}
-	}
-	if len(markers) < 2 {
-		t.Fatalf("%d markers stored, want several", len(markers))
-	}
-	// Everything the newest marker's chain covers, by id.
 	byID := map[string]*compaction.Marker{}
+	var newest *compaction.Marker
 	for _, e := range raw {
 		if isMarker(e) {
-			byID[e.ID] = readMarker(t, e)
+			m := readMarker(t, e)
+			byID[e.ID] = m
+			if newest == nil || m.Seq > newest.Seq {
+				newest = m
+			}
 		}
 	}
-	newest := slices.MaxFunc(markers, func(x, y *compaction.Marker) int { return x.Seq - y.Seq })
+	if len(byID) < 2 {
+		t.Fatalf("%d markers stored, want several", len(byID))
+	}
 	covered := map[string]bool{}
 	for m := newest; m != nil; m = byID[m.Previous] {
 		for _, id := range m.EventIDs {
@@ -210,37 +239,50 @@ func TestSkewedReplicasHideNothing(t *testing.T) {
 			break
 		}
 	}
-	// The lagging replica's events do sort inside a summarized range: a marker covering by
-	// timestamps would hide them.
-	inside := 0
-	for _, e := range raw {
-		if ts := float64(e.Timestamp.UnixMicro()) / 1e6; !isMarker(e) && !covered[e.ID] && ts > newest.StartTimestamp && ts < newest.EndTimestamp {
-			inside++
+	var whole []string
+	for _, e := range hooks.ModelView(wholeSession(t, a.h, a.stored)) {
+		whole = append(whole, e.ID)
+	}
+	for name, s := range map[string]*stack{"a": a, "b": b} {
+		resp, err := s.h.SessionService(s.stored).Get(context.Background(), &session.GetRequest{AppName: app, UserID: "user", SessionID: "s1"})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if inside == 0 {
-		t.Fatal("no raw event sorts inside the summarized range: the clocks do not overlap")
-	}
-	for _, svc := range []session.Service{a.h.SessionService(a.stored), b.h.SessionService(b.stored)} {
 		shown := map[string]bool{}
-		for _, e := range storedEvents(t, svc, "s1") {
+		var ids []string
+		for _, e := range hooks.ModelView(resp.Session) {
 			shown[e.ID] = true
+			ids = append(ids, e.ID)
+		}
+		if !slices.Equal(ids, whole) {
+			t.Errorf("replica %s shows %v, the whole session's view is %v", name, ids, whole)
 		}
 		for _, e := range raw {
 			if isMarker(e) {
 				continue
 			}
 			if !shown[e.ID] && !covered[e.ID] {
-				t.Errorf("event %s (%s) is hidden without being summarized", e.ID, e.Author)
+				t.Errorf("replica %s: event %s (%s) is hidden without being summarized", name, e.ID, e.Author)
 			}
 			if shown[e.ID] && covered[e.ID] {
-				t.Errorf("event %s is shown raw and summarized", e.ID)
+				t.Errorf("replica %s: event %s is shown raw and summarized", name, e.ID)
 			}
 		}
 	}
 	if got := newest.Ledger.Events; got != len(covered) {
 		t.Errorf("ledger counts %d events, the chain covers %d", got, len(covered))
 	}
+}
+
+// wholeSession reads session s1 of store whole and shows it as a session of h's wrapper would
+// be shown: the model's view of every stored event.
+func wholeSession(t testing.TB, h *hooks.Hooks, store session.Service) session.Session {
+	t.Helper()
+	resp, err := store.Get(context.Background(), &session.GetRequest{AppName: app, UserID: "user", SessionID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Session
 }
 
 // A summarizer failing on every call is not retried after every invocation: failures back off.

@@ -96,7 +96,7 @@ func write(path, app string, turns int) error {
 		return err
 	}
 	var view []Shown
-	for e := range resp.Session.Events().All() {
+	for _, e := range hooks.ModelView(resp.Session) {
 		s := Shown{ID: e.ID}
 		_, s.Summary = e.CustomMetadata[compaction.SummaryMetadataKey]
 		if e.Content != nil && len(e.Content.Parts) > 0 {

@@ -1,0 +1,221 @@
+package history
+
+import (
+	"time"
+
+	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/lru"
+)
+
+// Defaults of a Reader.
+const (
+	// DefaultMargin is how much further back than the view needs a bounded read reaches: room
+	// for events another writer (not through adkctx) stamped with a clock that lags.
+	DefaultMargin = 10 * time.Second
+	// probeEvents is the first read of a session in a process: the newest events, which hold
+	// the newest marker in any session compacting every few invocations.
+	probeEvents = 64
+	// maxSessions bounds the sessions a Reader remembers (the least recently read is probed
+	// again).
+	maxSessions = 10_000
+)
+
+// Key names a session.
+type Key struct{ App, User, ID string }
+
+// Query is what one read asks storage for: the whole session (the zero Query), the newest
+// NumRecent events, or the events stamped at or after After (adk-go's GetRequest fields).
+type Query struct {
+	NumRecent int
+	After     time.Time
+}
+
+// Whole reports whether q reads the whole session.
+func (q Query) Whole() bool { return q.NumRecent <= 0 && q.After.IsZero() }
+
+// Purpose is what a read is for.
+type Purpose int
+
+const (
+	// ForView: a turn's compacted view (the raw events and the winning markers).
+	ForView Purpose = iota
+	// ForCompaction: the view plus the covered invocations the next summary is given again
+	// (compaction.Config.Overlap).
+	ForCompaction
+)
+
+// Read is one complete read: what a caller reports about it (for logs).
+type Read struct {
+	// Queries is the number of reads it took; Events the events the last one returned.
+	Queries, Events int
+	// Whole reports that the session was read whole; Reason why, when a bounded read was
+	// tried first ("" when bounded, "unknown" when there was nothing to bound it by).
+	Whole  bool
+	Reason string
+}
+
+// Reader decides the reads of sessions for one process and remembers, per session, what the
+// last complete read learned. It is safe for concurrent use.
+type Reader struct {
+	viewer *compaction.Viewer
+	margin time.Duration
+	memos  *lru.Cache[Key, memo]
+}
+
+// memo is what a complete read of a session learned.
+type memo struct {
+	from, contextFrom time.Time // oldest timestamps the view / the next compaction need
+	offset            int       // lowest UTC offset (seconds) of the events read
+	rawInvocations    int
+	keep              int
+	markers           bool // the session held a valid marker
+	known             bool // from is known
+}
+
+// NewReader returns a Reader reaching margin further back than the view needs (0: DefaultMargin;
+// negative: none).
+func NewReader(v *compaction.Viewer, margin time.Duration) *Reader {
+	if margin == 0 {
+		margin = DefaultMargin
+	}
+	return &Reader{viewer: v, margin: max(margin, 0), memos: lru.New[Key, memo](maxSessions)}
+}
+
+// First returns the first query of a read of session k.
+func (r *Reader) First(k Key, p Purpose) Query {
+	m, ok := r.memos.Get(k)
+	if !ok || !m.known {
+		return Query{NumRecent: probeEvents}
+	}
+	from := m.from
+	if p == ForCompaction && !m.contextFrom.IsZero() && m.contextFrom.Before(from) {
+		from = m.contextFrom
+	}
+	return r.after(from, m.offset)
+}
+
+// Since returns the query for the events of session k stored since an event stamped t: what a
+// writer asks before it appends through an older read.
+func (r *Reader) Since(k Key, t time.Time) Query {
+	m, _ := r.memos.Get(k)
+	if t.IsZero() {
+		return Query{}
+	}
+	return r.after(t, m.offset)
+}
+
+// after is the query for events stamped at or after from less the margin, written in the
+// offset zone: SQLite compares the text of timestamps, each in its own UTC offset, so a query in
+// the lowest offset the session holds misses none of them.
+func (r *Reader) after(from time.Time, offset int) Query {
+	if from.IsZero() {
+		return Query{}
+	}
+	return Query{After: from.Add(-r.margin).In(time.FixedZone("", offset))}
+}
+
+// Next checks the events a query q of session k returned (in stream order) against the
+// session's last update time (zero: unknown) and returns the next query, or done when they hold
+// everything the purpose needs; why says why another query is needed. When done, the Reader
+// learns from them for the session's next read.
+func (r *Reader) Next(k Key, p Purpose, q Query, events []compaction.Event, lastUpdate time.Time) (next Query, done bool, why string) {
+	if q.Whole() || len(events) == 0 || q.NumRecent > 0 && len(events) < q.NumRecent {
+		r.learn(k, r.viewer.Needs(events), events)
+		return Query{}, true, ""
+	}
+	n := r.viewer.Needs(events)
+	oldest, newest, offset := span(events)
+	switch {
+	case n.Lost:
+		return Query{}, false, "raw_event_missing"
+	case !lastUpdate.IsZero() && newest.Before(lastUpdate.Truncate(time.Microsecond)):
+		return Query{}, false, "newest_missing"
+	case !q.After.IsZero() && offset < zoneOffset(q.After):
+		// An event stamped in a lower UTC offset than the query was written in: the store may
+		// have left out others of that offset. Ask again, in it.
+		return Query{After: q.After.In(time.FixedZone("", offset))}, false, "utc_offset"
+	}
+	if q.NumRecent > 0 {
+		// A probe sees only the newest events: the newest marker's writer knew how far back
+		// the view reaches.
+		if !n.Markers {
+			return Query{}, false, "no_marker"
+		}
+		if n.ReadFrom.IsZero() {
+			return Query{}, false, "unknown_reach"
+		}
+		need := earliest(n.From, n.ReadFrom)
+		if p == ForCompaction {
+			need = earliest(need, n.ContextFrom)
+		}
+		if !oldest.Before(need) {
+			return r.after(need, offset), false, "reach_back"
+		}
+	} else {
+		// The query reached back to what the view needed at the last complete read: later
+		// markers only move that forward, and the checks above found nothing missing.
+		if m, ok := r.memos.Get(k); ok && m.markers && !n.Markers {
+			return Query{}, false, "marker_missing"
+		}
+		if p == ForCompaction && !n.ContextFrom.IsZero() && n.ContextFrom.Before(q.After) {
+			return r.after(n.ContextFrom, offset), false, "reach_back"
+		}
+	}
+	r.learn(k, n, events)
+	return Query{}, true, ""
+}
+
+// learn records what a complete read of k needs next time.
+func (r *Reader) learn(k Key, n compaction.Needs, events []compaction.Event) {
+	_, _, offset := span(events)
+	m := memo{from: n.From, contextFrom: n.ContextFrom, offset: offset, rawInvocations: n.RawInvocations, keep: n.Keep,
+		markers: n.Markers, known: !n.From.IsZero()}
+	if old, ok := r.memos.Get(k); ok && old.offset < m.offset {
+		m.offset = old.offset // an offset seen once may come back
+	}
+	r.memos.Put(k, m)
+}
+
+// Forget drops what the Reader knows of k (its session was deleted).
+func (r *Reader) Forget(k Key) { r.memos.Delete(k) }
+
+// RawInvocations reports the invocations of scope "" the view of k showed raw at its last read,
+// and the raw tail its winning marker asks a sliding window to keep; ok is false when no read
+// of k is remembered.
+func (r *Reader) RawInvocations(k Key) (raw, keep int, ok bool) {
+	m, ok := r.memos.Get(k)
+	return m.rawInvocations, m.keep, ok
+}
+
+// span returns the oldest and newest timestamps among events and their lowest UTC offset.
+func span(events []compaction.Event) (oldest, newest time.Time, offset int) {
+	for i := range events {
+		t := events[i].Timestamp
+		if i == 0 || t.Before(oldest) {
+			oldest = t
+		}
+		if i == 0 || t.After(newest) {
+			newest = t
+		}
+		if o := zoneOffset(t); i == 0 || o < offset {
+			offset = o
+		}
+	}
+	return oldest, newest, offset
+}
+
+func zoneOffset(t time.Time) int {
+	_, off := t.Zone()
+	return off
+}
+
+// earliest returns the earlier of a and b, ignoring a zero time.
+func earliest(a, b time.Time) time.Time {
+	switch {
+	case a.IsZero():
+		return b
+	case b.IsZero() || a.Before(b):
+		return a
+	}
+	return b
+}
