@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"encoding/json"
 	"math"
 
 	"google.golang.org/genai"
@@ -8,12 +9,12 @@ import (
 
 // Usage is the token usage of one model response, or a sum of them.
 type Usage struct {
-	Prompt  int // PromptTokenCount: the whole request as the model counted it
-	Output  int // CandidatesTokenCount
-	Cached  int // CachedContentTokenCount (part of Prompt)
-	Thought int // ThoughtsTokenCount
-	ToolUse int // ToolUsePromptTokenCount
-	Total   int // TotalTokenCount (computed when the model leaves it 0)
+	Prompt  int `json:"prompt,omitempty"`  // PromptTokenCount: the whole request as the model counted it
+	Output  int `json:"output,omitempty"`  // CandidatesTokenCount
+	Cached  int `json:"cached,omitempty"`  // CachedContentTokenCount (part of Prompt)
+	Thought int `json:"thought,omitempty"` // ThoughtsTokenCount
+	ToolUse int `json:"toolUse,omitempty"` // ToolUsePromptTokenCount
+	Total   int `json:"total,omitempty"`   // TotalTokenCount (computed when the model leaves it 0)
 }
 
 // UsageFrom converts genai usage metadata; nil gives the zero Usage.
@@ -62,7 +63,8 @@ type Report struct {
 }
 
 // Tally is the running aggregate behind a Report. The zero value is empty; the hooks keep one
-// per session and rebuild it from stored events.
+// per session and store it with every model response (it encodes to JSON), so a process that
+// reads only the newest part of a session rebuilds it whole.
 type Tally struct {
 	turns, calls     int
 	total, last      Usage
@@ -103,4 +105,33 @@ func (t *Tally) Report(l Limits) Report {
 		}
 	}
 	return r
+}
+
+// tallyJSON is a Tally's stored form.
+type tallyJSON struct {
+	Turns           int    `json:"turns"`
+	Calls           int    `json:"calls"`
+	Total           Usage  `json:"total"`
+	Last            Usage  `json:"last"`
+	TurnStartPrompt int    `json:"turnStartPrompt,omitempty"`
+	GrowthSum       int    `json:"growthSum,omitempty"`
+	Grown           int    `json:"grown,omitempty"`
+	LastTurn        string `json:"lastTurn,omitempty"`
+}
+
+// MarshalJSON encodes the tally.
+func (t Tally) MarshalJSON() ([]byte, error) {
+	return json.Marshal(tallyJSON{Turns: t.turns, Calls: t.calls, Total: t.total, Last: t.last,
+		TurnStartPrompt: t.turnStartPrompt, GrowthSum: t.growthSum, Grown: t.nGrow, LastTurn: t.lastTurn})
+}
+
+// UnmarshalJSON decodes a tally MarshalJSON encoded.
+func (t *Tally) UnmarshalJSON(b []byte) error {
+	var j tallyJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*t = Tally{turns: j.Turns, calls: j.Calls, total: j.Total, last: j.Last, turnStartPrompt: j.TurnStartPrompt,
+		growthSum: j.GrowthSum, nGrow: j.Grown, lastTurn: j.LastTurn}
+	return nil
 }

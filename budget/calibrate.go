@@ -26,7 +26,7 @@ const (
 // Calibration learns, for one session and model, how the model's reported prompt token count
 // relates to our estimate, and predicts the count of the next request. The zero value is ready:
 // it predicts the estimate itself. It is a plain value: the hooks keep one per session and model
-// under the session's lock, and rebuild it from stored events by replaying Observe.
+// under the session's lock, and store it with every model response (it encodes to JSON).
 //
 // The prediction is the latest reported count plus the estimate of what was added since, scaled
 // by the learned ratio (counts are never summed across events). When the request shrank since
@@ -37,15 +37,17 @@ const (
 type Calibration struct {
 	// Factor is the learned reported/estimated ratio (1 until a request of at least 1,000
 	// estimated tokens was observed).
-	Factor  float64
-	Samples int
+	Factor  float64 `json:"factor,omitempty"`
+	Samples int     `json:"samples,omitempty"`
 	// Anchor: our estimate of the last observed request and the count reported for it.
-	AnchorEstimate, AnchorReported int
+	AnchorEstimate int `json:"anchorEstimate,omitempty"`
+	AnchorReported int `json:"anchorReported,omitempty"`
 	// DeltaMargin and FullMargin are the learned safety margins, relative to the unanchored
 	// part of an anchored prediction and to an unanchored prediction.
-	DeltaMargin, FullMargin float64
+	DeltaMargin float64 `json:"deltaMargin,omitempty"`
+	FullMargin  float64 `json:"fullMargin,omitempty"`
 	// Observations counts Observe calls that were used.
-	Observations int
+	Observations int `json:"observations,omitempty"`
 }
 
 // Prediction is what Calibration.Predict returns.

@@ -284,9 +284,8 @@ func checkView(t *testing.T, events []Event, items []Item) {
 			hidden[i] = true
 		}
 	}
-	// One summary per scope with a winner, from the winner: at the first hidden event of the
-	// scope when the chain's oldest covered event is hidden here, else at the first event of the
-	// scope or at the winner, whichever comes first.
+	// One summary per scope with a winner, from the winner, first among the scope's events (or at
+	// the winner when none comes before it).
 	if len(summaries) != len(winner) {
 		t.Fatalf("%d summaries for %d winning scopes", len(summaries), len(winner))
 	}
@@ -296,20 +295,12 @@ func checkView(t *testing.T, events []Event, items []Item) {
 		if it.MarkerID != events[w.at].ID {
 			t.Fatalf("scope %q: summary from %q, the winner is %q", scope, it.MarkerID, events[w.at].ID)
 		}
-		want, firstHidden, oldest := w.at, -1, false
+		want := w.at
 		for i := range events {
-			if events[i].Scope == scope && want == w.at && i < w.at {
+			if events[i].Scope == scope && i < want {
 				want = i
+				break
 			}
-			if hidden[i] && events[i].Scope == scope {
-				if firstHidden < 0 {
-					firstHidden = i
-				}
-				oldest = oldest || events[i].ID == w.m.FirstEventID
-			}
-		}
-		if oldest {
-			want = firstHidden
 		}
 		if it.Index != want {
 			t.Fatalf("scope %q: summary at %d, want %d", scope, it.Index, want)

@@ -106,6 +106,10 @@ type Marker struct {
 	RawCount    int     `json:"rawCount,omitempty"`
 	ReadFrom    float64 `json:"readFrom,omitempty"`
 	ContextFrom float64 `json:"contextFrom,omitempty"`
+	// UTCOffset is the lowest UTC offset, in seconds, of the timestamps of the events its writer
+	// read: a session holding events stamped west of UTC (by a writer other than adkctx, which
+	// stamps in UTC) is read with queries written in that offset.
+	UTCOffset int `json:"utcOffset,omitempty"`
 }
 
 // InvalidMarkerError reports a marker record that cannot be used. A view ignores such a record

@@ -204,6 +204,9 @@ func readHints(events []Event, p *plan, w *window, overlap int, now time.Time) {
 		}
 	}
 	for i := range events {
+		if _, off := events[i].Timestamp.Zone(); off < m.UTCOffset {
+			m.UTCOffset = off
+		}
 		if !p.shown(events, i) || newly[i] {
 			continue
 		}

@@ -59,10 +59,9 @@ type Item struct {
 //   - per isolation scope, the valid marker with the highest Seq wins; it hides exactly the
 //     events its chain covers by id (EventIDs of it and of the markers it rolls up), whatever
 //     their position or timestamp, and nothing else;
-//   - its summary appears once: in place of the first covered event when the oldest event the
-//     chain covers (Marker.FirstEventID) is among events, else before the first event of its
-//     scope (events then start after the covered range began); a read that holds everything
-//     the view needs shows the same items as one of the whole session;
+//   - its summary appears once, first among the events of its scope (it stands for the oldest of
+//     them): a read that holds everything the view needs shows the same items as a read of the
+//     whole session;
 //   - the tool results of the raw events the winning marker lists in ExcerptedEventIDs are cut
 //     to ExcerptBytes (Item.Content);
 //   - a record that does not parse, or names an impossible range, is ignored with a warning and
@@ -177,33 +176,21 @@ func (p *plan) cover(events []Event, cands []candidate, byID map[string]int) {
 	}
 }
 
-// places returns where each scope's summary goes: event index → scopes (see View).
+// places returns where each scope's summary goes: event index → scopes. A summary comes first
+// among the events of its scope (before the first of them, or at its marker when none comes
+// before it): where it stands then does not depend on how much of the session was read, or on
+// how the store ordered timestamps it stamped in different offsets.
 func (p *plan) places(events []Event) map[int][]string {
-	firstCovered := make(map[string]int, len(p.live)) // one pass, however many scopes
 	firstOfScope := make(map[string]int, len(p.live))
-	oldest := make(map[string]bool, len(p.live)) // the chain's oldest covered event is here
 	for i := range events {
-		e := &events[i]
-		if _, ok := firstOfScope[e.Scope]; !ok {
-			firstOfScope[e.Scope] = i
-		}
-		if !p.covered[i] {
-			continue
-		}
-		if _, ok := firstCovered[e.Scope]; !ok {
-			firstCovered[e.Scope] = i
-		}
-		if lm, ok := p.live[e.Scope]; ok && e.ID == lm.m.FirstEventID {
-			oldest[e.Scope] = true
+		if _, ok := firstOfScope[events[i].Scope]; !ok {
+			firstOfScope[events[i].Scope] = i
 		}
 	}
 	place := map[int][]string{}
 	for scope, lm := range p.live {
 		at := lm.at
 		if i, ok := firstOfScope[scope]; ok && i < at {
-			at = i
-		}
-		if i, ok := firstCovered[scope]; ok && oldest[scope] {
 			at = i
 		}
 		place[at] = append(place[at], scope)
@@ -257,6 +244,9 @@ type Needs struct {
 	// needs, as times (zero: unknown).
 	Markers               bool
 	ReadFrom, ContextFrom time.Time
+	// UTCOffset is the lowest UTC offset (seconds) the newest marker's writer saw (0: none
+	// below UTC).
+	UTCOffset int
 	// Lost reports that a scope's winning marker left more raw events before it than the read
 	// holds: the read missed events (their timestamps put them before the window).
 	Lost bool
@@ -291,7 +281,7 @@ func (v *Viewer) Needs(events []Event) Needs {
 		}
 	}
 	if m := p.newest; m != nil {
-		n.Markers, n.ReadFrom, n.ContextFrom = true, fromSeconds(m.ReadFrom), fromSeconds(m.ContextFrom)
+		n.Markers, n.ReadFrom, n.ContextFrom, n.UTCOffset = true, fromSeconds(m.ReadFrom), fromSeconds(m.ContextFrom), m.UTCOffset
 	}
 	for _, g := range invocationGroups(events, p, "") {
 		if g.content {

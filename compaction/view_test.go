@@ -62,11 +62,11 @@ func TestView(t *testing.T) {
 			want: []string{"S(m1:one)", "e3"},
 		},
 		{
-			name: "covered events need not be contiguous: the summary takes the first one's place",
+			name: "covered events need not be contiguous: the summary comes first",
 			build: func(t *testing.T) []Event {
 				return stamp(ev("e1"), ev("e2"), ev("e3"), ev("e4"), mustMarkerEvent(t, "m1", v2(1, "", "one", "e2", "e4")))
 			},
-			want: []string{"e1", "S(m1:one)", "e3"},
+			want: []string{"S(m1:one)", "e1", "e3"},
 		},
 		{
 			name: "a chain covers what every marker in it lists",
@@ -99,7 +99,7 @@ func TestView(t *testing.T) {
 				return stamp(ev("e1"), ev("e2"), mustMarkerEvent(t, "m1", v2(1, "", "one", "e1")),
 					mustMarkerEvent(t, "m2", v2(2, "gone", "two", "e2")))
 			},
-			want: []string{"e1", "S(m2:two)"},
+			want: []string{"S(m2:two)", "e1"},
 		},
 		{
 			name: "a broken link ends the chain: older events show raw",
@@ -108,14 +108,14 @@ func TestView(t *testing.T) {
 					mustMarkerEvent(t, "m2", v2(2, "m1", "two", "e2")),
 					mustMarkerEvent(t, "m3", v2(3, "missing", "three", "e3")))
 			},
-			want: []string{"e1", "e2", "S(m3:three)"},
+			want: []string{"S(m3:three)", "e1", "e2"},
 		},
 		{
 			name: "a link to an invalid record ends the chain",
 			build: func(t *testing.T) []Event {
 				return stamp(ev("e1"), ev("e2"), rec("m1", badRecord), mustMarkerEvent(t, "m2", v2(2, "m1", "two", "e2")))
 			},
-			want:  []string{"e1", "S(m2:two)"},
+			want:  []string{"S(m2:two)", "e1"},
 			warns: 1,
 		},
 		{
@@ -224,7 +224,7 @@ func TestView(t *testing.T) {
 				return stamp(ev("e1"), ev("e2"), mustMarkerEvent(t, "a", v2(1, "", "a", "e1")),
 					mustMarkerEvent(t, "b", v2(1, "", "b", "e2")))
 			},
-			want: []string{"e1", "S(b:b)"},
+			want: []string{"S(b:b)", "e1"},
 		},
 		{
 			name: "scopes are independent: each has its winner and one summary",
@@ -249,7 +249,7 @@ func TestView(t *testing.T) {
 				return stamp(ev("e1"), ev("e2"), mustMarkerEvent(t, "ma", ma),
 					mustMarkerEvent(t, "m2", v2(2, "ma", "two", "e2")))
 			},
-			want: []string{"e1", "S(m2:two)", "S(ma:scope a)"},
+			want: []string{"S(m2:two)", "e1", "S(ma:scope a)"},
 		},
 		{
 			name: "the summary header is not doubled and thoughts are left out",
@@ -426,9 +426,9 @@ func TestViewerCacheIsPerRecord(t *testing.T) {
 			want   []string
 		}{
 			{"a", a, []string{"S(m1:session a)", "e2"}},
-			{"b", b, []string{"e1", "S(m1:session b)"}},
+			{"b", b, []string{"S(m1:session b)", "e1"}},
 			{"a as json.RawMessage", raw(a), []string{"S(m1:session a)", "e2"}},
-			{"b as json.RawMessage", raw(b), []string{"e1", "S(m1:session b)"}},
+			{"b as json.RawMessage", raw(b), []string{"S(m1:session b)", "e1"}},
 			{"c", c, []string{"S(m1:session c)", "e4"}},
 			{"c with another summary", cText, []string{"S(m1:session c, other text)", "e4"}},
 			{"c with other ids", cIDs, []string{"S(m1:session c)", "e2", "e4"}},

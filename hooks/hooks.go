@@ -264,7 +264,15 @@ func (h *Hooks) onEvent(ctx agent.InvocationContext, ev *session.Event) (*sessio
 }
 
 func (h *Hooks) afterRun(ctx agent.InvocationContext) {
-	if sess := ctx.Session(); sess != nil {
-		h.e.AfterRun(ctx, keyOf(sess), ctx.InvocationID())
+	sess := ctx.Session()
+	if sess == nil {
+		return
 	}
+	var snap compactor.Snapshot
+	if vs, ok := sess.(*viewSession); ok {
+		if sn := vs.snapshot(); sn.current() {
+			snap = sn
+		}
+	}
+	h.e.AfterRun(ctx, keyOf(sess), ctx.InvocationID(), snap)
 }

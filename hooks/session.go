@@ -43,6 +43,8 @@ type service struct {
 	// that read its session before a background compaction stored its marker sees the summary
 	// at its next model call.
 	board *lru.Cache[history.Key, []*session.Event]
+	// trace, when set (tests), sees which method of a view's events each reader calls.
+	trace func(method string, run bool)
 }
 
 func newService(base session.Service, e *engine.Engine) *service {
@@ -212,6 +214,17 @@ func (sn *snapshot) Events() []compaction.Event {
 	return sn.events
 }
 
+// current reports whether sn holds every marker this process appended to its session (none was
+// stored during the invocation that read it).
+func (sn *snapshot) current() bool {
+	marks, _ := sn.s.board.Get(sn.key)
+	if len(marks) == 0 {
+		return true
+	}
+	last := marks[len(marks)-1].ID
+	return slices.ContainsFunc(sn.Events(), func(e compaction.Event) bool { return e.ID == last })
+}
+
 // Changes implements compactor.Snapshot: it reads the events stored since the newest one sn
 // holds (and a margin before it) and returns those sn does not hold.
 func (sn *snapshot) Changes(ctx context.Context) (history.Changes, error) {
@@ -343,6 +356,16 @@ func (vs *viewSession) replace(snap *snapshot) {
 	vs.snap, vs.key = snap, viewKey{}
 }
 
+// traced reports a call of the events' method to the service's trace, if any.
+func (vs *viewSession) traced(method string) {
+	if f := vs.s.trace; f != nil {
+		vs.mu.Lock()
+		run := vs.run
+		vs.mu.Unlock()
+		f(method, run)
+	}
+}
+
 // claim marks the session as read by a run: All returns the model's view from now on.
 func (vs *viewSession) claim() {
 	vs.mu.Lock()
@@ -368,10 +391,14 @@ func (vs *viewSession) Events() session.Events { return viewEvents{vs} }
 type viewEvents struct{ vs *viewSession }
 
 // Len and At are the model's view, for adk-go's runner and flows.
-func (v viewEvents) Len() int { return len(v.vs.model()) }
+func (v viewEvents) Len() int {
+	v.vs.traced("Len")
+	return len(v.vs.model())
+}
 
 // At returns event i of the model's view (nil out of range).
 func (v viewEvents) At(i int) *session.Event {
+	v.vs.traced("At")
 	evs := v.vs.model()
 	if i < 0 || i >= len(evs) {
 		return nil
@@ -384,6 +411,7 @@ func (v viewEvents) All() iter.Seq[*session.Event] {
 	v.vs.mu.Lock()
 	run := v.vs.run
 	v.vs.mu.Unlock()
+	v.vs.traced("All")
 	if run {
 		return slices.Values(v.vs.model())
 	}

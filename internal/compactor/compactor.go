@@ -64,6 +64,10 @@ type Request struct {
 	Link trace.SpanContext
 	// LastRequest is the session's last model request as sent (see compaction.Selection).
 	LastRequest *request.LLMRequest
+	// Snapshot, when set, is a read of the session that holds its view (the triggering
+	// invocation's, with the events it appended): a compaction that needs no more does not read
+	// the session again.
+	Snapshot Snapshot
 }
 
 // Outcome is how a compaction attempt ended.
@@ -368,10 +372,13 @@ func (c *Compactor) run(ctx context.Context, r Request, a *Attempt) {
 		a.Outcome, a.Reason = OutcomeNothing, "below_interval"
 		return
 	}
-	snap, err := c.deps.Store.Read(ctx, r.Session, c.purpose)
-	if err != nil {
-		a.Outcome, a.Err = OutcomeFailed, err
-		return
+	snap := r.Snapshot
+	if snap == nil || c.purpose != history.ForView {
+		var err error
+		if snap, err = c.deps.Store.Read(ctx, r.Session, c.purpose); err != nil {
+			a.Outcome, a.Err = OutcomeFailed, err
+			return
+		}
 	}
 	a.Result = compaction.Prepare(ctx, c.cfg, c.deps.Viewer, snap.Events(), compaction.Selection{
 		Trigger: r.Trigger, Invocation: r.Invocation, Live: r.Live,

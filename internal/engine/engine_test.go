@@ -60,7 +60,7 @@ func TestSessionStateIsBounded(t *testing.T) {
 	if n := st.streams.Len(); n != 3+1 {
 		t.Errorf("%d streams, want one per agent and branch (4)", n)
 	}
-	e.AfterRun(ctx, keyOf(testCall{}), "inv-199")
+	e.AfterRun(ctx, keyOf(testCall{}), "inv-199", nil)
 	if _, ok := st.calls.Get(callKey{"inv-199", "", "agent-1"}); ok {
 		t.Error("a finished invocation's call is still remembered")
 	}

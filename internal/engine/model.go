@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"math"
 	"slices"
@@ -273,9 +274,13 @@ func (e *Engine) AfterModel(ctx context.Context, c Call, resp *response.LLMRespo
 	cl := st.call(callKey{c.InvocationID(), c.Branch(), c.AgentName()})
 	est, predicted, model, seq := cl.estimate, cl.predicted, cl.model, cl.seq
 	cl.estimate = 0 // one observation per request, even if two callbacks see the response
+	var rec callRecord
 	if est > 0 {
-		st.calibration(model).Observe(est, usage.Prompt)
+		cal := st.calibration(model)
+		cal.Observe(est, usage.Prompt)
 		st.tally.Add(c.InvocationID(), usage)
+		calCopy, tally := *cal, st.tally
+		rec = callRecord{Seq: seq, Estimate: est, Model: model, Calibration: &calCopy, Tally: &tally}
 	}
 	st.mu.Unlock()
 	if est == 0 {
@@ -285,7 +290,7 @@ func (e *Engine) AfterModel(ctx context.Context, c Call, resp *response.LLMRespo
 	if md == nil {
 		md = map[string]any{}
 	}
-	md[CallRecordKey] = map[string]any{"call_seq": seq, "estimated_tokens": est, "model": model}
+	md[CallRecordKey] = rec.encode()
 	resp.CustomMetadata = md
 	e.log.Info("model usage",
 		zap.String("session_id", s.ID),
@@ -314,55 +319,83 @@ func (e *Engine) workDirFor(state StateReader) string {
 	return e.workDir
 }
 
+// callRecord is what adkctx stores with each model response (CustomMetadata[CallRecordKey]): the
+// call's sequence number, our estimate of its request, the model, and the session's calibration
+// (of that model) and accounting after the call, so that a process that reads only the newest
+// part of a session (or none of the calls before) decides as one that saw every call.
+type callRecord struct {
+	Seq         int                 `json:"call_seq"`
+	Estimate    int                 `json:"estimated_tokens"`
+	Model       string              `json:"model"`
+	Calibration *budget.Calibration `json:"calibration,omitempty"`
+	Tally       *budget.Tally       `json:"tally,omitempty"`
+}
+
+// encode returns the record in the shape a database round trip produces (float64 numbers,
+// nested maps), so in-memory and database sessions hold the same value.
+func (r callRecord) encode() map[string]any {
+	b, err := json.Marshal(r)
+	var out map[string]any
+	if err == nil {
+		err = json.Unmarshal(b, &out)
+	}
+	if err != nil { // plain numbers and strings: does not happen
+		return map[string]any{"call_seq": r.Seq, "estimated_tokens": r.Estimate, "model": r.Model}
+	}
+	return out
+}
+
+// readCallRecord returns the record an event carries; false when it has none that decodes.
+func readCallRecord(e *compaction.Event) (callRecord, bool) {
+	raw, ok := e.Metadata[CallRecordKey]
+	if !ok || raw == nil {
+		return callRecord{}, false
+	}
+	b, err := json.Marshal(raw)
+	var r callRecord
+	if err != nil || json.Unmarshal(b, &r) != nil || r.Seq <= 0 {
+		return callRecord{}, false
+	}
+	return r, true
+}
+
 // Restore rebuilds a session's calibration and accounting from its stored events when this
 // process did not see every model call stored in them: a new process, an evicted session, or a
-// replica behind a load balancer that is not sticky (another process served the last turns). It
-// replays the call records and reported usage in stream order, so every process makes the same
-// decisions. It also notes that the plugin runs.
+// replica behind a load balancer that is not sticky (another process served the last turns).
+// The newest call record holds the session's accounting and its model's calibration after that
+// call (the newest record of each other model, its calibration), so the events a bounded read
+// returns are enough: every process makes the same decisions. It also notes that the plugin
+// runs.
 func (e *Engine) Restore(s compactor.Session, invocation string, events func() []compaction.Event) {
 	evs := events()
-	stored := 0
-	for i := len(evs) - 1; i >= 0 && stored == 0; i-- {
-		if rec, ok := evs[i].Metadata[CallRecordKey].(map[string]any); ok {
-			stored = number(rec["call_seq"])
+	var newest []callRecord // newest first, one per model
+	seen := map[string]bool{}
+	for i := len(evs) - 1; i >= 0; i-- {
+		if rec, ok := readCallRecord(&evs[i]); ok && !seen[rec.Model] {
+			seen[rec.Model] = true
+			newest = append(newest, rec)
 		}
 	}
 	st := e.state(s)
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.noteRun(invocation)
-	if st.seq == stored {
-		return // this process saw every call stored
+	if len(newest) == 0 || st.seq == newest[0].Seq {
+		return // no call stored, or this process saw every one
 	}
-	st.calib, st.tally, st.seq = map[string]*budget.Calibration{}, budget.Tally{}, 0
+	st.calib, st.tally, st.seq = map[string]*budget.Calibration{}, budget.Tally{}, newest[0].Seq
 	st.lastPredicted, st.growth = 0, 0
-	for _, ev := range evs {
-		rec, ok := ev.Metadata[CallRecordKey].(map[string]any)
-		if !ok || ev.Usage == nil || ev.Partial {
-			continue
+	st.limits = e.Limits(newest[0].Model)
+	if newest[0].Tally != nil {
+		st.tally = *newest[0].Tally
+	}
+	for _, rec := range newest {
+		if rec.Calibration != nil {
+			*st.calibration(rec.Model) = *rec.Calibration
 		}
-		model, _ := rec["model"].(string)
-		est, seq := number(rec["estimated_tokens"]), number(rec["call_seq"])
-		u := budget.UsageFrom(ev.Usage)
-		st.calibration(model).Observe(est, u.Prompt)
-		st.tally.Add(ev.InvocationID, u)
-		st.seq = max(st.seq, seq)
-		st.limits = e.Limits(model)
 	}
 }
 
-// number reads a JSON number stored in metadata (int in memory, float64 after a database).
-func number(v any) int {
-	switch n := v.(type) {
-	case int:
-		return n
-	case int64:
-		return int(n)
-	case float64:
-		return int(n)
-	}
-	return 0
-}
 
 // noteRun records that the plugin saw invocation start. Hold st.mu.
 func (st *sessionState) noteRun(inv string) {

@@ -59,8 +59,10 @@ func (e *Engine) waitIfOverHard(ctx context.Context, s compactor.Session, invoca
 }
 
 // AfterRun runs after an invocation's last event is stored: it forgets the invocation's calls
-// and schedules the sliding-window compaction.
-func (e *Engine) AfterRun(ctx context.Context, s compactor.Session, invocation string) {
+// and schedules the sliding-window compaction. snap, when not nil, is the invocation's read of
+// the session with the events it appended: the compaction works from it instead of reading the
+// session again.
+func (e *Engine) AfterRun(ctx context.Context, s compactor.Session, invocation string, snap compactor.Snapshot) {
 	st := e.state(s)
 	st.mu.Lock()
 	sent := st.forgetInvocation(invocation)
@@ -69,7 +71,7 @@ func (e *Engine) AfterRun(ctx context.Context, s compactor.Session, invocation s
 	st.mu.Unlock()
 	if c := e.getCompactor(); c != nil {
 		c.Schedule(compactor.Request{Session: s, Trigger: compaction.TriggerInvocations, Invocation: invocation,
-			Limits: limits, TokenLimit: tokenLimit, Link: link, LastRequest: sent})
+			Limits: limits, TokenLimit: tokenLimit, Link: link, LastRequest: sent, Snapshot: snap})
 	}
 }
 

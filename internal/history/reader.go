@@ -1,6 +1,7 @@
 package history
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/adkctx/adkctx/compaction"
@@ -60,6 +61,7 @@ type Reader struct {
 	viewer *compaction.Viewer
 	margin time.Duration
 	memos  *lru.Cache[Key, memo]
+	whole  atomic.Bool
 }
 
 // memo is what a complete read of a session learned.
@@ -81,8 +83,14 @@ func NewReader(v *compaction.Viewer, margin time.Duration) *Reader {
 	return &Reader{viewer: v, margin: max(margin, 0), memos: lru.New[Key, memo](maxSessions)}
 }
 
+// ReadWhole makes every read a whole one (a bounded read's requests are compared with these).
+func (r *Reader) ReadWhole() { r.whole.Store(true) }
+
 // First returns the first query of a read of session k.
 func (r *Reader) First(k Key, p Purpose) Query {
+	if r.whole.Load() {
+		return Query{}
+	}
 	m, ok := r.memos.Get(k)
 	if !ok || !m.known {
 		return Query{NumRecent: probeEvents}
@@ -148,7 +156,12 @@ func (r *Reader) Next(k Key, p Purpose, q Query, events []compaction.Event, last
 		if p == ForCompaction {
 			need = earliest(need, n.ContextFrom)
 		}
-		if !oldest.Before(need) {
+		switch {
+		case n.UTCOffset < 0:
+			// The session holds events stamped west of UTC: the newest ones by their text may
+			// not be the newest ones. Ask by time, in their offset.
+			return r.after(need, min(offset, n.UTCOffset)), false, "utc_offset"
+		case !oldest.Before(need):
 			return r.after(need, offset), false, "reach_back"
 		}
 	} else {
@@ -168,7 +181,7 @@ func (r *Reader) Next(k Key, p Purpose, q Query, events []compaction.Event, last
 // learn records what a complete read of k needs next time.
 func (r *Reader) learn(k Key, n compaction.Needs, events []compaction.Event) {
 	_, _, offset := span(events)
-	m := memo{from: n.From, contextFrom: n.ContextFrom, offset: offset, rawInvocations: n.RawInvocations, keep: n.Keep,
+	m := memo{from: n.From, contextFrom: n.ContextFrom, offset: min(offset, n.UTCOffset), rawInvocations: n.RawInvocations, keep: n.Keep,
 		markers: n.Markers, known: !n.From.IsZero()}
 	if old, ok := r.memos.Get(k); ok && old.offset < m.offset {
 		m.offset = old.offset // an offset seen once may come back

@@ -114,7 +114,7 @@ func TestWorker(t *testing.T) {
 				break
 			}
 			a.OK = true
-			for e := range resp.Session.Events().All() {
+			for _, e := range hooks.ModelView(resp.Session) {
 				a.View = append(a.View, e.ID)
 			}
 		case "quit":

@@ -1,0 +1,391 @@
+package hooks_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/adk/agent"
+	"google.golang.org/adk/agent/llmagent"
+	"google.golang.org/adk/model"
+	"google.golang.org/adk/platform"
+	"google.golang.org/adk/runner"
+	"google.golang.org/adk/session"
+	"google.golang.org/adk/tool"
+	"google.golang.org/adk/tool/functiontool"
+	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx"
+	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/hooks"
+	"github.com/adkctx/adkctx/hooks/internal/llmtest"
+)
+
+// countingService counts the events its Get returns (what a session read costs).
+type countingService struct {
+	session.Service
+	mu     sync.Mutex
+	events int
+	gets   int
+}
+
+func (c *countingService) Get(ctx context.Context, req *session.GetRequest) (*session.GetResponse, error) {
+	resp, err := c.Service.Get(ctx, req)
+	if err == nil && resp != nil && resp.Session != nil {
+		c.mu.Lock()
+		c.events += resp.Session.Events().Len()
+		c.gets++
+		c.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (c *countingService) take() (events, gets int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	events, gets = c.events, c.gets
+	c.events, c.gets = 0, 0
+	return events, gets
+}
+
+// codingModel answers each user message by reading a file, then with a decision.
+func codingModel() *llmtest.Model {
+	return &llmtest.Model{UsageScale: 1, Default: func(req *model.LLMRequest) (*genai.Content, error) {
+		last := req.Contents[len(req.Contents)-1]
+		for _, p := range last.Parts {
+			if p.FunctionResponse != nil {
+				return genai.NewContentFromText("Decision: the module is safe to change. "+strings.Repeat("reason ", 30), genai.RoleModel), nil
+			}
+		}
+		turn := userTexts(req)
+		return &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{
+			Name: "read_file", Args: map[string]any{"path": "src/" + strings.Fields(turn[len(turn)-1])[0] + ".go"}}}}}, nil
+	}}
+}
+
+type pathArgs struct {
+	Path string `json:"path"`
+}
+
+func readFileTool(t *testing.T) tool.Tool {
+	t.Helper()
+	rt, err := functiontool.New(functiontool.Config{Name: "read_file", Description: "reads a file"},
+		func(_ agent.ToolContext, a pathArgs) (map[string]any, error) {
+			return map[string]any{"path": a.Path, "content": strings.Repeat("func f() { return }\n", 150)}, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+// fakeClock advances a second per reading: events 1 s apart, whatever the machine's speed. It
+// starts at the machine's time, so it runs ahead of the clock the compactor stamps markers with
+// (which are then stamped after the newest event).
+type fakeClock struct {
+	mu   sync.Mutex
+	now  time.Time
+	step time.Duration // 0: a second
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(max(c.step, time.Second))
+	return c.now
+}
+
+// run sends one user message with ctx.
+func run(ctx context.Context, t *testing.T, r *runner.Runner, sessionID, text string) {
+	t.Helper()
+	for _, err := range r.Run(ctx, "user", sessionID, genai.NewContentFromText(text, genai.RoleUser), agent.RunConfig{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A turn reads what the model's view needs, not the session: after the first turns, each turn
+// (its runner's Get, the compaction it triggers, the appends) reads at most twice the events the
+// view shows plus the events stamped within the read margin before them — however long the
+// session grows.
+func TestBoundedReadsPerTurn(t *testing.T) {
+	for name, newBase := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			counted := &countingService{Service: newBase()}
+			margin := 5 * time.Second
+			s := wireStack(t, codingModel(), adkctx.Config{Compaction: &compaction.Config{Interval: 3, Synchronous: true,
+				ReadMargin: margin}}, counted, readFileTool(t))
+			clock := &fakeClock{now: time.Now()}
+			ctx := platform.WithTimeProvider(context.Background(), clock.Now)
+			// view returns the model's view now and how far back it reaches.
+			view := func() (events []*session.Event, from time.Time) {
+				resp, err := s.sessions.Get(ctx, &session.GetRequest{AppName: appName, UserID: "user", SessionID: "s1"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				counted.take()
+				events = hooks.ModelView(resp.Session)
+				for _, e := range events {
+					if !strings.HasPrefix(e.ID, "compaction-summary-") && (from.IsZero() || e.Timestamp.Before(from)) {
+						from = e.Timestamp
+					}
+				}
+				return events, from
+			}
+			run(ctx, t, s.runner, "s1", "mod99 to start with")
+			worst := ""
+			for i := range 60 {
+				before, from := view()
+				run(ctx, t, s.runner, "s1", fmt.Sprintf("mod%02d please look at it", i))
+				read, gets := counted.take()
+				after, _ := view()
+				if i < 10 {
+					continue // the session is still shorter than its view
+				}
+				skew := 0
+				for _, e := range stored(t, counted.Service, "s1") {
+					if !e.Timestamp.Before(from.Add(-margin)) && e.Timestamp.Before(from) {
+						skew++
+					}
+				}
+				counted.take()
+				shows := max(len(before), len(after))
+				if bound := 2*shows + skew; read > bound {
+					t.Errorf("turn %d read %d events in %d gets; the view shows %d, %d stamped within the margin: bound %d",
+						i, read, gets, shows, skew, bound)
+				}
+				worst = fmt.Sprintf("turn %d: %d events read in %d gets, view %d, margin %d", i, read, gets, shows, skew)
+			}
+			t.Log("last turn:", worst)
+			if total := len(stored(t, counted.Service, "s1")); total < 200 {
+				t.Fatalf("the session holds %d events: too short to show anything", total)
+			}
+		})
+	}
+}
+
+// The model's requests are byte for byte those of the same build reading the whole session on
+// every read: a bounded read changes what the process reads, never what the model sees.
+func TestBoundedReadsSendTheSameRequests(t *testing.T) {
+	for name, newBase := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			requests := func(whole bool) []string {
+				m := codingModel()
+				s := wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 3, Synchronous: true}}, newBase(), readFileTool(t))
+				if whole {
+					hooks.ReadWhole(s.hooks)
+				}
+				clock := &fakeClock{now: time.Now()}
+				ctx := platform.WithTimeProvider(context.Background(), clock.Now)
+				for i := range 40 {
+					run(ctx, t, s.runner, "s1", fmt.Sprintf("mod%02d please look at it", i))
+				}
+				var out []string
+				for _, req := range m.Requests() {
+					b, err := json.Marshal(struct {
+						Contents []*genai.Content
+						Config   *genai.GenerateContentConfig
+					}{req.Contents, req.Config})
+					if err != nil {
+						t.Fatal(err)
+					}
+					out = append(out, string(b))
+				}
+				return out
+			}
+			bounded, whole := requests(false), requests(true)
+			if len(bounded) < 80 {
+				t.Fatalf("%d requests", len(bounded))
+			}
+			if diff := cmp.Diff(whole, bounded); diff != "" {
+				t.Errorf("requests with bounded reads differ from whole reads (-whole +bounded):\n%s", diff)
+			}
+			if !strings.Contains(bounded[len(bounded)-1], compaction.SummaryHeader) {
+				t.Error("the last request holds no summary: nothing was compacted")
+			}
+		})
+	}
+}
+
+// A Get that sets NumRecentEvents or After is the caller's page of the stored events: passed to
+// storage as it is, the same through every process (markers included, no summary).
+func TestPagedGetIsPassedThrough(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	s := wireStack(t, codingModel(), adkctx.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true}},
+		sqliteService(t, path), readFileTool(t))
+	for i := range 8 {
+		run(context.Background(), t, s.runner, "s1", fmt.Sprintf("mod%02d please", i))
+	}
+	other, err := hooks.New(adkctx.Config{Compaction: &compaction.Config{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherSessions := other.SessionService(sqliteService(t, path))
+	all := stored(t, s.base, "s1")
+	for _, req := range []*session.GetRequest{
+		{NumRecentEvents: 4},
+		{After: all[len(all)-5].Timestamp},
+		{NumRecentEvents: 3, After: all[2].Timestamp},
+	} {
+		req.AppName, req.UserID, req.SessionID = appName, "user", "s1"
+		var got [][]string
+		for _, svc := range []session.Service{s.base, s.sessions, otherSessions} {
+			resp, err := svc.Get(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for e := range resp.Session.Events().All() {
+				ids = append(ids, e.ID)
+			}
+			got = append(got, ids)
+		}
+		if diff := cmp.Diff(got[0], got[1]); diff != "" {
+			t.Errorf("%+v through the compacting process (-storage +wrapper):\n%s", req, diff)
+		}
+		if diff := cmp.Diff(got[0], got[2]); diff != "" {
+			t.Errorf("%+v through another process (-storage +wrapper):\n%s", req, diff)
+		}
+	}
+}
+
+// runnerWith is a runner over sessions for model m with the read_file tool, wired by h.
+func runnerWith(t *testing.T, h *hooks.Hooks, m model.LLM, sessions session.Service) (*runner.Runner, runner.Config) {
+	t.Helper()
+	a, err := llmagent.New(llmagent.Config{Name: "assistant", Model: m, Instruction: "You are a careful assistant.", Tools: []tool.Tool{readFileTool(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := h.Wire(runner.Config{AppName: appName, Agent: a, SessionService: sessions, AutoCreateSession: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := runner.New(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, rc
+}
+
+// Timestamps lie: adk-go stamps local time and the SQLite driver stores each timestamp as text
+// in its own UTC offset, compared as text. Two adkctx processes whose clocks are in Berlin and in
+// Tokyo serve one SQLite session across Berlin's daylight-saving change, and a writer that does
+// not go through adkctx stores notes stamped in New York's local time now and then. Every
+// stored event is covered by the winning marker chain or shown raw in each process's bounded
+// view (never neither, never both), and that view is the view of the whole session.
+func TestClockChangesLoseNoEvent(t *testing.T) {
+	zone := func(name string) *time.Location {
+		loc, err := time.LoadLocation(name)
+		if err != nil {
+			t.Skipf("no time zone data: %v", err)
+		}
+		return loc
+	}
+	berlin, tokyo, newYork := zone("Europe/Berlin"), zone("Asia/Tokyo"), zone("America/New_York")
+	// Berlin's clocks go back from 03:00 to 02:00 at 01:00 UTC on the last Sunday of October.
+	// The session starts an hour before, a year ahead of the machine's clock (so the compactor,
+	// which stamps markers with the machine's time, never stamps one after the writers' events).
+	year := time.Now().Year() + 1
+	change := time.Date(year, time.October, 31, 1, 0, 0, 0, time.UTC)
+	for change.Weekday() != time.Sunday {
+		change = change.AddDate(0, 0, -1)
+	}
+	clock := &fakeClock{now: change.Add(-time.Hour), step: time.Minute}
+	in := func(loc *time.Location) context.Context {
+		return platform.WithTimeProvider(context.Background(), func() time.Time { return clock.Now().In(loc) })
+	}
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	cfg := adkctx.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true, Summarizer: &compaction.ExtractiveSummarizer{}}}
+	var writers []*wired
+	for range 2 {
+		writers = append(writers, wireStack(t, codingModel(), cfg, sqliteService(t, path), readFileTool(t)))
+	}
+	ctxs := []context.Context{in(berlin), in(tokyo)}
+	foreign := sqliteService(t, path)
+	for i := range 40 {
+		run(ctxs[i%2], t, writers[i%2].runner, "s1", fmt.Sprintf("mod%02d please look at it", i))
+		if i%4 == 3 {
+			resp, err := foreign.Get(context.Background(), &session.GetRequest{AppName: appName, UserID: "user", SessionID: "s1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := session.NewEventWithContext(in(newYork), fmt.Sprint("note-", i))
+			ev.Author = "user"
+			ev.Content = genai.NewContentFromText(fmt.Sprintf("a note from New York at turn %d", i), genai.RoleUser)
+			if err := foreign.AppendEvent(context.Background(), resp.Session, ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if !clock.Now().After(change.Add(time.Hour)) {
+		t.Fatal("the session did not cross the clock change")
+	}
+	whole, err := foreign.Get(context.Background(), &session.GetRequest{AppName: appName, UserID: "user", SessionID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := stored(t, foreign, "s1")
+	offsets := map[int]bool{}
+	byID := map[string]*compaction.Marker{}
+	var newest *compaction.Marker
+	for _, e := range raw {
+		_, off := e.Timestamp.Zone()
+		offsets[off] = true
+		if isMarker(e) {
+			m, err := compaction.ReadMarker(&compaction.Event{ID: e.ID, Metadata: e.CustomMetadata})
+			if err != nil {
+				t.Fatal(err)
+			}
+			byID[e.ID] = m
+			if newest == nil || m.Seq > newest.Seq {
+				newest = m
+			}
+		}
+	}
+	if len(offsets) < 2 || newest == nil {
+		t.Fatalf("stored offsets %v, newest marker %v: the test did not mix offsets or compact", offsets, newest)
+	}
+	covered := map[string]bool{}
+	for m := newest; m != nil; m = byID[m.Previous] {
+		for _, id := range m.EventIDs {
+			covered[id] = true
+		}
+		if m.Previous == "" {
+			break
+		}
+	}
+	var wholeView []string
+	for _, e := range hooks.ModelView(whole.Session) {
+		wholeView = append(wholeView, e.ID)
+	}
+	for k, w := range writers {
+		resp, err := w.sessions.Get(ctxs[k], &session.GetRequest{AppName: appName, UserID: "user", SessionID: "s1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		shown := map[string]bool{}
+		var ids []string
+		for _, e := range hooks.ModelView(resp.Session) {
+			shown[e.ID], ids = true, append(ids, e.ID)
+		}
+		for _, e := range raw {
+			switch {
+			case isMarker(e):
+			case !shown[e.ID] && !covered[e.ID]:
+				t.Errorf("writer %d: event %s (%s, stamped %v) is neither summarized nor shown", k, e.ID, e.Author, e.Timestamp)
+			case shown[e.ID] && covered[e.ID]:
+				t.Errorf("writer %d: event %s is summarized and shown", k, e.ID)
+			}
+		}
+		if diff := cmp.Diff(wholeView, ids); diff != "" {
+			t.Errorf("writer %d's bounded view differs from the whole session's (-whole +bounded):\n%s", k, diff)
+		}
+	}
+}
