@@ -30,10 +30,9 @@ type Range struct {
 	Unit Unit
 	// Start is the first line (from 1) or byte (from 0). Unused when Last > 0.
 	Start int64
-	// End is the last line or byte, inclusive; 0 means "as much as one page holds" (for bytes,
-	// End 0 with Bounded false is open; "bytes=0-0" sets Bounded).
-	End int64
-	// Bounded reports whether End was given.
+	// End is the last line or byte, inclusive, when Bounded; otherwise the range is open and a
+	// page shows as much as it holds.
+	End     int64
 	Bounded bool
 	// Last > 0 asks for the last Last lines or bytes.
 	Last int64

@@ -56,9 +56,14 @@ func TestReadOutputLines(t *testing.T) {
 		{"4990+3", 4990, 4992, `range="4993-"`},
 	} {
 		t.Run(tc.rng, func(t *testing.T) {
+			before := st.reads()
 			res, err := ReadOutput(context.Background(), st, logName, tc.rng, Limits{})
 			if err != nil {
 				t.Fatal(err)
+			}
+			// A page costs the chunks that hold it: at most a page and a chunk on either side.
+			if got := st.reads() - before; got != res.BytesRead || got > DefaultMaxResultBytes+2*4096 {
+				t.Errorf("read %d bytes from the store (reported %d) for one page of a %d-byte output", got, res.BytesRead, len(data))
 			}
 			if diff := cmp.Diff(numbered(lines[tc.first-1:tc.last], tc.first), shownLines(res.Text)); diff != "" {
 				t.Errorf("lines (-want +got):\n%s", diff)

@@ -36,6 +36,8 @@ const (
 	MaxQueryBytes = 512
 	// maxOutputsPerSearch bounds the outputs one search of every output opens.
 	maxOutputsPerSearch = 200
+	// scanBatch is the most chunks a search reads in one store call.
+	scanBatch = 8
 	// maxLineBytes is the longest line the scanner holds: a longer one is matched in pieces.
 	maxLineBytes = 1 << 20
 	// matchLineBytes and contextLineBytes bound how much of a line a result shows.
@@ -400,20 +402,31 @@ func (ls *lineScanner) next(ctx context.Context, canRead func(int) bool) (line [
 		if err := ctx.Err(); err != nil {
 			return nil, 0, 0, false, err
 		}
-		if !canRead(ls.o.lay.Chunks[ls.chunk].Size) {
+		// Read up to scanBatch chunks in one store call, as many as the bound allows.
+		n, size := 0, 0
+		for ls.chunk+n < len(ls.o.lay.Chunks) && n < scanBatch && canRead(size+ls.o.lay.Chunks[ls.chunk+n].Size) {
+			size += ls.o.lay.Chunks[ls.chunk+n].Size
+			n++
+		}
+		if n == 0 {
 			ls.stoppedAt = ls.off
 			return nil, 0, 0, false, nil
 		}
-		cs, err := ls.o.chunks(ctx, ls.chunk, ls.chunk)
+		cs, err := ls.o.chunks(ctx, ls.chunk, ls.chunk+n-1)
 		if err != nil {
 			return nil, 0, 0, false, err
 		}
-		ls.chunk++
-		if len(ls.data) == 0 {
+		ls.chunk += n
+		if len(ls.data) == 0 && n == 1 {
 			ls.data = cs[0]
-		} else {
-			ls.data = append(ls.data[:len(ls.data):len(ls.data)], cs[0]...)
+			continue
 		}
+		buf := make([]byte, 0, len(ls.data)+size)
+		buf = append(buf, ls.data...)
+		for _, c := range cs {
+			buf = append(buf, c...)
+		}
+		ls.data = buf
 	}
 }
 

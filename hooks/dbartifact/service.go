@@ -92,7 +92,7 @@ func (k key) where(db *gorm.DB) *gorm.DB {
 }
 
 // maxSaveAttempts bounds the retries of a Save whose version another writer claimed first.
-const maxSaveAttempts = 5
+const maxSaveAttempts = 16
 
 // Save implements artifact.Service: it stores the part as the next version, in chunks.
 func (s *Service) Save(ctx context.Context, req *artifact.SaveRequest) (*artifact.SaveResponse, error) {

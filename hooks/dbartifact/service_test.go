@@ -301,3 +301,43 @@ func TestChunkStore(t *testing.T) {
 		})
 	}
 }
+
+// Concurrent saves of one name each get a version of their own, none lost.
+func TestConcurrentSaves(t *testing.T) {
+	for _, dbk := range databases {
+		t.Run(dbk.name, func(t *testing.T) {
+			ctx := context.Background()
+			svc := newService(t, dbk.open(t), dbartifact.Config{})
+			const writers = 6
+			versions := make(chan int64, writers)
+			errs := make(chan error, writers)
+			for w := range writers {
+				go func() {
+					r, err := svc.Save(ctx, &artifact.SaveRequest{AppName: "app", UserID: "u", SessionID: "s", FileName: "f",
+						Part: genai.NewPartFromText(fmt.Sprintf("writer %d", w))})
+					if err != nil {
+						errs <- err
+						return
+					}
+					versions <- r.Version
+				}()
+			}
+			var got []int64
+			for range writers {
+				select {
+				case err := <-errs:
+					t.Fatal(err)
+				case v := <-versions:
+					got = append(got, v)
+				}
+			}
+			resp, err := svc.Versions(ctx, &artifact.VersionsRequest{AppName: "app", UserID: "u", SessionID: "s", FileName: "f"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(resp.Versions, got, cmpopts.SortSlices(func(a, b int64) bool { return a < b })); diff != "" || len(got) != writers {
+				t.Errorf("versions saved vs stored (-stored +returned):\n%s", diff)
+			}
+		})
+	}
+}
