@@ -79,61 +79,84 @@ func SearchHistory(ctx context.Context, st Store, v Viewer, req HistoryRequest, 
 	if newest == 0 {
 		return &Result{Text: "no earlier turns are summarized yet: the whole conversation is in your context"}, nil
 	}
-	var (
-		read     int64
-		entries  int
-		tokens   int64
-		df       = map[string]int{}
-		cands    = map[[2]int]*hit{} // (seq, entry) → hit
-		tfs      = map[[2]int]map[string]posting{}
-		searched []int
-		stopAt   int
-	)
+	c := &collector{terms: terms, df: map[string]int{}, cands: map[[2]int]*hit{}, tfs: map[[2]int]map[string]posting{}}
+	if err := c.collect(ctx, st, v, terms, top, lim); err != nil {
+		return nil, err
+	}
+	return formatHits(ctx, c.rank(), req, c.searched, c.stopAt, c.read, lim)
+}
+
+// collector gathers the postings of a query's terms over segments, newest first.
+type collector struct {
+	terms    []string
+	read     int64
+	entries  int
+	tokens   int64
+	df       map[string]int
+	cands    map[[2]int]*hit // (seq, entry) → hit
+	tfs      map[[2]int]map[string]posting
+	searched []int
+	stopAt   int // the Before that continues, 0 when every segment was searched
+}
+
+// collect reads segments top, top-1, … 1 until the scan bound.
+func (c *collector) collect(ctx context.Context, st Store, v Viewer, terms []string, top int, lim Limits) error {
 	for seq := top; seq >= 1; seq-- {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
-		if read >= lim.MaxScanBytes || len(searched) == maxSegmentsPerSearch {
-			stopAt = seq + 1
-			break
+		if c.read >= lim.MaxScanBytes || len(c.searched) == maxSegmentsPerSearch {
+			c.stopAt = seq + 1
+			return nil
 		}
 		seg, err := openSegment(ctx, st, seq)
 		if err == errNoSegment {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
-		searched = append(searched, seq)
-		entries += len(seg.header.Entries)
-		tokens += seg.header.Tokens
+		c.searched = append(c.searched, seq)
+		c.entries += len(seg.header.Entries)
+		c.tokens += seg.header.Tokens
 		for _, term := range terms {
 			ps, err := seg.postings(ctx, term)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			df[term] += len(ps)
+			c.df[term] += len(ps)
 			for _, p := range ps {
 				if !v.sees(seg.header.Entries[p.entry]) {
 					continue
 				}
 				k := [2]int{seq, p.entry}
-				if cands[k] == nil {
-					cands[k] = &hit{seg: seg, entry: p.entry}
-					tfs[k] = map[string]posting{}
+				if c.cands[k] == nil {
+					c.cands[k] = &hit{seg: seg, entry: p.entry}
+					c.tfs[k] = map[string]posting{}
 				}
-				tfs[k][term] = p
+				c.tfs[k][term] = p
 			}
 		}
-		read += seg.o.read
+		c.read += seg.o.read
 		seg.o.read = 0
 	}
-	avg := float64(tokens) / float64(max(entries, 1))
-	hits := make([]*hit, 0, len(cands))
-	for k, h := range cands {
+	return nil
+}
+
+// rank scores the candidates with BM25 over the segments searched, best first.
+func (c *collector) rank() []*hit {
+	avg := float64(c.tokens) / float64(max(c.entries, 1))
+	n := float64(c.entries)
+	hits := make([]*hit, 0, len(c.cands))
+	for k, h := range c.cands {
 		dl := float64(h.seg.header.Entries[h.entry].Tokens)
-		for term, p := range tfs[k] {
-			idf := math.Log(1 + (float64(entries)-float64(df[term])+0.5)/(float64(df[term])+0.5))
+		for _, term := range c.terms { // query order: equal input, equal sums
+			p, ok := c.tfs[k][term]
+			if !ok {
+				continue
+			}
+			df := float64(c.df[term])
+			idf := math.Log(1 + (n-df+0.5)/(df+0.5))
 			tf := float64(p.tf)
 			s := idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*dl/math.Max(avg, 1)))
 			h.score += s
@@ -152,7 +175,7 @@ func SearchHistory(ctx context.Context, st Store, v Viewer, req HistoryRequest, 
 		}
 		return hits[i].entry > hits[j].entry
 	})
-	return formatHits(ctx, hits, req, searched, stopAt, read, lim)
+	return hits
 }
 
 // formatHits writes the ranked excerpts within the result bound.
