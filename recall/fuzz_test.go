@@ -65,14 +65,14 @@ func FuzzSearchOutputs(f *testing.F) {
 		if _, err := st.Save(context.Background(), logName, data, "text/plain"); err != nil {
 			t.Fatal(err)
 		}
-		res, err := SearchOutputs(context.Background(), st, SearchRequest{Query: query, Regexp: isRegexp, Context: context_}, Limits{MaxResultBytes: 800, MaxScanBytes: 2000, MaxMatches: 5})
+		res, err := SearchOutputs(context.Background(), st, SearchRequest{Query: query, Regexp: isRegexp, Context: context_}, Limits{MaxResultBytes: 1100, MaxScanBytes: 2000, MaxMatches: 5})
 		if err != nil {
 			if !IsInputError(err) {
 				t.Fatalf("%v is not an *InputError", err)
 			}
 			return
 		}
-		if len(res.Text) > 800 {
+		if len(res.Text) > 1100 {
 			t.Fatalf("%d bytes over the bound", len(res.Text))
 		}
 	})

@@ -360,12 +360,14 @@ func renderEntry(ctx context.Context, seg *openedSegment, req TurnRequest, n, i 
 		}
 		item := fmt.Sprintf("%s (%d bytes, excerpt)\n%s\n[… %d bytes omitted: %s(turn=%q, whole=true, from=%d) …]\n%s\n\n",
 			label, e.Len, sanitize(hb), e.Len-int64(len(hb)+len(tb)), ToolReadTurn, req.Turn, n, sanitize(tb))
-		if len(item) > room {
+		if len(item) <= room {
+			return item, nil
+		}
+		if !first {
 			return "", nil
 		}
-		return item, nil
 	}
-	if int64(len(label))+e.Len+4 <= int64(room) {
+	if !excerpt && int64(len(label))+e.Len+4 <= int64(room) {
 		text, err := seg.entryText(ctx, i, 0, e.Len)
 		if err != nil {
 			return "", err

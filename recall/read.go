@@ -19,7 +19,7 @@ type Result struct {
 }
 
 // headerReserve is the room a page keeps for its header and footer lines.
-const headerReserve = 320
+const headerReserve = 512
 
 // ReadOutput returns one page of the saved output name: the lines or bytes rangeSpec asks for
 // ([ParseRange]), as many as fit in lim.MaxResultBytes, with a header saying which part of how

@@ -123,7 +123,7 @@ func TestReadOutputLongLineAndBytes(t *testing.T) {
 	var got strings.Builder
 	rng := "bytes=3-"
 	got.WriteString(line[:3])
-	for i := 0; i < 100; i++ {
+	for i := 0; i < 400; i++ {
 		res, err := ReadOutput(context.Background(), st, logName, rng, Limits{MaxResultBytes: 1000})
 		if err != nil {
 			t.Fatal(err)
@@ -194,14 +194,14 @@ func FuzzReadOutput(f *testing.F) {
 		if _, err := st.Save(context.Background(), logName, data, "text/plain"); err != nil {
 			t.Fatal(err)
 		}
-		res, err := ReadOutput(context.Background(), st, logName, rng, Limits{MaxResultBytes: 600})
+		res, err := ReadOutput(context.Background(), st, logName, rng, Limits{MaxResultBytes: 1100})
 		if err != nil {
 			if !IsInputError(err) {
 				t.Fatalf("ReadOutput(%q): %v is not an *InputError", rng, err)
 			}
 			return
 		}
-		if len(res.Text) > 600 {
+		if len(res.Text) > 1100 {
 			t.Fatalf("result %d bytes over the bound", len(res.Text))
 		}
 		if !utf8.Valid(data) {
@@ -222,4 +222,38 @@ func FuzzReadOutput(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Every result fits the bound, even with the longest name and the smallest bound.
+func TestResultsFitTheBound(t *testing.T) {
+	name := OutputPrefix + strings.Repeat("n", MaxNameBytes-len(OutputPrefix))
+	st := newMemStore(512)
+	saveLog(t, st, name, testLog(400)+strings.Repeat("long line ", 300)+"\n")
+	writeSegments(t, st, 2, 1, map[int]string{1: "needle " + strings.Repeat("x", 3000)})
+	lim := Limits{MaxResultBytes: 1}
+	want := minResultBytes
+	for _, call := range []func() (*Result, error){
+		func() (*Result, error) { return ReadOutput(context.Background(), st, name, "1-400", lim) },
+		func() (*Result, error) { return ReadOutput(context.Background(), st, name, "401", lim) },
+		func() (*Result, error) { return ReadOutput(context.Background(), st, name, "bytes=5-", lim) },
+		func() (*Result, error) {
+			return SearchOutputs(context.Background(), st, SearchRequest{Query: strings.Repeat("line", 20), Name: name}, lim)
+		},
+		func() (*Result, error) { return SearchOutputs(context.Background(), st, SearchRequest{Query: "TestThing"}, lim) },
+		func() (*Result, error) {
+			return SearchHistory(context.Background(), st, Viewer{}, HistoryRequest{Query: "needle handler1_2"}, lim)
+		},
+		func() (*Result, error) { return ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "1.2"}, lim) },
+		func() (*Result, error) {
+			return ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "1.2", Whole: true, From: 3}, lim)
+		},
+	} {
+		res, err := call()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Text) > want {
+			t.Errorf("%d bytes, over %d:\n%s", len(res.Text), want, res.Text)
+		}
+	}
 }

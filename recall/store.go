@@ -72,7 +72,7 @@ const (
 	DefaultMaxMatches     = 20
 	DefaultExcerptBytes   = 1 << 10
 	// minResultBytes is the smallest MaxResultBytes honoured: a page must hold its header.
-	minResultBytes = 512
+	minResultBytes = 1024
 )
 
 func (l Limits) withDefaults() Limits {
