@@ -239,11 +239,15 @@ func TestResultsFitTheBound(t *testing.T) {
 		func() (*Result, error) {
 			return SearchOutputs(context.Background(), st, SearchRequest{Query: strings.Repeat("line", 20), Name: name}, lim)
 		},
-		func() (*Result, error) { return SearchOutputs(context.Background(), st, SearchRequest{Query: "TestThing"}, lim) },
+		func() (*Result, error) {
+			return SearchOutputs(context.Background(), st, SearchRequest{Query: "TestThing"}, lim)
+		},
 		func() (*Result, error) {
 			return SearchHistory(context.Background(), st, Viewer{}, HistoryRequest{Query: "needle handler1_2"}, lim)
 		},
-		func() (*Result, error) { return ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "1.2"}, lim) },
+		func() (*Result, error) {
+			return ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "1.2"}, lim)
+		},
 		func() (*Result, error) {
 			return ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "1.2", Whole: true, From: 3}, lim)
 		},
