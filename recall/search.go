@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -144,7 +145,7 @@ func SearchOutputs(ctx context.Context, st Store, req SearchRequest, lim Limits)
 	if req.Context < 0 || req.Context > MaxContextLines {
 		return nil, inputErrorf("context is %d lines; between 0 and %d", req.Context, MaxContextLines)
 	}
-	s := &search{m: m, context: req.Context, lim: lim}
+	s := &search{m: m, context: req.Context, lim: lim, deadline: time.Now().Add(lim.MaxScanTime)}
 	if s.context == 0 && req.Context == 0 {
 		s.context = defaultContextLines
 	}
@@ -226,6 +227,8 @@ type search struct {
 	searched int
 	stop     string  // why it stopped early ("" when it did not)
 	next     *cursor // where it resumes
+	deadline time.Time
+	late     bool // the time bound refused a read
 }
 
 func (s *search) stopped() bool { return s.next != nil }
@@ -247,9 +250,15 @@ type matchGroup struct {
 
 // scan searches output o (list index idx) from byte offset from (a line start).
 func (s *search) scan(ctx context.Context, o *output, idx int, from int64) error {
-	if from < o.lay.Size && s.read > 0 && s.read+int64(o.lay.Chunks[o.chunkAt(from)].Size) > s.lim.MaxScanBytes {
-		s.next, s.stop = &cursor{idx, from}, fmt.Sprintf("read %d bytes (the per-call bound)", s.read)
-		return nil
+	if from < o.lay.Size && s.read > 0 {
+		switch {
+		case time.Now().After(s.deadline):
+			s.next, s.stop = &cursor{idx, from}, fmt.Sprintf("searched for %s (the per-call bound)", s.lim.MaxScanTime)
+			return nil
+		case s.read+int64(o.lay.Chunks[o.chunkAt(from)].Size) > s.lim.MaxScanBytes:
+			s.next, s.stop = &cursor{idx, from}, fmt.Sprintf("read %d bytes (the per-call bound)", s.read)
+			return nil
+		}
 	}
 	s.searched++
 	ls, err := newLineScanner(ctx, o, from)
@@ -257,7 +266,13 @@ func (s *search) scan(ctx context.Context, o *output, idx int, from int64) error
 		return err
 	}
 	defer func() { s.read += o.read; o.read = 0 }()
-	canRead := func(n int) bool { return s.read+o.read == 0 || s.read+o.read+int64(n) <= s.lim.MaxScanBytes }
+	canRead := func(n int) bool {
+		if s.read+o.read > 0 && time.Now().After(s.deadline) {
+			s.late = true
+			return false
+		}
+		return s.read+o.read == 0 || s.read+o.read+int64(n) <= s.lim.MaxScanBytes
+	}
 	var (
 		before  []shownLine
 		g       matchGroup
@@ -276,7 +291,9 @@ func (s *search) scan(ctx context.Context, o *output, idx int, from int64) error
 			return err
 		}
 		if !ok {
-			if ls.stoppedAt >= 0 {
+			if ls.stoppedAt >= 0 && s.late {
+				stopAt(ls.stoppedAt, fmt.Sprintf("searched for %s (the per-call bound)", s.lim.MaxScanTime))
+			} else if ls.stoppedAt >= 0 {
 				stopAt(ls.stoppedAt, fmt.Sprintf("read %d bytes (the per-call bound)", s.read+o.read))
 			} else if !s.flush(&g, o, &written) {
 				s.next, s.stop = &cursor{idx, g.off}, "the result is full"

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -76,7 +77,7 @@ func TestSearchBoundsAndCursor(t *testing.T) {
 	}
 	// Newest first: output 2, then 1, then 0.
 	want = append(append(want[40:], want[20:40]...), want[:20]...)
-	for _, lim := range []Limits{{MaxScanBytes: 5000}, {MaxMatches: 7}, {MaxResultBytes: 1100}, {}} {
+	for _, lim := range []Limits{{MaxScanBytes: 5000}, {MaxMatches: 7}, {MaxResultBytes: 1100}, {MaxScanTime: time.Nanosecond}, {}} {
 		t.Run(fmt.Sprintf("%+v", lim), func(t *testing.T) {
 			var got []string
 			cur := ""

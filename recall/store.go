@@ -63,6 +63,10 @@ type Limits struct {
 	MaxMatches int
 	// ExcerptBytes bounds each tool result read_turn shows as an excerpt. Default 1 KiB.
 	ExcerptBytes int
+	// MaxScanTime bounds the time one search of saved outputs scans (RE2 is linear, but a
+	// complex pattern over megabytes still takes a while); it then stops with a cursor like the
+	// other bounds. Default 5 s.
+	MaxScanTime time.Duration
 }
 
 // Default limits.
@@ -71,6 +75,7 @@ const (
 	DefaultMaxScanBytes   = 8 << 20
 	DefaultMaxMatches     = 20
 	DefaultExcerptBytes   = 1 << 10
+	DefaultMaxScanTime    = 5 * time.Second
 	// minResultBytes is the smallest MaxResultBytes honoured: a page must hold its header.
 	minResultBytes = 1024
 )
@@ -90,6 +95,9 @@ func (l Limits) withDefaults() Limits {
 		l.ExcerptBytes = DefaultExcerptBytes
 	}
 	l.ExcerptBytes = min(l.ExcerptBytes, l.MaxResultBytes/4)
+	if l.MaxScanTime <= 0 {
+		l.MaxScanTime = DefaultMaxScanTime
+	}
 	return l
 }
 

@@ -91,4 +91,3 @@ func BenchmarkSearch(b *testing.B) {
 		})
 	}
 }
-

@@ -151,11 +151,14 @@ func (r *recaller) run(tc agent.ToolContext, name string, f func(context.Context
 		return Result{Result: res.Text}, nil
 	case recall.IsInputError(err):
 		return Result{}, err
-	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+	case ctx.Err() != nil && tc.Err() == nil:
+		// Our timeout, whatever error the store turned it into.
 		err = fmt.Errorf("%s took longer than %s and was stopped: narrow the range or the query", name, r.cfg.Timeout)
 	}
 	kind, msg := errkind.Of(err)
 	r.cfg.Logger.Warn("recall tool failed", zap.String("tool", name), zap.String("session_id", tc.SessionID()),
 		zap.String("invocation_id", tc.InvocationID()), zap.String("error_kind", string(kind)), zap.String("error", msg))
-	return Result{}, fmt.Errorf("%s failed: %s", name, msg)
+	// The model reads the whole message (names and numbers, never another session's data);
+	// the log keeps errkind's redacted form.
+	return Result{}, fmt.Errorf("%s failed: %w", name, err)
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/glebarez/sqlite"
 	"go.uber.org/zap"
@@ -281,7 +282,9 @@ func TestRecallToolsThroughRunner(t *testing.T) {
 	failed(8, "at most 255")
 	failed(9, "binary")
 	ok(10, "[next page: range=")
-	if res, _ := got[11]["result"].(string); !strings.Contains(res, "[no match]") {
+	// A pathological pattern runs in linear time; on a slow machine (-race) the time bound may
+	// stop it first, with a cursor.
+	if res, _ := got[11]["result"].(string); !strings.Contains(res, "[no match]") && !strings.Contains(res, "stopped early: searched for") {
 		t.Errorf("pathological regexp: %v", got[11])
 	}
 	if res, _ := got[12]["result"].(string); !strings.Contains(res, "[no match]") {
@@ -371,5 +374,49 @@ func TestHistoryToolsThroughRunner(t *testing.T) {
 	}
 	if slices.ContainsFunc(observed.All(), func(e observer.LoggedEntry) bool { return strings.Contains(fmt.Sprint(e.ContextMap()), "PELICAN") }) {
 		t.Error("a log entry holds a query")
+	}
+}
+
+// A call past its timeout (here: a search of a 350 KB output in the in-memory service) is a clear error for the model and one log entry without the query.
+func TestTimeout(t *testing.T) {
+	core, observed := observer.New(zap.DebugLevel)
+	artifacts := artifact.InMemoryService()
+	tools, err := recalltools.New(recalltools.Config{Artifacts: artifacts, Timeout: time.Nanosecond, Logger: zap.New(core)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := artifacts.Save(context.Background(), &artifact.SaveRequest{AppName: appName, UserID: "user", SessionID: "s1",
+		FileName: recall.OutputPrefix + "t-c1.txt", Part: genai.NewPartFromBytes([]byte(testLog(5000, 0, "")), "text/plain")}); err != nil {
+		t.Fatal(err)
+	}
+	m := &llmtest.Model{Script: []llmtest.Step{
+		llmtest.Call(call(recall.ToolSearchOutputs, map[string]any{"query": "SECRETWORD"})),
+		llmtest.Text("done"),
+	}}
+	a, err := llmagent.New(llmagent.Config{Name: "coder", Model: m, Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions := session.InMemoryService()
+	r, err := runner.New(runner.Config{AppName: appName, Agent: a, SessionService: sessions, ArtifactService: artifacts, AutoCreateSession: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range r.Run(context.Background(), "user", "s1", genai.NewContentFromText("go", genai.RoleUser), agent.RunConfig{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := &env{sessions: sessions}
+	got := e.responses(t, "s1")
+	if len(got) != 1 {
+		t.Fatalf("responses: %v", got)
+	}
+	if msg, _ := got[0]["error"].(string); !strings.Contains(msg, "took longer than 1ns") {
+		t.Errorf("response %v; want the timeout error", got[0])
+	}
+	logs := observed.FilterMessage("recall tool failed").All()
+	if len(logs) != 1 || logs[0].ContextMap()["tool"] != recall.ToolSearchOutputs || strings.Contains(fmt.Sprint(logs[0].ContextMap()), "SECRETWORD") {
+		t.Errorf("logs: %v", observed.All())
 	}
 }
