@@ -1,0 +1,335 @@
+package dbartifact
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"google.golang.org/adk/artifact"
+	"google.golang.org/genai"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/adkctx/adkctx/recall"
+)
+
+// Config configures a Service.
+type Config struct {
+	// ChunkBytes is the chunk size aimed at. Default recall.ChunkBytes(size): 32 KiB, more for
+	// outputs over 128 MiB so that none has more than recall.MaxChunks chunks.
+	ChunkBytes int
+}
+
+// Service is an artifact.Service on a gorm database. It also implements recall.ChunkStore.
+// It is safe for concurrent use.
+type Service struct {
+	db  *gorm.DB
+	cfg Config
+}
+
+var (
+	_ artifact.Service  = (*Service)(nil)
+	_ recall.ChunkStore = (*Service)(nil)
+)
+
+// NewService returns a Service storing artifacts in db. Call Migrate once before use.
+func NewService(db *gorm.DB, cfg Config) *Service {
+	return &Service{db: db, cfg: cfg}
+}
+
+// Migrate creates or updates the service's tables.
+func (s *Service) Migrate(ctx context.Context) error {
+	return s.db.WithContext(ctx).AutoMigrate(&versionRow{}, &chunkRow{})
+}
+
+// versionRow is one version of one artifact. SessionID is "" for a user-scoped artifact.
+type versionRow struct {
+	AppName     string `gorm:"primaryKey"`
+	UserID      string `gorm:"primaryKey"`
+	SessionID   string `gorm:"primaryKey"`
+	FileName    string `gorm:"primaryKey"`
+	Version     int64  `gorm:"primaryKey;autoIncrement:false"`
+	IsText      bool   // the part was a text part (Part.Text), not inline data
+	MIMEType    string
+	DisplayName string
+	Size        int64
+	Layout      []byte // recall.EncodeLayout
+	// CreatedUnixNano is when the version was saved (integer nanoseconds: ordered and
+	// aggregated alike on every database).
+	CreatedUnixNano int64
+}
+
+func (versionRow) TableName() string { return "adkctx_artifact_versions" }
+
+// chunkRow is one chunk of one version.
+type chunkRow struct {
+	AppName   string `gorm:"primaryKey"`
+	UserID    string `gorm:"primaryKey"`
+	SessionID string `gorm:"primaryKey"`
+	FileName  string `gorm:"primaryKey"`
+	Version   int64  `gorm:"primaryKey;autoIncrement:false"`
+	Seq       int    `gorm:"primaryKey;autoIncrement:false"`
+	Data      []byte
+}
+
+func (chunkRow) TableName() string { return "adkctx_artifact_chunks" }
+
+// key is where an artifact lives: user-scoped names under session "".
+type key struct{ app, user, session, name string }
+
+func keyOf(app, user, session, name string) key {
+	if strings.HasPrefix(name, "user:") {
+		session = ""
+	}
+	return key{app, user, session, name}
+}
+
+func (k key) where(db *gorm.DB) *gorm.DB {
+	return db.Where("app_name = ? AND user_id = ? AND session_id = ? AND file_name = ?", k.app, k.user, k.session, k.name)
+}
+
+// maxSaveAttempts bounds the retries of a Save whose version another writer claimed first.
+const maxSaveAttempts = 16
+
+// Save implements artifact.Service: it stores the part as the next version, in chunks.
+func (s *Service) Save(ctx context.Context, req *artifact.SaveRequest) (*artifact.SaveResponse, error) {
+	if err := req.Validate(); err != nil {
+		return nil, fmt.Errorf("request validation failed: %w", err)
+	}
+	k := keyOf(req.AppName, req.UserID, req.SessionID, req.FileName)
+	row := versionRow{AppName: k.app, UserID: k.user, SessionID: k.session, FileName: k.name}
+	var data []byte
+	if p := req.Part; p.InlineData != nil {
+		data, row.MIMEType, row.DisplayName = p.InlineData.Data, p.InlineData.MIMEType, p.InlineData.DisplayName
+	} else {
+		data, row.IsText, row.MIMEType = []byte(p.Text), true, "text/plain"
+	}
+	chunkBytes := s.cfg.ChunkBytes
+	if chunkBytes <= 0 {
+		chunkBytes = recall.ChunkBytes(int64(len(data)))
+	}
+	lay, chunks := recall.Split(data, chunkBytes)
+	row.Size, row.Layout = lay.Size, recall.EncodeLayout(lay)
+	var err error
+	for range maxSaveAttempts {
+		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			var latest int64
+			if err := k.where(tx.Model(&versionRow{})).Select("COALESCE(MAX(version), 0)").Scan(&latest).Error; err != nil {
+				return err
+			}
+			row.Version, row.CreatedUnixNano = latest+1, time.Now().UnixNano()
+			if err := tx.Create(&row).Error; err != nil {
+				return errVersionTaken{err}
+			}
+			rows := make([]chunkRow, len(chunks))
+			for i, c := range chunks {
+				rows[i] = chunkRow{AppName: k.app, UserID: k.user, SessionID: k.session, FileName: k.name, Version: row.Version, Seq: i, Data: c}
+			}
+			if len(rows) > 0 {
+				return tx.CreateInBatches(rows, 16).Error
+			}
+			return nil
+		})
+		if !errors.As(err, &errVersionTaken{}) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dbartifact: saving %q: %w", req.FileName, err)
+	}
+	return &artifact.SaveResponse{Version: row.Version}, nil
+}
+
+// errVersionTaken is an insert of a version row that failed: most likely another writer took
+// the version; Save retries.
+type errVersionTaken struct{ err error }
+
+func (e errVersionTaken) Error() string { return e.err.Error() }
+func (e errVersionTaken) Unwrap() error { return e.err }
+
+// find returns the row of version (0: the newest) of k.
+func (s *Service) find(ctx context.Context, k key, version int64) (*versionRow, error) {
+	var rows []versionRow
+	q := k.where(s.db.WithContext(ctx))
+	if version > 0 {
+		q = q.Where("version = ?", version)
+	}
+	if err := q.Order("version DESC").Limit(1).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("dbartifact: reading %q: %w", k.name, err)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("artifact not found: %w", fs.ErrNotExist)
+	}
+	return &rows[0], nil
+}
+
+// readChunks returns chunks [first, first+count) of version of k (count < 0: all).
+func (s *Service) readChunks(ctx context.Context, k key, version int64, first, count int) ([][]byte, error) {
+	var rows []chunkRow
+	q := k.where(s.db.WithContext(ctx)).Where("version = ? AND seq >= ?", version, first)
+	if count >= 0 {
+		q = q.Where("seq < ?", first+count)
+	}
+	if err := q.Order("seq").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("dbartifact: reading %q: %w", k.name, err)
+	}
+	out := make([][]byte, len(rows))
+	for i, r := range rows {
+		if r.Seq != first+i {
+			return nil, fmt.Errorf("dbartifact: %q version %d: chunk %d missing", k.name, version, first+i)
+		}
+		out[i] = r.Data
+	}
+	return out, nil
+}
+
+// Load implements artifact.Service.
+func (s *Service) Load(ctx context.Context, req *artifact.LoadRequest) (*artifact.LoadResponse, error) {
+	if err := req.Validate(); err != nil {
+		return nil, fmt.Errorf("request validation failed: %w", err)
+	}
+	k := keyOf(req.AppName, req.UserID, req.SessionID, req.FileName)
+	row, err := s.find(ctx, k, req.Version)
+	if err != nil {
+		return nil, err
+	}
+	chunks, err := s.readChunks(ctx, k, row.Version, 0, -1)
+	if err != nil {
+		return nil, err
+	}
+	data := make([]byte, 0, row.Size)
+	for _, c := range chunks {
+		data = append(data, c...)
+	}
+	if int64(len(data)) != row.Size {
+		return nil, fmt.Errorf("dbartifact: %q version %d: %d bytes stored, %d recorded", k.name, row.Version, len(data), row.Size)
+	}
+	if row.IsText {
+		return &artifact.LoadResponse{Part: genai.NewPartFromText(string(data))}, nil
+	}
+	return &artifact.LoadResponse{Part: &genai.Part{InlineData: &genai.Blob{Data: data, MIMEType: row.MIMEType, DisplayName: row.DisplayName}}}, nil
+}
+
+// Delete implements artifact.Service: one version, or every version when req.Version is 0.
+// Deleting what does not exist is not an error.
+func (s *Service) Delete(ctx context.Context, req *artifact.DeleteRequest) error {
+	if err := req.Validate(); err != nil {
+		return fmt.Errorf("request validation failed: %w", err)
+	}
+	k := keyOf(req.AppName, req.UserID, req.SessionID, req.FileName)
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		for _, model := range []any{&chunkRow{}, &versionRow{}} {
+			q := k.where(tx)
+			if req.Version != 0 {
+				q = q.Where("version = ?", req.Version)
+			}
+			if err := q.Delete(model).Error; err != nil {
+				return fmt.Errorf("dbartifact: deleting %q: %w", k.name, err)
+			}
+		}
+		return nil
+	})
+}
+
+// List implements artifact.Service: the session's artifact names and the user's user-scoped
+// ones, sorted.
+func (s *Service) List(ctx context.Context, req *artifact.ListRequest) (*artifact.ListResponse, error) {
+	if err := req.Validate(); err != nil {
+		return nil, fmt.Errorf("request validation failed: %w", err)
+	}
+	var names []string
+	err := s.db.WithContext(ctx).Model(&versionRow{}).Distinct("file_name").
+		Where("app_name = ? AND user_id = ? AND session_id IN ?", req.AppName, req.UserID, []string{req.SessionID, ""}).
+		Order("file_name").Pluck("file_name", &names).Error
+	if err != nil {
+		return nil, fmt.Errorf("dbartifact: listing: %w", err)
+	}
+	if names == nil {
+		names = []string{}
+	}
+	return &artifact.ListResponse{FileNames: names}, nil
+}
+
+// Versions implements artifact.Service: newest first; an error wrapping fs.ErrNotExist when
+// there is none.
+func (s *Service) Versions(ctx context.Context, req *artifact.VersionsRequest) (*artifact.VersionsResponse, error) {
+	if err := req.Validate(); err != nil {
+		return nil, fmt.Errorf("request validation failed: %w", err)
+	}
+	k := keyOf(req.AppName, req.UserID, req.SessionID, req.FileName)
+	var versions []int64
+	if err := k.where(s.db.WithContext(ctx).Model(&versionRow{})).Order("version DESC").Pluck("version", &versions).Error; err != nil {
+		return nil, fmt.Errorf("dbartifact: listing versions of %q: %w", k.name, err)
+	}
+	if len(versions) == 0 {
+		return nil, fmt.Errorf("artifact not found: %w", fs.ErrNotExist)
+	}
+	return &artifact.VersionsResponse{Versions: versions}, nil
+}
+
+// GetArtifactVersion implements artifact.Service: the version's MIME type ("text/plain" for a
+// text part) and creation time; CustomMetadata holds "size_bytes".
+func (s *Service) GetArtifactVersion(ctx context.Context, req *artifact.GetArtifactVersionRequest) (*artifact.GetArtifactVersionResponse, error) {
+	if err := req.Validate(); err != nil {
+		return nil, fmt.Errorf("request validation failed: %w", err)
+	}
+	row, err := s.find(ctx, keyOf(req.AppName, req.UserID, req.SessionID, req.FileName), req.Version)
+	if err != nil {
+		return nil, err
+	}
+	return &artifact.GetArtifactVersionResponse{ArtifactVersion: &artifact.ArtifactVersion{
+		Version:        row.Version,
+		MimeType:       row.MIMEType,
+		CreateTime:     float64(row.CreatedUnixNano) / 1e9,
+		CustomMetadata: map[string]any{"size_bytes": row.Size},
+	}}, nil
+}
+
+// OutputLayout implements recall.ChunkStore.
+func (s *Service) OutputLayout(ctx context.Context, rk recall.Key) (*recall.Layout, error) {
+	row, err := s.find(ctx, keyOf(rk.AppName, rk.UserID, rk.SessionID, rk.Name), rk.Version)
+	if err != nil {
+		return nil, err
+	}
+	lay, err := recall.DecodeLayout(row.Layout)
+	if err != nil || lay.Size != row.Size {
+		return nil, fmt.Errorf("dbartifact: %q version %d: layout does not match the stored size", rk.Name, row.Version)
+	}
+	lay.Version, lay.MIMEType, lay.Created = row.Version, row.MIMEType, time.Unix(0, row.CreatedUnixNano)
+	return lay, nil
+}
+
+// ReadOutputChunks implements recall.ChunkStore.
+func (s *Service) ReadOutputChunks(ctx context.Context, rk recall.Key, first, count int) ([][]byte, error) {
+	if first < 0 || count <= 0 {
+		return nil, fmt.Errorf("dbartifact: chunks %d+%d: invalid range", first, count)
+	}
+	return s.readChunks(ctx, keyOf(rk.AppName, rk.UserID, rk.SessionID, rk.Name), rk.Version, first, count)
+}
+
+// RecentOutputs implements recall.ChunkStore: the session's own artifacts only (no user-scoped
+// one), by the time of their newest version.
+func (s *Service) RecentOutputs(ctx context.Context, rk recall.Key, prefix string, skip, limit int) ([]recall.OutputInfo, error) {
+	var rows []struct {
+		FileName string
+		Created  int64
+	}
+	escaped := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(prefix)
+	err := s.db.WithContext(ctx).Model(&versionRow{}).
+		Select("file_name, MAX(created_unix_nano) AS created").
+		Where("app_name = ? AND user_id = ? AND session_id = ? AND file_name LIKE ? ESCAPE '\\'", rk.AppName, rk.UserID, rk.SessionID, escaped+"%").
+		Group("file_name").
+		Order(clause.OrderBy{Columns: []clause.OrderByColumn{{Column: clause.Column{Name: "created"}, Desc: true}, {Column: clause.Column{Name: "file_name"}, Desc: true}}}).
+		Offset(skip).Limit(limit).Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("dbartifact: listing outputs: %w", err)
+	}
+	out := make([]recall.OutputInfo, len(rows))
+	for i, r := range rows {
+		out[i] = recall.OutputInfo{Name: r.FileName, Created: time.Unix(0, r.Created)}
+	}
+	return out, nil
+}

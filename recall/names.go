@@ -1,0 +1,112 @@
+package recall
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The recall tools' names. They are static: the tool list, and so the request prefix a provider
+// caches, does not change while a session grows.
+const (
+	// ToolReadOutput reads a saved output by line or byte range.
+	ToolReadOutput = "read_saved_output"
+	// ToolSearchOutputs searches one saved output, or every saved output of the session newest
+	// first.
+	ToolSearchOutputs = "search_saved_outputs"
+	// ToolSearchHistory searches the turns that summaries cover.
+	ToolSearchHistory = "search_history"
+	// ToolReadTurn reads one covered turn.
+	ToolReadTurn = "read_turn"
+)
+
+// ToolNames returns the recall tools' names in the order the tools are declared.
+func ToolNames() []string {
+	return []string{ToolReadOutput, ToolSearchOutputs, ToolSearchHistory, ToolReadTurn}
+}
+
+// IsTool reports whether name is one of the recall tools. The ledger leaves recall calls out of
+// its tool and path counts: reading back an output is not work the agent did on the task.
+func IsTool(name string) bool {
+	switch name {
+	case ToolReadOutput, ToolSearchOutputs, ToolSearchHistory, ToolReadTurn:
+		return true
+	}
+	return false
+}
+
+// Name prefixes of what recall reads. Only names with these prefixes are reachable through the
+// tools: an application's own artifacts, and user-scoped ("user:") ones, which every session of
+// the user shares, never are.
+const (
+	// OutputPrefix starts the name of every full tool output adkctx saves.
+	OutputPrefix = "adkctx-tool-output-"
+	// HistoryPrefix starts the name of every history segment [WriteHistory] saves.
+	HistoryPrefix = "adkctx-history-"
+)
+
+// MaxNameBytes bounds a saved output's name.
+const MaxNameBytes = 255
+
+// ValidateOutputName returns an *InputError when name cannot be a saved tool output's name: empty,
+// over [MaxNameBytes], not starting with [OutputPrefix], or holding anything but ASCII letters,
+// digits, '-', '_' and '.' (so no path separator, no "..", no absolute path, no "user:" scope).
+func ValidateOutputName(name string) error {
+	switch {
+	case name == "":
+		return inputErrorf("name is empty: pass the name a truncation note gives (%s…)", OutputPrefix)
+	case len(name) > MaxNameBytes:
+		return inputErrorf("name is %d bytes long; saved output names are at most %d", len(name), MaxNameBytes)
+	case !strings.HasPrefix(name, OutputPrefix):
+		return inputErrorf("%q is not a saved tool output of this session: names start with %q", clip(name, 80), OutputPrefix)
+	case strings.Contains(name, ".."):
+		return inputErrorf("%q is not a saved output name: \"..\" is not allowed", clip(name, 80))
+	}
+	for _, r := range name {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.'
+		if !ok {
+			return inputErrorf("%q is not a saved output name: only letters, digits, '-', '_' and '.' are allowed", clip(name, 80))
+		}
+	}
+	return nil
+}
+
+// OutputNote is the text a truncation note carries when the recall tools are installed: where
+// the full output is and the call that reads it. Without the tools the note stays
+// `full output saved as artifact "<name>"`.
+func OutputNote(name string) string {
+	return fmt.Sprintf("full output saved as %q — read it with %s(name=%q, range=\"1-200\") or search it with %s(name=%q, query=…)",
+		name, ToolReadOutput, name, ToolSearchOutputs, name)
+}
+
+// ExcerptNote is the note on a tool result shown as an excerpt in the raw tail, when the recall
+// tools are installed and the result's full text is reachable: it points at the saved result
+// instead of telling the model to run the tool again (which re-runs tests or a deploy). name is
+// the saved output holding the result in full, or "" when the stored result is the whole result:
+// then the note points at the turn through read_turn once it is covered, and at the output
+// search meanwhile.
+func ExcerptNote(name string) string {
+	if name != "" {
+		return fmt.Sprintf("older tool result shortened; its full text is saved as %q — read it with %s(name=%q, range=…), do not run the tool again",
+			name, ToolReadOutput, name)
+	}
+	return fmt.Sprintf("older tool result shortened; do not run the tool again — once earlier turns are summarized, find it with %s(query=…) and read it with %s(turn=…, whole=true)",
+		ToolSearchHistory, ToolReadTurn)
+}
+
+// SummaryLine is the line a summary carries when the recall tools are installed: the turns it
+// covers can still be searched and read.
+func SummaryLine() string {
+	return fmt.Sprintf("Earlier turns are kept word for word: search them with %s(query=…) and read one with %s(turn=…).",
+		ToolSearchHistory, ToolReadTurn)
+}
+
+// clip returns s cut to at most n bytes on a rune boundary, for names quoted in errors.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,253 @@
+package recall
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Store is one session's saved outputs, as recall reads and writes them. The glue builds one per
+// tool call from the calling session's app, user and session ids, so nothing else is reachable.
+// Implementations must be safe for concurrent use.
+type Store interface {
+	// Layout describes the newest version of the saved output name; an error wrapping
+	// fs.ErrNotExist when there is none.
+	Layout(ctx context.Context, name string) (*Layout, error)
+	// ReadChunks returns chunks [first, first+count) of the given version of name, as its
+	// layout describes them.
+	ReadChunks(ctx context.Context, name string, version int64, first, count int) ([][]byte, error)
+	// Recent lists the saved outputs whose names start with prefix, newest first: it skips the
+	// first skip and returns at most limit.
+	Recent(ctx context.Context, prefix string, skip, limit int) ([]OutputInfo, error)
+	// Save stores data as a new version of name and returns that version.
+	Save(ctx context.Context, name string, data []byte, mimeType string) (int64, error)
+	// Delete removes one version of name.
+	Delete(ctx context.Context, name string, version int64) error
+}
+
+// OutputInfo names one saved output and when its newest version was saved.
+type OutputInfo struct {
+	Name    string
+	Created time.Time
+}
+
+// Key names one version of one saved output of one session (Version 0: the newest).
+type Key struct {
+	AppName, UserID, SessionID, Name string
+	Version                          int64
+}
+
+// ChunkStore is implemented by artifact services that keep outputs in chunks with their layout
+// (hooks/dbartifact): through it recall reads a page of an output, not the whole. The glue uses it
+// when the application's artifact service implements it and reads other services' artifacts
+// whole.
+type ChunkStore interface {
+	// OutputLayout returns the layout of key's version (0: newest); an error wrapping
+	// fs.ErrNotExist when there is none.
+	OutputLayout(ctx context.Context, key Key) (*Layout, error)
+	// ReadOutputChunks returns chunks [first, first+count) of key's version (Version set).
+	ReadOutputChunks(ctx context.Context, key Key, first, count int) ([][]byte, error)
+	// RecentOutputs lists the session's outputs (key's Name and Version unused) whose names
+	// start with prefix, newest first, skipping skip, at most limit.
+	RecentOutputs(ctx context.Context, key Key, prefix string, skip, limit int) ([]OutputInfo, error)
+}
+
+// Limits bound one recall call. A zero field takes its default.
+type Limits struct {
+	// MaxResultBytes bounds the text one call returns. Default 8 KiB (adkctx truncates tool
+	// results at 10 KiB by default: a recall result must never be cut and saved again).
+	MaxResultBytes int
+	// MaxScanBytes bounds the bytes one search reads from storage. Default 8 MiB.
+	MaxScanBytes int64
+	// MaxMatches bounds the matches (lines, or ranked excerpts) one search returns. Default 20.
+	MaxMatches int
+	// ExcerptBytes bounds each tool result read_turn shows as an excerpt. Default 1 KiB.
+	ExcerptBytes int
+	// MaxScanTime bounds the time one search of saved outputs scans (RE2 is linear, but a
+	// complex pattern over megabytes still takes a while); it then stops with a cursor like the
+	// other bounds. Default 5 s.
+	MaxScanTime time.Duration
+}
+
+// Default limits.
+const (
+	DefaultMaxResultBytes = 8 << 10
+	DefaultMaxScanBytes   = 8 << 20
+	DefaultMaxMatches     = 20
+	DefaultExcerptBytes   = 1 << 10
+	DefaultMaxScanTime    = 5 * time.Second
+	// minResultBytes is the smallest MaxResultBytes honoured: a page must hold its header.
+	minResultBytes = 1024
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxResultBytes <= 0 {
+		l.MaxResultBytes = DefaultMaxResultBytes
+	}
+	l.MaxResultBytes = max(l.MaxResultBytes, minResultBytes)
+	if l.MaxScanBytes <= 0 {
+		l.MaxScanBytes = DefaultMaxScanBytes
+	}
+	if l.MaxMatches <= 0 {
+		l.MaxMatches = DefaultMaxMatches
+	}
+	if l.ExcerptBytes <= 0 {
+		l.ExcerptBytes = DefaultExcerptBytes
+	}
+	l.ExcerptBytes = min(l.ExcerptBytes, l.MaxResultBytes/4)
+	if l.MaxScanTime <= 0 {
+		l.MaxScanTime = DefaultMaxScanTime
+	}
+	return l
+}
+
+// output reads one version of one saved output through its layout, chunk by chunk, caching the
+// chunks it read for the rest of the call and counting the bytes it read.
+type output struct {
+	st    Store
+	name  string
+	lay   *Layout
+	cache map[int][]byte
+	read  int64 // bytes read from the store
+}
+
+func openOutput(ctx context.Context, st Store, name string) (*output, error) {
+	lay, err := st.Layout(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	lay.index()
+	if lay.starts[len(lay.Chunks)] != lay.Size {
+		return nil, &CorruptError{Name: name, Msg: fmt.Sprintf("chunks hold %d bytes, size is %d", lay.starts[len(lay.Chunks)], lay.Size)}
+	}
+	return &output{st: st, name: name, lay: lay, cache: map[int][]byte{}}, nil
+}
+
+// chunkAt returns the index of the chunk holding byte off (0 ≤ off < Size).
+func (o *output) chunkAt(off int64) int {
+	starts := o.lay.starts
+	lo, hi := 0, len(o.lay.Chunks)-1
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if starts[mid] <= off {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
+}
+
+// chunks returns chunks [first, last], reading the ones not cached in one call.
+func (o *output) chunks(ctx context.Context, first, last int) ([][]byte, error) {
+	out := make([][]byte, 0, last-first+1)
+	missFrom := -1
+	for i := first; i <= last+1; i++ {
+		_, cached := o.cache[i]
+		if i <= last && !cached {
+			if missFrom < 0 {
+				missFrom = i
+			}
+			continue
+		}
+		if missFrom >= 0 {
+			got, err := o.st.ReadChunks(ctx, o.name, o.lay.Version, missFrom, i-missFrom)
+			if err != nil {
+				return nil, err
+			}
+			if len(got) != i-missFrom {
+				return nil, &CorruptError{Name: o.name, Msg: fmt.Sprintf("read %d chunks from %d, want %d", len(got), missFrom, i-missFrom)}
+			}
+			for j, c := range got {
+				if len(c) != o.lay.Chunks[missFrom+j].Size {
+					return nil, &CorruptError{Name: o.name, Msg: fmt.Sprintf("chunk %d holds %d bytes, layout says %d", missFrom+j, len(c), o.lay.Chunks[missFrom+j].Size)}
+				}
+				o.cache[missFrom+j] = c
+				o.read += int64(len(c))
+			}
+			missFrom = -1
+		}
+	}
+	for i := first; i <= last; i++ {
+		out = append(out, o.cache[i])
+	}
+	return out, nil
+}
+
+// readAt returns bytes [off, end) (clamped to the output).
+func (o *output) readAt(ctx context.Context, off, end int64) ([]byte, error) {
+	end = min(end, o.lay.Size)
+	if off >= end {
+		return nil, nil
+	}
+	first, last := o.chunkAt(off), o.chunkAt(end-1)
+	cs, err := o.chunks(ctx, first, last)
+	if err != nil {
+		return nil, err
+	}
+	if len(cs) == 1 {
+		base := o.lay.starts[first]
+		return cs[0][off-base : end-base], nil
+	}
+	buf := make([]byte, 0, end-off)
+	for i, c := range cs {
+		base := o.lay.starts[first+i]
+		lo, hi := max(off-base, 0), min(end-base, int64(len(c)))
+		buf = append(buf, c[lo:hi]...)
+	}
+	return buf, nil
+}
+
+// lineStart returns the byte offset where line (from 1) starts; line must be ≤ Lines().
+func (o *output) lineStart(ctx context.Context, line int64) (int64, error) {
+	k := line - 1 // newlines before the line
+	if k <= 0 {
+		return 0, nil
+	}
+	lines := o.lay.lines
+	// The chunk holding the k-th newline: lines[i] < k ≤ lines[i+1].
+	lo, hi := 0, len(o.lay.Chunks)-1
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if lines[mid+1] < k {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	cs, err := o.chunks(ctx, lo, lo)
+	if err != nil {
+		return 0, err
+	}
+	need := k - lines[lo]
+	for i, b := range cs[0] {
+		if b == '\n' {
+			need--
+			if need == 0 {
+				return o.lay.starts[lo] + int64(i) + 1, nil
+			}
+		}
+	}
+	return 0, &CorruptError{Name: o.name, Msg: fmt.Sprintf("chunk %d has fewer newlines than its layout says", lo)}
+}
+
+// lineOf returns the line (from 1) holding byte off.
+func (o *output) lineOf(ctx context.Context, off int64) (int64, error) {
+	if off <= 0 {
+		return 1, nil
+	}
+	off = min(off, o.lay.Size)
+	i := o.chunkAt(min(off, o.lay.Size-1))
+	cs, err := o.chunks(ctx, i, i)
+	if err != nil {
+		return 0, err
+	}
+	n := o.lay.lines[i]
+	upto := off - o.lay.starts[i]
+	for _, b := range cs[0][:upto] {
+		if b == '\n' {
+			n++
+		}
+	}
+	return n + 1, nil
+}
