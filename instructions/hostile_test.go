@@ -241,12 +241,12 @@ func TestLoaderDiscoveryPanicIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.discover = func(string, agentsmd.Config) (*agentsmd.Discovery, error) { panic("bug") }
-	if _, err := l.Load(t.Context(), root); err == nil || !strings.Contains(err.Error(), "panicked: bug") {
+	l.discover = func(string, agentsmd.Config) (*agentsmd.Discovery, error) { panic("bug: secret-in-file") }
+	if _, err := l.Load(t.Context(), root); err == nil || !strings.Contains(err.Error(), "panicked (string)") || strings.Contains(err.Error(), "secret") {
 		t.Errorf("err = %v", err)
 	}
-	if logs.Len() != 1 {
-		t.Errorf("error logs = %d, want 1", logs.Len())
+	if logs.Len() != 1 || strings.Contains(fmt.Sprint(logs.All()[0].ContextMap()), "secret") {
+		t.Errorf("error logs = %v, want 1 without the panic's value", logs.All())
 	}
 	l.discover = agentsmd.Discover
 	if m := mustLoad(t, l, root); !strings.Contains(m.Text, "rules") {

@@ -36,8 +36,9 @@ import (
 // Special files never make a discovery wait (see package agentsmd).
 //
 // One zap info entry ("instructions: AGENTS.md instructions changed") is
-// logged when the merged result of a working directory changes, including
-// its first load; nothing is logged on cache hits.
+// logged when the merged result of a working directory changes, and on its
+// first load when it found (or skipped) a file; nothing is logged on cache
+// hits or for a directory without AGENTS.md files.
 type Loader struct {
 	ac          agentsmd.Config
 	ic          Config
@@ -178,8 +179,9 @@ func (l *Loader) rediscover(key string, prev Merged, have bool) (d *agentsmd.Dis
 	// recover in; it becomes this discovery's error instead.
 	defer func() {
 		if p := recover(); p != nil {
-			l.log.Error("instructions: AGENTS.md discovery panicked", zap.String("work_dir", key), zap.Any("panic", p), zap.StackSkip("stack", 1))
-			err = fmt.Errorf("instructions: AGENTS.md discovery of %s panicked: %v", key, p)
+			// The panic's value may quote a file's content: its type only.
+			l.log.Error("instructions: AGENTS.md discovery panicked", zap.String("work_dir", key), zap.String("panic_type", fmt.Sprintf("%T", p)), zap.StackSkip("stack", 1))
+			err = fmt.Errorf("instructions: AGENTS.md discovery of %s panicked (%T)", key, p)
 		}
 	}()
 	l.discoveries.Add(1)
@@ -188,7 +190,7 @@ func (l *Loader) rediscover(key string, prev Merged, have bool) (d *agentsmd.Dis
 		return nil, Merged{}, err
 	}
 	m = Merge(d, l.ic)
-	if !have || !m.equal(prev) {
+	if have && !m.equal(prev) || !have && (len(m.Sources) > 0 || len(m.Skipped) > 0) {
 		files := make([]string, len(m.Sources))
 		for i, s := range m.Sources {
 			files[i] = s.AbsPath

@@ -177,7 +177,7 @@ func (e *Engine) Limits(model string) budget.Limits {
 	l := budget.LimitsFor(e.registry, model, e.cfg.Limits)
 	if !l.Known {
 		info, _ := e.registry.Lookup(model)
-		e.log.Warn("unknown model: using the fallback context window",
+		e.log.Warn("unknown model: using the fallback context window; add it to Config.Models with its context window",
 			zap.String("model", model), zap.Int("context_window", l.Window), zap.Int("max_output_tokens", info.MaxOutputTokens))
 	}
 	e.limits.Put(model, l)
@@ -268,10 +268,11 @@ type sessionState struct {
 	calib  map[string]*budget.Calibration // by normalized model name
 	tally  budget.Tally
 	limits budget.Limits // of the model last used
-	// tokenLimit is the soft limit in the compactor's unit; lastTokens the predicted size (with
-	// margin) of the last request and lastFactor its raw-to-predicted ratio.
-	tokenLimit, lastTokens int
-	lastFactor             float64
+	// tokenLimit is the soft limit in the compactor's unit; lastEstimate our estimate of the
+	// last request sent, lastModel its model and added the estimate of the events stored since:
+	// the next request is projected from them.
+	tokenLimit, lastEstimate, added int
+	lastModel                       string
 	// lastPredicted is the predicted size of the last request as it came in; growth the largest
 	// recent growth between two requests (decaying).
 	lastPredicted int

@@ -95,7 +95,7 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 		sm.prefix, sm.sized, sm.turnsDrop = print, sized, d.TurnsDropped
 	}
 	prevSent := st.swapSent(sent, c.InvocationID())
-	tokenLimit, approaching := e.track(st, limits, d, err == nil)
+	tokenLimit, approaching := e.track(st, req.Model, limits, d, err == nil)
 	st.mu.Unlock()
 
 	if cp := e.getCompactor(); cp != nil && (d.OverSoft || approaching) {
@@ -180,9 +180,9 @@ func (e *Engine) injectInstructions(ctx context.Context, sessionID string, state
 // compactor's unit (estimated tokens of the history alone) and whether the next request is
 // expected to pass the soft limit: when, grown by the largest recent growth or by one more tool
 // result at the truncation limit, it would — so the summary is ready before it is built.
-func (e *Engine) track(st *sessionState, limits budget.Limits, d request.BudgetDecision, sent bool) (tokenLimit int, approaching bool) {
+func (e *Engine) track(st *sessionState, model string, limits budget.Limits, d request.BudgetDecision, sent bool) (tokenLimit int, approaching bool) {
 	if sent {
-		st.lastTokens, st.lastFactor = d.FinalTokens+d.Margin, calibrationFactor(d)
+		st.lastEstimate, st.lastModel, st.added = d.FinalEstimatedTokens, model, 0
 	}
 	st.tokenLimit = max(int(float64(limits.Soft)/calibrationFactor(d))-d.FixedTokens, 1)
 	if st.lastPredicted > 0 && d.PredictedTokens > st.lastPredicted {
@@ -370,8 +370,13 @@ func (e *Engine) Restore(s compactor.Session, invocation string, events func() [
 	evs := events()
 	var newest []callRecord // newest first, one per model
 	seen := map[string]bool{}
+	added := 0 // what was stored after the newest call: part of the next request
 	for i := len(evs) - 1; i >= 0; i-- {
-		if rec, ok := readCallRecord(&evs[i]); ok && !seen[rec.Model] {
+		rec, ok := readCallRecord(&evs[i])
+		if len(newest) == 0 && !ok {
+			added += budget.EstimateContent(evs[i].Content)
+		}
+		if ok && !seen[rec.Model] {
 			seen[rec.Model] = true
 			newest = append(newest, rec)
 		}
@@ -386,6 +391,7 @@ func (e *Engine) Restore(s compactor.Session, invocation string, events func() [
 	st.calib, st.tally, st.seq = map[string]*budget.Calibration{}, budget.Tally{}, newest[0].Seq
 	st.lastPredicted, st.growth = 0, 0
 	st.limits = e.Limits(newest[0].Model)
+	st.lastEstimate, st.lastModel, st.added = newest[0].Estimate, newest[0].Model, added
 	if newest[0].Tally != nil {
 		st.tally = *newest[0].Tally
 	}
@@ -395,7 +401,6 @@ func (e *Engine) Restore(s compactor.Session, invocation string, events func() [
 		}
 	}
 }
-
 
 // noteRun records that the plugin saw invocation start. Hold st.mu.
 func (st *sessionState) noteRun(inv string) {
@@ -436,13 +441,16 @@ func (st *sessionState) runSpan(inv string, fallback trace.SpanContext) trace.Sp
 	return fallback
 }
 
-// projected predicts the next request's size when content is added to the last request.
-func (st *sessionState) projected(c *genai.Content) int {
-	f := st.lastFactor
-	if f <= 0 {
-		f = 1
+// projected predicts the next request's size, with the safety margin the budget will add: the
+// last request plus the events stored since (added): the same prediction the budget makes (the margin of a
+// prediction grows with what is new since the last reported count), so a turn waits for a
+// pending compaction exactly when the budget would otherwise trim. Hold st.mu.
+func (st *sessionState) projected() int {
+	if st.lastEstimate == 0 {
+		return 0
 	}
-	return st.lastTokens + int(math.Ceil(float64(budget.EstimateContent(c))*f))
+	p := st.calibration(st.lastModel).Predict(st.lastEstimate + st.added)
+	return p.Tokens + p.Margin
 }
 
 // calibrationFactor is the decision's PredictedTokens / EstimatedTokens (1 when either is

@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/genai"
 
+	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/compactor"
 	"github.com/adkctx/adkctx/internal/errkind"
@@ -24,27 +25,30 @@ func (e *Engine) BeforeRun(ctx context.Context, s compactor.Session, invocation 
 		e.WiringError("view_missing", "compaction is configured but the runner's session service is not wrapped: the model sees "+
 			"the whole history, and compaction reads sessions it cannot show. Wrap it with Hooks.SessionService, or use Hooks.Wire")
 	}
-	e.waitIfOverHard(ctx, s, invocation, userMessage)
+	e.waitIfOverHard(ctx, s, invocation, userMessage, true)
 }
 
-// OnEvent runs before an event of a running invocation is stored: if it will be part of the next
-// request and that request is projected over the hard limit while a compaction is pending, it
-// waits for the compaction, so the next request is built from the new summary.
+// OnEvent runs before an event of a running invocation is stored. Its content will be part of
+// the next request: when that request (the invocation's next, for an event that does not end it)
+// is projected over the hard limit while a compaction is pending, it waits for the compaction,
+// so the request is built from the new summary.
 func (e *Engine) OnEvent(ctx context.Context, s compactor.Session, invocation string, content *genai.Content, final bool) {
-	if !final {
-		e.waitIfOverHard(ctx, s, invocation, content)
-	}
+	e.waitIfOverHard(ctx, s, invocation, content, !final)
 }
 
-func (e *Engine) waitIfOverHard(ctx context.Context, s compactor.Session, invocation string, added *genai.Content) {
-	c := e.getCompactor()
-	if c == nil || !c.Pending(s) {
-		return
-	}
+// waitIfOverHard adds what was stored to the session's projection of its next request and, when
+// wait and the projection passes the hard limit while a compaction of the session is pending,
+// waits for the compaction (at most Compaction.Timeout).
+func (e *Engine) waitIfOverHard(ctx context.Context, s compactor.Session, invocation string, added *genai.Content, wait bool) {
 	st := e.state(s)
 	st.mu.Lock()
-	projected, hard := st.projected(added), st.limits.Hard
+	st.added += budget.EstimateContent(added)
+	projected, hard := st.projected(), st.limits.Hard
 	st.mu.Unlock()
+	c := e.getCompactor()
+	if !wait || c == nil || !c.Pending(s) {
+		return
+	}
 	if hard == 0 || projected <= hard {
 		return
 	}
