@@ -22,6 +22,11 @@ type ModelInfo struct {
 	ContextWindow int
 	// MaxOutputTokens is the maximum number of output tokens.
 	MaxOutputTokens int
+	// Provider is the model's provider as the OpenTelemetry GenAI semantic conventions name it
+	// in gen_ai.provider.name ("gcp.gemini", "gcp.vertex_ai", "gcp.gen_ai", "openai",
+	// "anthropic", "aws.bedrock", …). In an override it may be left empty; from Lookup it is
+	// always set: the override's, else derived from the name (see Lookup).
+	Provider string
 	// Match is set by Lookup: the registry entry that matched ("" for the
 	// fallback).
 	Match string
@@ -186,6 +191,43 @@ func longestMatch(entries []ModelInfo, name string) (ModelInfo, bool) {
 	return best, found
 }
 
+// Provider names derived from a model name (gen_ai.provider.name).
+const (
+	providerVertexAI = "gcp.vertex_ai"
+	providerGoogle   = "gcp.gen_ai" // the Gemini API or Vertex AI: a bare model name does not tell
+	providerOpenAI   = "openai"
+	providerClaude   = "anthropic"
+	providerOther    = "_OTHER" // nothing tells; name it with a Config.Models entry
+)
+
+// providerOf derives the provider of a model from its name: a Vertex AI resource name
+// ("projects/…/publishers/…/models/…") is Vertex AI's whatever the model; otherwise the model's
+// family decides, and a name of no known family is providerOther.
+func providerOf(model string) string {
+	raw := strings.ToLower(strings.TrimSpace(model))
+	if strings.HasPrefix(raw, "projects/") || strings.HasPrefix(raw, "publishers/") || strings.Contains(raw, "/publishers/") {
+		return providerVertexAI
+	}
+	name := normalizeModelName(model)
+	family := func(prefixes ...string) bool {
+		for _, p := range prefixes {
+			if strings.HasPrefix(name, p) && (len(name) == len(p) || isBoundary(name[len(p)]) || strings.HasSuffix(p, "-")) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case family("gemini-", "gemma-"):
+		return providerGoogle
+	case family("gpt-", "chatgpt-", "o1", "o3", "o4"):
+		return providerOpenAI
+	case family("claude-"):
+		return providerClaude
+	}
+	return providerOther
+}
+
 // Lookup returns the limits of model. Matching is case-insensitive, ignores
 // path prefixes such as "models/" and picks the longest entry that is a
 // prefix of the name ending at a separator ('-', '.', '@', ':', '_'), so
@@ -194,14 +236,30 @@ func longestMatch(entries []ModelInfo, name string) (ModelInfo, bool) {
 // Any matching override beats every built-in entry. For an unknown model
 // it returns fallbackContextWindow / fallbackMaxOutputTokens and
 // known=false; the caller should log that once.
+//
+// Provider is the matching override's when it names one; otherwise a Vertex
+// AI resource name ("projects/…/publishers/…/models/…") is "gcp.vertex_ai",
+// a Gemini or Gemma model "gcp.gen_ai" (the name does not tell the Gemini
+// API from Vertex AI: an override naming "gcp.gemini" or "gcp.vertex_ai"
+// does), GPT and o-series models "openai", Claude models "anthropic", and
+// any other name "_OTHER".
 func (r *Registry) Lookup(model string) (info ModelInfo, known bool) {
 	if r == nil {
 		r = NewRegistry()
 	}
+	info, known = r.lookup(model)
+	if info.Provider == "" {
+		info.Provider = providerOf(model)
+	}
+	return info, known
+}
+
+func (r *Registry) lookup(model string) (info ModelInfo, known bool) {
 	name := normalizeModelName(model)
 	if name != "" {
 		if e, ok := longestMatch(r.overrides, name); ok {
-			return ModelInfo{Name: model, ContextWindow: e.ContextWindow, MaxOutputTokens: e.MaxOutputTokens, Match: e.Name, Source: SourceOverride}, true
+			return ModelInfo{Name: model, ContextWindow: e.ContextWindow, MaxOutputTokens: e.MaxOutputTokens, Provider: e.Provider,
+				Match: e.Name, Source: SourceOverride}, true
 		}
 		if e, ok := longestMatch(r.builtins, name); ok {
 			return ModelInfo{Name: model, ContextWindow: e.ContextWindow, MaxOutputTokens: e.MaxOutputTokens, Match: e.Name, Source: SourceBuiltin}, true

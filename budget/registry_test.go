@@ -90,12 +90,12 @@ func TestRegistryOverrides(t *testing.T) {
 		known bool
 	}{
 		// An override beats a longer built-in entry.
-		{"gemini-2.5-flash", ModelInfo{Name: "gemini-2.5-flash", ContextWindow: 32_000, MaxOutputTokens: 4_000, Match: "gemini-2.5", Source: SourceOverride}, true},
-		{"claude-sonnet-4-5-20250929", ModelInfo{Name: "claude-sonnet-4-5-20250929", ContextWindow: 1_000_000, MaxOutputTokens: 64_000, Match: "claude-sonnet-4-5", Source: SourceOverride}, true},
-		{"my-local-llama", ModelInfo{Name: "my-local-llama", ContextWindow: 8_192, MaxOutputTokens: 1_024, Match: "my-local-llama", Source: SourceOverride}, true},
-		{"unknown-family-7b", ModelInfo{Name: "unknown-family-7b", ContextWindow: fallbackContextWindow, MaxOutputTokens: 100, Match: "unknown-family", Source: SourceOverride}, true},
+		{"gemini-2.5-flash", ModelInfo{Name: "gemini-2.5-flash", ContextWindow: 32_000, MaxOutputTokens: 4_000, Provider: "gcp.gen_ai", Match: "gemini-2.5", Source: SourceOverride}, true},
+		{"claude-sonnet-4-5-20250929", ModelInfo{Name: "claude-sonnet-4-5-20250929", ContextWindow: 1_000_000, MaxOutputTokens: 64_000, Provider: "anthropic", Match: "claude-sonnet-4-5", Source: SourceOverride}, true},
+		{"my-local-llama", ModelInfo{Name: "my-local-llama", ContextWindow: 8_192, MaxOutputTokens: 1_024, Provider: "_OTHER", Match: "my-local-llama", Source: SourceOverride}, true},
+		{"unknown-family-7b", ModelInfo{Name: "unknown-family-7b", ContextWindow: fallbackContextWindow, MaxOutputTokens: 100, Provider: "_OTHER", Match: "unknown-family", Source: SourceOverride}, true},
 		// Built-ins still apply elsewhere.
-		{"gemini-2.0-flash", ModelInfo{Name: "gemini-2.0-flash", ContextWindow: 1_048_576, MaxOutputTokens: 8_192, Match: "gemini-2.0-flash", Source: SourceBuiltin}, true},
+		{"gemini-2.0-flash", ModelInfo{Name: "gemini-2.0-flash", ContextWindow: 1_048_576, MaxOutputTokens: 8_192, Provider: "gcp.gen_ai", Match: "gemini-2.0-flash", Source: SourceBuiltin}, true},
 	}
 	for _, tt := range tests {
 		got, known := r.Lookup(tt.model)

@@ -20,7 +20,7 @@ import (
 var manual = Selection{Trigger: TriggerManual}
 
 func TestPrepareSummarizerPanics(t *testing.T) {
-	panicking := &funcSummarizer{name: "panicky", f: func(context.Context, SummaryInput) (*Summary, error) { panic("boom") }}
+	panicking := &funcSummarizer{name: "panicky", f: func(context.Context, SummaryInput) (*Summary, error) { panic(panicSecret) }}
 	t.Run("fallback", func(t *testing.T) {
 		c, rep := newCompactor(t, Config{Summarizer: panicking}, newStore(turns(1, 5)...))
 		m, err := c.Compact(context.Background(), manual)
@@ -29,14 +29,16 @@ func TestPrepareSummarizerPanics(t *testing.T) {
 		}
 		a := rep.lastAttempt(t)
 		var pe *panicError
-		if !a.FallbackUsed || !errors.As(a.PrimaryErr, &pe) || !strings.Contains(a.PrimaryErr.Error(), "panic: boom") {
+		if !a.FallbackUsed || !errors.As(a.PrimaryErr, &pe) || !strings.Contains(a.PrimaryErr.Error(), "panic (string) in ") ||
+			strings.Contains(a.PrimaryErr.Error(), panicSecret) {
 			t.Errorf("attempt: fallback %v, primary error %v", a.FallbackUsed, a.PrimaryErr)
 		}
 	})
 	t.Run("no fallback", func(t *testing.T) {
 		c, rep := newCompactor(t, Config{Summarizer: panicking, NoFallback: true}, newStore(turns(1, 5)...))
 		m, err := c.Compact(context.Background(), manual)
-		if m != nil || err == nil || !strings.Contains(err.Error(), "summarizer panicky failed: panic: boom") {
+		if m != nil || err == nil || !strings.Contains(err.Error(), "summarizer panicky failed: panic (string) in ") ||
+			strings.Contains(err.Error(), panicSecret) {
 			t.Fatalf("Compact = %v, %v; want the panic as an error", m, err)
 		}
 		if a := rep.lastAttempt(t); a.Outcome != OutcomeFailed {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"strings"
 
 	"google.golang.org/genai"
 
@@ -113,11 +115,43 @@ func (e *SummarizerError) Error() string {
 
 func (e *SummarizerError) Unwrap() error { return e.Err }
 
-// panicError is a summarizer panic.
-type panicError struct{ value string }
+// panicError is a summarizer panic: the Go type of the value it panicked with and the function
+// that panicked, never the value, which may quote what the summarizer read (the error is logged).
+type panicError struct{ valueType, site string }
 
-func (e *panicError) Error() string           { return "panic: " + e.value }
+// newPanicError describes recovered value r. Call it from the deferred function that recovered.
+func newPanicError(r any) *panicError {
+	return &panicError{valueType: fmt.Sprintf("%T", r), site: panicSite()}
+}
+
+func (e *panicError) Error() string {
+	if e.site == "" {
+		return "panic (" + e.valueType + ")"
+	}
+	return "panic (" + e.valueType + ") in " + e.site
+}
+
 func (e *panicError) ErrorKind() errkind.Kind { return errkind.Panic }
+
+// panicSite returns the function that panicked: the first frame outside the runtime below the
+// runtime's panic frames, as the deferred function calling newPanicError sees the stack.
+func panicSite() string {
+	pc := make([]uintptr, 32)
+	// Skip runtime.Callers, panicSite, newPanicError and the deferred function.
+	frames := runtime.CallersFrames(pc[:runtime.Callers(4, pc)])
+	inRuntime := false
+	for {
+		f, more := frames.Next()
+		if strings.HasPrefix(f.Function, "runtime.") {
+			inRuntime = true
+		} else if inRuntime {
+			return f.Function
+		}
+		if !more {
+			return ""
+		}
+	}
+}
 
 // summarizerName returns the name a summarizer reports, for logs and markers.
 func summarizerName(s Summarizer) string {
@@ -142,7 +176,7 @@ func runSummarizer(ctx context.Context, s Summarizer, in SummaryInput, maxTokens
 	go func() {
 		defer func() {
 			if r := recover(); r != nil {
-				done <- result{err: &panicError{value: fmt.Sprint(r)}}
+				done <- result{err: newPanicError(r)}
 			}
 		}()
 		sum, err := s.Summarize(ctx, in)

@@ -12,6 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 )
 
 // metricsServer serves adkctx's metrics for Prometheus to scrape: the OpenTelemetry SDK's meter
@@ -24,12 +26,22 @@ type metricsServer struct {
 	done     chan error
 }
 
+// serviceName is the example's service.name (its metrics' target_info and job): the SDK would
+// otherwise report "unknown_service:<binary>". OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES
+// override it.
+const serviceName = "adkctx-example"
+
 // serveMetrics listens on addr (host:port; port 0 picks one) and serves /metrics.
 func serveMetrics(addr string) (*metricsServer, error) {
 	reg := prometheus.NewRegistry()
 	exp, err := otelprom.New(otelprom.WithRegisterer(reg))
 	if err != nil {
 		return nil, fmt.Errorf("prometheus exporter: %w", err)
+	}
+	res, err := resource.New(context.Background(), resource.WithTelemetrySDK(),
+		resource.WithAttributes(semconv.ServiceName(serviceName)), resource.WithFromEnv())
+	if err != nil {
+		return nil, fmt.Errorf("metrics resource: %w", err)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -38,7 +50,7 @@ func serveMetrics(addr string) (*metricsServer, error) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	m := &metricsServer{
-		Provider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp)),
+		Provider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(res)),
 		URL:      "http://" + ln.Addr().String() + "/metrics",
 		srv:      &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
 		done:     make(chan error, 1),

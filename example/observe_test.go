@@ -65,7 +65,7 @@ func TestPrometheusScrape(t *testing.T) {
 		`adkctx_budget_decisions_total{adkctx_budget_action="none",gen_ai_request_model="offline-coder",otel_scope_name="github.com/adkctx/adkctx"`,
 		`adkctx_request_tokens_bucket{adkctx_token_kind="estimated",gen_ai_request_model="offline-coder"`,
 		`adkctx_request_tokens_count{adkctx_token_kind="reported",gen_ai_request_model="offline-coder"`,
-		`gen_ai_client_token_usage_sum{gen_ai_operation_name="generate_content",gen_ai_request_model="offline-coder",gen_ai_token_type="input"`,
+		`gen_ai_client_token_usage_sum{gen_ai_operation_name="generate_content",gen_ai_provider_name="_OTHER",gen_ai_request_model="offline-coder",gen_ai_token_type="input"`,
 		`adkctx_tool_truncations_total{gen_ai_tool_name="read_file"`,
 		`adkctx_tool_omitted_bytes_total{gen_ai_tool_name="read_file"`,
 		`adkctx_instructions_injected_bytes_count{`,

@@ -224,7 +224,7 @@ var documented = map[string]instrument{
 	engine.MetricDecisions:      {"counter", "{decision}", []string{"adkctx.budget.action", "gen_ai.request.model"}},
 	engine.MetricTurnsDropped:   {"counter", "{turn}", []string{"gen_ai.request.model"}},
 	engine.MetricRequestTokens:  {"histogram", "{token}", []string{"adkctx.token.kind", "gen_ai.request.model"}},
-	engine.MetricTokenUsage:     {"histogram", "{token}", []string{"gen_ai.operation.name", "gen_ai.request.model", "gen_ai.token.type"}},
+	engine.MetricTokenUsage:     {"histogram", "{token}", []string{"gen_ai.operation.name", "gen_ai.provider.name", "gen_ai.request.model", "gen_ai.token.type"}},
 	engine.MetricCompactions:    {"counter", "{attempt}", []string{"adkctx.compaction.outcome", "adkctx.compaction.trigger"}},
 	engine.MetricDuration:       {"histogram", "s", []string{"adkctx.compaction.outcome", "adkctx.compaction.trigger"}},
 	engine.MetricCompression:    {"histogram", "1", []string{"adkctx.compaction.trigger"}},

@@ -98,7 +98,7 @@ func New(cfg adkctx.Config) (*Engine, error) {
 	}
 	e.reader = history.NewReader(e.viewer, margin)
 	var err error
-	if e.tel, err = newTelemetry(cfg.MeterProvider, cfg.TracerProvider); err != nil {
+	if e.tel, err = newTelemetry(cfg, e.registry); err != nil {
 		return nil, fmt.Errorf("adkctx: telemetry: %w", err)
 	}
 	if ic := cfg.Instructions; ic != nil {

@@ -79,7 +79,8 @@ func (e *Engine) AfterRun(ctx context.Context, s compactor.Session, invocation s
 	}
 }
 
-// reportCompaction logs and measures one compaction attempt.
+// reportCompaction logs and measures one compaction attempt: Warn when it failed or its primary
+// summarizer did, Info when it compacted, Debug otherwise.
 func (e *Engine) reportCompaction(a compactor.Attempt) {
 	ratio := 0.0
 	if a.CompactedTokens > 0 {
@@ -118,11 +119,13 @@ func (e *Engine) reportCompaction(a compactor.Attempt) {
 		kind, msg := errkind.Of(a.Err)
 		fields = append(fields, zap.String("error_kind", string(kind)), zap.String("error", msg), zap.Int("consecutive_failures", a.Failures))
 	}
-	switch a.Outcome {
-	case compactor.OutcomeCompacted:
-		e.log.Info("compaction", fields...)
-	case compactor.OutcomeFailed:
+	switch {
+	case a.Outcome == compactor.OutcomeFailed, a.PrimaryErr != nil:
+		// A primary summarizer that failed is news to an operator filtering on Warn (quota
+		// exhausted, a key revoked) even when the fallback wrote the summary.
 		e.log.Warn("compaction", fields...)
+	case a.Outcome == compactor.OutcomeCompacted:
+		e.log.Info("compaction", fields...)
 	default:
 		e.log.Debug("compaction", fields...)
 	}

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/compactor"
@@ -26,6 +27,7 @@ const Instrumentation = "github.com/adkctx/adkctx"
 // is bounded by the models, the tools, the summarizers and the fixed value sets below.
 const (
 	AttrModel      = attribute.Key("gen_ai.request.model")
+	AttrProvider   = attribute.Key("gen_ai.provider.name")
 	AttrOperation  = attribute.Key("gen_ai.operation.name")
 	AttrTokenType  = attribute.Key("gen_ai.token.type")
 	AttrToolName   = attribute.Key("gen_ai.tool.name")
@@ -91,8 +93,9 @@ type telemetry struct {
 	filesSkipped   metric.Int64Counter
 
 	// Attribute sets per model, built once: building a set costs more than recording it.
-	mu      sync.Mutex
-	byModel map[string]*modelOpts
+	mu       sync.Mutex
+	byModel  map[string]*modelOpts
+	registry *budget.Registry // names a model's provider
 }
 
 // Token kinds of adkctx.request.tokens, in the order of modelOpts.kinds.
@@ -125,10 +128,17 @@ func (t *telemetry) opts(model string) *modelOpts {
 	for i, k := range tokenKinds {
 		o.kinds[i] = metric.WithAttributes(m, AttrTokenKind.String(k))
 	}
-	op := AttrOperation.String("generate_content")
-	o.input = metric.WithAttributes(m, op, AttrTokenType.String("input"))
-	o.output = metric.WithAttributes(m, op, AttrTokenType.String("output"))
+	info, _ := t.registry.Lookup(model)
+	op, provider := AttrOperation.String("generate_content"), AttrProvider.String(info.Provider)
+	o.input = metric.WithAttributes(m, op, provider, AttrTokenType.String("input"))
+	o.output = metric.WithAttributes(m, op, provider, AttrTokenType.String("output"))
 	t.byModel[model] = o
+	// The model's fixed series exist from its first call, at 0 (see zeroSeries).
+	ctx := context.Background()
+	for _, a := range o.actions {
+		t.decisions.Add(ctx, 0, a)
+	}
+	t.turnsDropped.Add(ctx, 0, o.model)
 	return o
 }
 
@@ -141,7 +151,10 @@ func (o *modelOpts) action(a request.Action) metric.MeasurementOption {
 	return metric.WithAttributes(AttrAction.String(string(a))) // not reached: the actions are fixed
 }
 
-func newTelemetry(mp metric.MeterProvider, tp trace.TracerProvider) (*telemetry, error) {
+// newTelemetry builds the instruments on cfg's providers (nil: the global ones); registry names
+// the models' providers.
+func newTelemetry(cfg adkctx.Config, registry *budget.Registry) (*telemetry, error) {
+	mp, tp := cfg.MeterProvider, cfg.TracerProvider
 	if mp == nil {
 		mp = otel.GetMeterProvider()
 	}
@@ -149,7 +162,7 @@ func newTelemetry(mp metric.MeterProvider, tp trace.TracerProvider) (*telemetry,
 		tp = otel.GetTracerProvider()
 	}
 	m := mp.Meter(Instrumentation)
-	t := &telemetry{tracer: tp.Tracer(Instrumentation), byModel: map[string]*modelOpts{}}
+	t := &telemetry{tracer: tp.Tracer(Instrumentation), byModel: map[string]*modelOpts{}, registry: registry}
 	var errs []error
 	counter := func(name, unit, desc string) metric.Int64Counter {
 		c, err := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
@@ -169,7 +182,7 @@ func newTelemetry(mp metric.MeterProvider, tp trace.TracerProvider) (*telemetry,
 	t.decisions = counter(MetricDecisions, "{decision}", "Budget decisions, one per model call, by action (trimmed and rejected are the trims and refusals) and model.")
 	t.turnsDropped = counter(MetricTurnsDropped, "{turn}", "Whole user turns left out of trimmed requests, by model.")
 	t.requestTokens = histogram(MetricRequestTokens, "{token}", "Request size per model call, by kind: estimated, predicted (calibrated), final (as sent), prefix_reused (shared with the previous request), reported (by the model).", tokenBuckets)
-	t.tokenUsage = histogram(MetricTokenUsage, "{token}", "Tokens the model reported per call (input and output).", tokenBuckets)
+	t.tokenUsage = histogram(MetricTokenUsage, "{token}", "Tokens the model reported per call (input and output), by model and provider.", tokenBuckets)
 	t.compactions = counter(MetricCompactions, "{attempt}", "Compaction attempts by trigger and outcome.")
 	t.compactionTime = fhistogram(MetricDuration, "s", "Duration of the compaction attempts that ran, by trigger and outcome.", durationBuckets)
 	t.compression = fhistogram(MetricCompression, "1", "Tokens replaced divided by summary tokens, per stored compaction, by trigger.", ratioBuckets)
@@ -182,7 +195,38 @@ func newTelemetry(mp metric.MeterProvider, tp trace.TracerProvider) (*telemetry,
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	t.zeroSeries(cfg.Compaction != nil, cfg.Instructions != nil)
 	return t, nil
+}
+
+// Value sets of the compaction attributes (compaction.Trigger, compactor.Outcome).
+var (
+	triggers = [...]compaction.Trigger{compaction.TriggerInvocations, compaction.TriggerTokens, compaction.TriggerManual}
+	outcomes = [...]compactor.Outcome{compactor.OutcomeCompacted, compactor.OutcomeNothing, compactor.OutcomeCoalesced,
+		compactor.OutcomeBackoff, compactor.OutcomeConflict, compactor.OutcomeFailed, compactor.OutcomeClosed}
+)
+
+// zeroSeries adds 0 to the counters whose attribute sets are fixed, so a Prometheus scrape shows
+// them before their first increment and a rate() sees that increment: the compaction attempts by
+// trigger and outcome and the fallbacks by error kind (when compaction is on), the skipped
+// AGENTS.md files (when instructions are on). A model's decisions by action and its dropped turns
+// start at its first call (opts). With the global meter provider, only an SDK installed before
+// New sees them.
+func (t *telemetry) zeroSeries(compactionOn, instructionsOn bool) {
+	ctx := context.Background()
+	if compactionOn {
+		for _, tr := range triggers {
+			for _, o := range outcomes {
+				t.compactions.Add(ctx, 0, metric.WithAttributes(AttrTrigger.String(string(tr)), AttrOutcome.String(string(o))))
+			}
+		}
+		for _, k := range errkind.Kinds() {
+			t.fallbacks.Add(ctx, 0, metric.WithAttributes(AttrErrorType.String(string(k))))
+		}
+	}
+	if instructionsOn {
+		t.filesSkipped.Add(ctx, 0)
+	}
 }
 
 // decision records a budget decision: metrics, and an event on the span current in BeforeModel.

@@ -117,7 +117,7 @@ func BenchmarkTelemetryPerCall(b *testing.B) {
 		{"noop", noopmetric.NewMeterProvider(), nooptrace.NewTracerProvider(), true},
 	} {
 		b.Run(v.name, func(b *testing.B) {
-			tel, err := newTelemetry(v.mp, v.tp)
+			tel, err := newTelemetry(adkctx.Config{MeterProvider: v.mp, TracerProvider: v.tp}, budget.NewRegistry())
 			if err != nil {
 				b.Fatal(err)
 			}

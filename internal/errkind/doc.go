@@ -3,24 +3,23 @@
 //
 // # What a message may carry
 //
-// A message never carries conversation text: prompts, replies, tool arguments and results, or
-// stored rows. Each classifier builds its message from typed fields only, never from the wrapped
-// error's Error() text (a wrapper may quote the prompt or a session id):
+// Kinds, statuses and codes, never text: not conversation text (prompts, replies, tool arguments
+// and results), and not text a provider, a tool, a database or a panic produced, which may quote
+// it. Each classifier builds its message from typed fields that hold codes, and echoes such a
+// field only when it is one (an upper-case status, a five-character SQLSTATE); it never reads a
+// wrapped error's Error() text (a wrapper may quote the prompt or a session id):
 //
-//   - model API errors (genai.APIError, from the Gemini API and Vertex AI): the HTTP code, the
-//     status, the ErrorInfo reason when present, and the provider's message cut to one line of at
-//     most 200 bytes. Google's API error messages describe what went wrong with the call (quota,
-//     key, model name, field) and do not quote the request's contents; the cap bounds the damage
-//     if a proxy in between returns something else (an HTML page, a body echoing the request);
-//   - network errors: the operation, the scheme and host of the URL (no path, query or
-//     credentials) or the socket address, and a fixed reason such as "connection refused" or
-//     "timeout" (else the innermost error's type name);
-//   - SQLite errors: the result code and its name (a SQLite message may quote SQL text);
+//   - genai's APIError (the Gemini API and Vertex AI): "model API <HTTP code> <google.rpc
+//     status> (reason <ErrorInfo reason>)";
+//   - other SDKs' errors that carry the HTTP status in a typed value (an HTTPCode() method, as
+//     gax-go's apierror.APIError has; an exported StatusCode int field; googleapi.Error's Code):
+//     "HTTP <code> (<Go type>, reason <reason>)";
+//   - database errors, by behaviour, linking no driver: a SQLSTATE (an SQLState() string method,
+//     as pgconn.PgError and pq.Error have), a SQLite result code, adk-go's stale-session
+//     refusal (by its fixed prefix): "SQLSTATE <code> (<Go type>)", "SQLite code <code> (<Go type>)";
+//   - network errors: the operation, the scheme and host of the URL (no credentials, path or
+//     query) or the socket address, and a fixed reason such as "connection refused";
 //   - context errors: "deadline exceeded" or "canceled";
-//   - adkctx's own errors ([Kinded]): their Error() text, which they keep free of conversation
-//     text;
+//   - adkctx's own errors ([Kinded]): their Error() text, which they keep free of such text;
 //   - anything else: the Go type name of the error only.
-//
-// Classification uses error types and codes (errors.As, errors.Is, HTTP and gRPC status codes,
-// SQLite result codes), never the text of a message.
 package errkind

@@ -1,46 +1,64 @@
 package errkind
 
 import (
+	"fmt"
+	"net"
+	"net/url"
 	"strings"
 	"testing"
-	"unicode"
-	"unicode/utf8"
 
 	"google.golang.org/genai"
 )
 
-// oneLine parses whatever a provider or proxy sent: the result must be one valid UTF-8 line
-// within the cap, whatever the input.
-func FuzzOneLine(f *testing.F) {
-	for _, s := range []string{"", "plain", "a\r\nb\n\nc", "\xff\xfe bad utf8", "é" + strings.Repeat("ü", 150), "\u2028\u202e\x1b[31m", strings.Repeat(" ", 300)} {
-		f.Add(s, 200)
+// sqlStateError and statusError stand for driver and SDK errors the fuzzer fills.
+type sqlStateError struct{ state, text string }
+
+func (e *sqlStateError) Error() string    { return e.text }
+func (e *sqlStateError) SQLState() string { return e.state }
+
+type statusError struct {
+	StatusCode int
+	text       string
+}
+
+func (e *statusError) Error() string  { return e.text }
+func (e *statusError) Reason() string { return e.text }
+
+// FuzzOf fills every field a classifier reads with whatever a provider, a proxy or a driver may
+// send: the message is one line of printable ASCII, bounded, and holds a field only when that
+// field is a code (free text, which carries a space or a lower-case letter, never appears).
+func FuzzOf(f *testing.F) {
+	for _, s := range []string{"", "RESOURCE_EXHAUSTED", "API_KEY_INVALID", "40001", "INTERNAL\r\nX-Injected: 1",
+		"my key is sk-live-1", "\xff\xfe bad utf8", "é\u2028\u202e\x1b[31m", strings.Repeat("A", 300), "127.0.0.1:80", "http://u:p@h/p?k=v"} {
+		f.Add(429, s, s)
 	}
-	f.Add("abcdef", 3)
-	f.Add("日本語", 4)
-	f.Fuzz(func(t *testing.T, s string, limit int) {
-		limit = limit % 1024
-		if limit < 0 {
-			limit = -limit
-		}
-		got := oneLine(s, limit)
-		if len(got) > limit {
-			t.Errorf("oneLine(%q, %d) = %q: %d bytes", s, limit, got, len(got))
-		}
-		if !utf8.ValidString(got) {
-			t.Errorf("oneLine(%q, %d) = %q: invalid UTF-8", s, limit, got)
-		}
-		if strings.HasPrefix(got, " ") || strings.HasSuffix(got, " ") || strings.Contains(got, "  ") {
-			t.Errorf("oneLine(%q, %d) = %q: untrimmed or repeated spaces", s, limit, got)
-		}
-		for _, r := range got {
-			if r != ' ' && (unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r)) {
-				t.Errorf("oneLine(%q, %d) = %q: keeps %U", s, limit, got, r)
+	f.Add(0, "", "")
+	f.Add(-1, "57P01", "[::1]:5432")
+	f.Fuzz(func(t *testing.T, status int, field, text string) {
+		free := "free text " + text // a space: never a code
+		details := []map[string]any{{"@type": errorInfoType, "reason": field, "metadata": map[string]any{"k": free}}}
+		for _, err := range []error{
+			fmt.Errorf("call %s: %w", free, genai.APIError{Code: status, Status: field, Message: free, Details: details}),
+			&statusError{StatusCode: status, text: field},
+			fmt.Errorf("%s: %w", free, &sqlStateError{state: field, text: free}),
+			&url.Error{Op: field, URL: text, Err: &net.OpError{Op: field, Net: text, Err: fmt.Errorf("%s", free)}},
+			&net.OpError{Op: field, Net: field, Addr: &net.UnixAddr{Name: text, Net: "unix"}, Err: fmt.Errorf("%s", free)},
+		} {
+			kind, msg := Of(err)
+			if kind == None || msg == "" {
+				t.Fatalf("Of(%#v) = %q, %q", err, kind, msg)
 			}
-		}
-		// Whatever the provider sent, the model message stays one line.
-		msg := modelMessage(genai.APIError{Code: 500, Status: s, Message: s}, s)
-		if strings.ContainsAny(msg, "\r\n") || len(msg) > len("model API 500")+3*maxField+maxMessage+20 {
-			t.Errorf("modelMessage = %q", msg)
+			if len(msg) > 2*maxAddress+100 {
+				t.Errorf("Of(%#v): %d bytes", err, len(msg))
+			}
+			for i := range len(msg) {
+				if msg[i] < ' ' || msg[i] >= 0x7f {
+					t.Fatalf("Of(%#v) = %q: byte %#x", err, msg, msg[i])
+				}
+			}
+			if strings.Contains(msg, "free text") {
+				t.Errorf("Of(%#v) = %q: quotes free text", err, msg)
+			}
 		}
 	})
 }

@@ -3,17 +3,16 @@ package errkind
 import (
 	"errors"
 	"fmt"
-	"strings"
-	"unicode"
-	"unicode/utf8"
+	"reflect"
 
 	"google.golang.org/genai"
 )
 
-// Caps on text from outside (a provider's reply, an address) in a message.
+// Longest google.rpc status name and ErrorInfo reason echoed (the longest status name has 19
+// bytes; reasons are at most 63).
 const (
-	maxMessage = 200 // bytes of APIError.Message, and of a network error's operation and host
-	maxField   = 64  // bytes of APIError.Status and of an ErrorInfo reason
+	maxStatus = 32
+	maxReason = 63
 )
 
 // errorInfoType is the @type of a google.rpc.ErrorInfo entry in an API error's details.
@@ -21,7 +20,9 @@ const errorInfoType = "type.googleapis.com/google.rpc.ErrorInfo"
 
 // classifyModel recognizes the error the genai client returns for a non-2xx reply or an error
 // chunk in a stream: a genai.APIError value (the client returns it by value; a pointer is accepted
-// too).
+// too). The message is "model API <code>[ <status>][ (reason <reason>)]": the status and the
+// reason only when they are codes (a body that was not JSON leaves the HTTP status line in
+// Status), never the provider's message or any other detail (a message may quote the request).
 func classifyModel(err error) (Kind, string, bool) {
 	var e genai.APIError
 	var p *genai.APIError
@@ -32,19 +33,75 @@ func classifyModel(err error) (Kind, string, bool) {
 	default:
 		return "", "", false
 	}
-	reason := errorInfoReason(e.Details)
-	return modelKind(e, reason), modelMessage(e, reason), true
+	status, reason := code(e.Status, maxStatus, upperSnake), code(errorInfoReason(e.Details), maxReason, upperSnake)
+	msg := fmt.Sprintf("model API %d", e.Code)
+	if status != "" {
+		msg += " " + status
+	}
+	if reason != "" {
+		msg += " (reason " + reason + ")"
+	}
+	return modelKind(e.Code, status, reason), msg, true
 }
 
-// modelKind maps an API error to a kind: by its google.rpc status when it has one (the JSON error
-// body carries it), else by the HTTP code (a body that was not JSON leaves the HTTP status line in
-// Status).
-func modelKind(e genai.APIError, reason string) Kind {
+// classifyHTTP recognizes the errors of SDKs other than genai by the HTTP status they carry in a
+// typed value, never by their text: a method HTTPCode() int (gax-go's apierror.APIError, which
+// every Google Cloud Go client returns; -1 for a gRPC error), an exported int field StatusCode
+// (go-openai, openai-go, anthropic-sdk-go), or the Code field of google.golang.org/api's
+// googleapi.Error (recognized by package path and name, not imported: the core links no provider
+// SDK). A method Reason() string (apierror.APIError again: the ErrorInfo reason) adds the reason.
+// The message is "HTTP <code> (<Go type>[, reason <reason>])".
+func classifyHTTP(err error) (Kind, string, bool) {
+	for e := range walk(err) {
+		status, ok := httpStatus(e)
+		if !ok {
+			continue
+		}
+		var reason string
+		if r, ok := e.(interface{ Reason() string }); ok {
+			reason = code(r.Reason(), maxReason, upperSnake)
+		}
+		msg := fmt.Sprintf("HTTP %d (%s", status, typeName(e))
+		if reason != "" {
+			msg += ", reason " + reason
+		}
+		return modelKind(status, "", reason), msg + ")", true
+	}
+	return "", "", false
+}
+
+// httpStatus returns the HTTP status e carries in a typed value, if any (see classifyHTTP).
+func httpStatus(e error) (int, bool) {
+	valid := func(c int) (int, bool) { return c, c >= 100 && c <= 599 }
+	if h, ok := e.(interface{ HTTPCode() int }); ok {
+		return valid(h.HTTPCode())
+	}
+	v := reflect.ValueOf(e)
+	if v.Kind() == reflect.Pointer {
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return 0, false
+	}
+	name := "StatusCode"
+	if t := v.Type(); t.PkgPath() == "google.golang.org/api/googleapi" && t.Name() == "Error" {
+		name = "Code"
+	}
+	f, ok := v.Type().FieldByName(name)
+	if !ok || !f.IsExported() || !v.FieldByIndex(f.Index).CanInt() {
+		return 0, false
+	}
+	return valid(int(v.FieldByIndex(f.Index).Int()))
+}
+
+// modelKind maps a model API error to a kind: by its google.rpc status when it has one (the JSON
+// error body carries it), else by the HTTP code.
+func modelKind(httpCode int, status, reason string) Kind {
 	if credentialReason(reason) {
 		// A bad API key is a 400 INVALID_ARGUMENT on the Gemini API; only the reason tells.
 		return Auth
 	}
-	switch e.Status {
+	switch status {
 	case "RESOURCE_EXHAUSTED":
 		return Quota
 	case "UNAUTHENTICATED", "PERMISSION_DENIED":
@@ -60,7 +117,7 @@ func modelKind(e genai.APIError, reason string) Kind {
 	case "INTERNAL", "UNAVAILABLE", "UNKNOWN", "DATA_LOSS":
 		return Server
 	}
-	switch c := e.Code; {
+	switch c := httpCode; {
 	case c == 429:
 		return Quota
 	case c == 401 || c == 403:
@@ -103,59 +160,4 @@ func errorInfoReason(details []map[string]any) string {
 		}
 	}
 	return ""
-}
-
-// modelMessage is "model API <code> <status>[ (reason <reason>)]: <message>", each field of the
-// provider's cut to one line.
-func modelMessage(e genai.APIError, reason string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "model API %d", e.Code)
-	if s := oneLine(e.Status, maxField); s != "" {
-		b.WriteString(" " + s)
-	}
-	if r := oneLine(reason, maxField); r != "" {
-		b.WriteString(" (reason " + r + ")")
-	}
-	if m := oneLine(e.Message, maxMessage); m != "" {
-		b.WriteString(": " + m)
-	}
-	return b.String()
-}
-
-// oneLine makes s fit one log line of at most limit bytes: invalid UTF-8 replaced, every run of
-// spaces, line separators, control and format (bidi) characters turned into one space, and a
-// longer result cut at a rune boundary with "…" (counted in limit).
-func oneLine(s string, limit int) string {
-	const ellipsis = "…"
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	var b strings.Builder
-	b.Grow(min(len(s), limit+utf8.UTFMax))
-	space := false
-	for _, r := range s {
-		if unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
-			space = true
-			continue
-		}
-		if space && b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		space = false
-		b.WriteRune(r)
-		if b.Len() > limit {
-			break
-		}
-	}
-	out := b.String()
-	if len(out) <= limit {
-		return out
-	}
-	cut := max(limit-len(ellipsis), 0)
-	for cut > 0 && !utf8.RuneStart(out[cut]) {
-		cut--
-	}
-	head := strings.TrimRight(out[:cut], " ")
-	if head == "" {
-		return ""
-	}
-	return head + ellipsis
 }

@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -20,8 +22,8 @@ func classifyNetwork(err error) (Kind, string, bool) {
 		opErr  *net.OpError
 		netErr net.Error
 	)
-	hasURL := errors.As(err, &urlErr)
-	hasOp := errors.As(err, &opErr)
+	hasURL := errors.As(err, &urlErr) && urlErr != nil
+	hasOp := errors.As(err, &opErr) && opErr != nil
 	reason := networkReason(err)
 	if reason == "" && !hasURL && !hasOp && !errors.As(err, &netErr) {
 		return "", "", false
@@ -37,20 +39,34 @@ func classifyNetwork(err error) (Kind, string, bool) {
 			reason = typeName(innermost(err))
 		}
 	}
-	var where string
+	var where []string
 	switch {
 	case hasURL:
-		where = urlErr.Op + " " + redactURL(urlErr.URL)
+		where = []string{word(urlErr.Op), redactURL(urlErr.URL)}
 	case hasOp:
-		where = opErr.Op + " " + opErr.Net
-		if opErr.Addr != nil {
-			where += " " + opErr.Addr.String()
+		where = []string{word(opErr.Op), word(opErr.Net)}
+		if opErr.Addr != nil && !isNil(opErr.Addr) {
+			where = append(where, address(opErr.Addr.String()))
 		}
 	}
-	if where = oneLine(where, maxMessage); where != "" {
-		return kind, where + ": " + reason, true
+	if w := strings.Join(slices.DeleteFunc(where, func(s string) bool { return s == "" }), " "); w != "" {
+		return kind, w + ": " + reason, true
 	}
 	return kind, reason, true
+}
+
+// maxAddress is the longest host or socket address echoed.
+const maxAddress = 255
+
+// word is s when it is a short word of letters and digits ("Post", "dial", "tcp"), else "".
+func word(s string) string {
+	return code(s, 16, func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' })
+}
+
+// address is s when it is a printable address without spaces (host:port, [::1]:5432, a socket
+// path), else "".
+func address(s string) string {
+	return code(s, maxAddress, func(c byte) bool { return c > ' ' && c < 0x7f })
 }
 
 const reasonTimeout = "timeout"
@@ -110,7 +126,11 @@ func redactURL(raw string) string {
 	if err != nil || u.Host == "" {
 		return ""
 	}
-	return u.Scheme + "://" + u.Host
+	scheme, host := word(u.Scheme), address(u.Host)
+	if scheme == "" || host == "" {
+		return ""
+	}
+	return scheme + "://" + host
 }
 
 // innermost follows the first Unwrap chain to its end.

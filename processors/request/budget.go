@@ -58,8 +58,12 @@ type BudgetDecision struct {
 	FixedTokens int
 	// OverSoft reports that the request as it came in passed the soft limit.
 	OverSoft bool
-	// TurnsDropped, ContentsDropped and TokensDropped describe the turns left out.
-	TurnsDropped, ContentsDropped, TokensDropped int
+	// TurnsDropped and ContentsDropped count the turns and the contents left out whole.
+	TurnsDropped, ContentsDropped int
+	// TokensDropped is what trimming took out of the request, in predicted tokens: the contents
+	// left out whole plus what cutting took from the contents kept (the newest function
+	// responses, the summary). The note put in their place is not subtracted.
+	TokensDropped int
 	// ExchangesDropped counts model steps (with their calls and responses) left out of the
 	// newest turn's tool loop.
 	ExchangesDropped int
@@ -80,12 +84,17 @@ type BudgetExceededError struct {
 	// NewestTurnTokens, FixedTokens and RequestTokens are predicted counts of the newest turn,
 	// of the system instruction and tools, and of the whole request as it came in.
 	NewestTurnTokens, FixedTokens, RequestTokens int
+	// Margin is the safety margin added to the predicted count for the hard limit (learned from
+	// the model's reported counts, see budget.Calibration): the request is refused when the
+	// newest turn, the fixed part and the margin do not fit under HardLimit.
+	Margin int
 }
 
 func (e *BudgetExceededError) Error() string {
 	return fmt.Sprintf("adkctx: request for model %q does not fit its context budget: the newest turn needs about %d tokens "+
-		"and the system instruction and tools %d more, over the hard limit of %d tokens (window %d; whole request %d)",
-		e.Model, e.NewestTurnTokens, e.FixedTokens, e.HardLimit, e.Window, e.RequestTokens)
+		"and the system instruction and tools %d more, plus a safety margin of %d learned from the model's counts, "+
+		"over the hard limit of %d tokens (window %d; whole request %d without the margin)",
+		e.Model, e.NewestTurnTokens, e.FixedTokens, e.Margin, e.HardLimit, e.Window, e.RequestTokens)
 }
 
 // ErrorKind classifies the error for logs and metrics.
@@ -160,18 +169,20 @@ func EnforceBudget(req *LLMRequest, in BudgetInput) (BudgetDecision, error) {
 	if !ok {
 		out, ok = t.cutSummary(d.FixedTokens, hard, f, out, &d)
 	}
+	// Figures reported as predicted counts scale by the prediction alone, without the margin.
+	predicted := float64(d.PredictedTokens) / float64(max(d.EstimatedTokens, 1))
 	if !ok {
 		d.Action = ActionRejected
 		return d, &BudgetExceededError{
-			Model: req.Model, Window: in.Limits.Window, HardLimit: hard,
-			NewestTurnTokens: scale(t.newestTokens(), f), FixedTokens: scale(d.FixedTokens, f), RequestTokens: d.PredictedTokens,
+			Model: req.Model, Window: in.Limits.Window, HardLimit: hard, Margin: d.Margin,
+			NewestTurnTokens: scale(t.newestTokens(), predicted), FixedTokens: scale(d.FixedTokens, predicted), RequestTokens: d.PredictedTokens,
 		}
 	}
 	if k > 0 {
 		d.TurnsDropped = k
 	}
 	d.ContentsDropped = t.dropped
-	d.TokensDropped = scale(t.droppedTokens, f)
+	d.TokensDropped = scale(t.droppedTokens+t.cutTokens, predicted)
 	d.Action = ActionTrimmed
 	req.Contents = out
 	d.FinalEstimatedTokens = d.FixedTokens + t.estimate(out)
@@ -191,6 +202,7 @@ type trimmer struct {
 	starts       []int // first content of each turn (pinned contents excluded)
 
 	dropped, droppedTokens int
+	cutTokens              int                    // taken from the contents kept by cutting them
 	sizeOf                 map[*genai.Content]int // sizes by content, built by estimate
 }
 
@@ -393,6 +405,7 @@ func (t *trimmer) cutResponses(fixed, hard int, f float64, d *BudgetDecision) ([
 		out := t.assemble(first, nil, cut...)
 		if float64(fixed+t.estimate(out))*f <= float64(hard) {
 			d.TurnsDropped, d.ResponsesCut = older, n
+			t.cutTokens = t.shrinkage(t.contents[first:], cut[len(cut)-(len(t.contents)-first):])
 			return out, true
 		}
 	}
@@ -458,7 +471,20 @@ func (t *trimmer) cutSummary(fixed, hard int, f float64, out []*genai.Content, d
 		return nil, false
 	}
 	d.SummaryCut = true
+	t.cutTokens = t.shrinkage(out, res)
 	return res, true
+}
+
+// shrinkage is what cutting took from contents: the estimated tokens of before less those of
+// after, content by content (after[i] replaces before[i]).
+func (t *trimmer) shrinkage(before, after []*genai.Content) int {
+	n := 0
+	for i, c := range before {
+		if after[i] != c {
+			n += t.estimate(before[i:i+1]) - t.estimate(after[i:i+1])
+		}
+	}
+	return max(n, 0)
 }
 
 func (t *trimmer) isPinned(c *genai.Content) bool {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,9 @@ import (
 // secret stands for conversation text stored in a row: it must never reach a classified message.
 const secret = "secret-row-value-7f3a"
 
+// anyPort matches the port of a loopback address in a message.
+var anyPort = regexp.MustCompile(`:\d+:`)
+
 // Every kind is provoked for real on the server; the classification sees the error as the
 // driver returns it.
 func TestPostgresProvoked(t *testing.T) {
@@ -32,31 +36,32 @@ func TestPostgresProvoked(t *testing.T) {
 		wantMsg  string
 	}{
 		{"serialization_failure", provokeSerializationFailure, errkind.Conflict,
-			"postgres: SQLSTATE 40001 serialization_failure, severity ERROR"},
+			"SQLSTATE 40001 (*pgconn.PgError)"},
 		{"deadlock_detected", provokeDeadlock, errkind.Conflict,
-			"postgres: SQLSTATE 40P01 deadlock_detected, severity ERROR"},
+			"SQLSTATE 40P01 (*pgconn.PgError)"},
 		{"lock_not_available/nowait", provokeNowait, errkind.Busy,
-			"postgres: SQLSTATE 55P03 lock_not_available, severity ERROR"},
+			"SQLSTATE 55P03 (*pgconn.PgError)"},
 		{"lock_not_available/adk_append_event", provokeLockTimeoutInAppendEvent, errkind.Busy,
-			"postgres: SQLSTATE 55P03 lock_not_available, severity ERROR"},
+			"SQLSTATE 55P03 (*pgconn.PgError)"},
 		{"too_many_connections", provokeTooManyConnections, errkind.Busy,
-			"postgres: SQLSTATE 53300 too_many_connections, severity FATAL"},
+			"SQLSTATE 53300 (*pgconn.PgError)"},
 		{"query_canceled/statement_timeout", provokeStatementTimeout, errkind.Canceled,
-			"postgres: SQLSTATE 57014 query_canceled, severity ERROR"},
+			"SQLSTATE 57014 (*pgconn.PgError)"},
 		{"query_canceled/pg_cancel_backend", provokeCancelBackend, errkind.Canceled,
-			"postgres: SQLSTATE 57014 query_canceled, severity ERROR"},
+			"SQLSTATE 57014 (*pgconn.PgError)"},
 		{"protocol_violation", provokeProtocolViolation, errkind.Network,
-			"postgres: SQLSTATE 08P01 protocol_violation, severity ERROR"},
+			"SQLSTATE 08P01 (*pgconn.PgError)"},
 		{"admin_shutdown", provokeTerminateBackend, errkind.Network,
-			"postgres: SQLSTATE 57P01 admin_shutdown, severity FATAL"},
+			"SQLSTATE 57P01 (*pgconn.PgError)"},
+		// pgconn's ConnectError wraps the dial error: classified as a network error, by its type.
 		{"connection_refused", provokeConnectionRefused, errkind.Network,
-			"postgres: connect failed"},
+			"dial tcp 127.0.0.1:PORT: connection refused"},
 		{"invalid_password", provokeWrongPassword, errkind.Auth,
-			"postgres: SQLSTATE 28P01 invalid_password, severity FATAL"},
+			"SQLSTATE 28P01 (*pgconn.PgError)"},
 		{"unique_violation", provokeUniqueViolation, errkind.Storage,
-			"postgres: SQLSTATE 23505 unique_violation, severity ERROR"},
+			"SQLSTATE 23505 (*pgconn.PgError)"},
 		{"invalid_text_representation", provokeInvalidText, errkind.Storage,
-			"postgres: SQLSTATE 22P02 invalid_text_representation, severity ERROR"},
+			"SQLSTATE 22P02 (*pgconn.PgError)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -65,7 +70,7 @@ func TestPostgresProvoked(t *testing.T) {
 				t.Fatal("nothing failed: the condition was not provoked")
 			}
 			kind, msg := errkind.Of(err)
-			if kind != tc.wantKind || msg != tc.wantMsg {
+			if kind != tc.wantKind || anyPort.ReplaceAllString(msg, ":PORT:") != tc.wantMsg {
 				t.Errorf("Of(%v)\n = %s, %q\nwant %s, %q", err, kind, msg, tc.wantKind, tc.wantMsg)
 			}
 			if strings.Contains(msg, secret) {
@@ -322,8 +327,8 @@ func withParam(t *testing.T, dsn, key, value string) string {
 	return u.String()
 }
 
-// Classification that needs no server: wrapping, config errors, codes without a name, and
-// fields that must not be echoed.
+// Classification that needs no server: wrapping, codes by class, and fields that must not be
+// echoed (message, detail, severity, a malformed code).
 func TestPostgresUnit(t *testing.T) {
 	_, parseErr := pgx.ParseConfig("postgres://u:" + secret + "@127.0.0.1:notaport/db")
 	for _, tc := range []struct {
@@ -333,22 +338,20 @@ func TestPostgresUnit(t *testing.T) {
 		wantMsg  string
 	}{
 		{"wrapped", fmt.Errorf("failed to save event: %w", &pgconn.PgError{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: "40001", Message: secret, Detail: secret}),
-			errkind.Conflict, "postgres: SQLSTATE 40001 serialization_failure, severity ERROR"},
-		{"class name only", &pgconn.PgError{Severity: "ERROR", Code: "22P05", Message: secret},
-			errkind.Storage, "postgres: SQLSTATE 22P05 (class data_exception), severity ERROR"},
+			errkind.Conflict, "SQLSTATE 40001 (*pgconn.PgError)"},
+		{"other code", &pgconn.PgError{Severity: "ERROR", Code: "22P05", Message: secret},
+			errkind.Storage, "SQLSTATE 22P05 (*pgconn.PgError)"},
 		{"connection class", &pgconn.PgError{Severity: "FATAL", Code: "08006"},
-			errkind.Network, "postgres: SQLSTATE 08006 connection_failure, severity FATAL"},
+			errkind.Network, "SQLSTATE 08006 (*pgconn.PgError)"},
 		{"authorization class", &pgconn.PgError{Severity: "FATAL", Code: "28000"},
-			errkind.Auth, "postgres: SQLSTATE 28000 invalid_authorization_specification, severity FATAL"},
+			errkind.Auth, "SQLSTATE 28000 (*pgconn.PgError)"},
 		{"unknown class", &pgconn.PgError{Severity: "ERROR", Code: "ZZ123"},
-			errkind.Storage, "postgres: SQLSTATE ZZ123, severity ERROR"},
-		{"localized severity", &pgconn.PgError{Severity: "FEHLER", SeverityUnlocalized: "ERROR", Code: "55P03"},
-			errkind.Busy, "postgres: SQLSTATE 55P03 lock_not_available, severity ERROR"},
-		{"odd severity dropped", &pgconn.PgError{Severity: "ERR " + secret, Code: "57014"},
-			errkind.Canceled, "postgres: SQLSTATE 57014 query_canceled"},
+			errkind.Storage, "SQLSTATE ZZ123 (*pgconn.PgError)"},
+		{"severity not echoed", &pgconn.PgError{Severity: "ERR " + secret, Code: "57014"},
+			errkind.Canceled, "SQLSTATE 57014 (*pgconn.PgError)"},
 		{"malformed code", &pgconn.PgError{Severity: "ERROR", Code: secret},
-			errkind.Storage, "postgres: invalid SQLSTATE"},
-		{"parse config", parseErr, errkind.Config, "postgres: invalid connection string"},
+			errkind.Storage, "SQLSTATE malformed (*pgconn.PgError)"},
+		{"parse config: no kind without the driver's type", parseErr, errkind.Unknown, "*pgconn.ParseConfigError"},
 		{"deadline first", fmt.Errorf("%w: %w", context.DeadlineExceeded, &pgconn.PgError{Code: "57014"}),
 			errkind.Timeout, "deadline exceeded"},
 	} {

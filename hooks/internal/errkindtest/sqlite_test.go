@@ -71,7 +71,7 @@ func TestSQLiteErrors(t *testing.T) {
 				_, err := openDB(t, path).ExecContext(ctx, "INSERT INTO t (v) VALUES ('"+secret+"')")
 				return err
 			},
-			want: classified{errkind.Busy, "sqlite SQLITE_BUSY (code 5)"},
+			want: classified{errkind.Busy, "SQLite code 5 (*sqlite.Error)"},
 		},
 		{
 			name: "busy: adk-go's database session service, over gorm",
@@ -87,7 +87,7 @@ func TestSQLiteErrors(t *testing.T) {
 				_, err = svc.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u", SessionID: secret})
 				return err
 			},
-			want: classified{errkind.Busy, "sqlite SQLITE_BUSY (code 5)"},
+			want: classified{errkind.Busy, "SQLite code 5 (*sqlite.Error)"},
 		},
 		{
 			name: "locked: a table in use by the same connection",
@@ -108,7 +108,7 @@ func TestSQLiteErrors(t *testing.T) {
 				_, err = conn.ExecContext(ctx, "DROP TABLE t")
 				return err
 			},
-			want: classified{errkind.Busy, "sqlite SQLITE_LOCKED (code 6)"},
+			want: classified{errkind.Busy, "SQLite code 6 (*sqlite.Error)"},
 		},
 		{
 			// The driver's message quotes the CHECK expression, literal included.
@@ -119,7 +119,7 @@ func TestSQLiteErrors(t *testing.T) {
 				_, err := db.ExecContext(ctx, "INSERT INTO t VALUES ('"+secret+"')")
 				return err
 			},
-			want: classified{errkind.Storage, "sqlite SQLITE_CONSTRAINT (code 275)"},
+			want: classified{errkind.Storage, "SQLite code 275 (*sqlite.Error)"},
 		},
 		{
 			name: "not a database",
@@ -130,7 +130,7 @@ func TestSQLiteErrors(t *testing.T) {
 				_, err := openDB(t, path).ExecContext(ctx, "SELECT count(*) FROM sqlite_master")
 				return err
 			},
-			want: classified{errkind.Storage, "sqlite SQLITE_NOTADB (code 26)"},
+			want: classified{errkind.Storage, "SQLite code 26 (*sqlite.Error)"},
 		},
 	}
 	for _, tt := range tests {

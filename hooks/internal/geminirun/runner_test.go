@@ -248,7 +248,7 @@ func TestRunnerModelError(t *testing.T) {
 			sessions := session.InMemoryService()
 			_, err := run(t, plainRunner(t, geminiModel(t, srv, modelName), sessions), "s1", "hello", mode)
 			kind, msg := errkind.Of(err)
-			if kind != errkind.Quota || !strings.HasPrefix(msg, "model API 429 RESOURCE_EXHAUSTED: ") {
+			if kind != errkind.Quota || msg != "model API 429 RESOURCE_EXHAUSTED" {
 				t.Errorf("errkind.Of(%v) = %q, %q; want quota", err, kind, msg)
 			}
 			if n := len(stored(t, sessions, "s1")); n != 1 {
