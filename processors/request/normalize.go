@@ -59,7 +59,7 @@ func Normalize(req *LLMRequest) NormalizeReport {
 	if req == nil || len(req.Contents) == 0 {
 		return rep
 	}
-	n := &normalizer{in: req.Contents, rep: &rep}
+	n := &normalizer{in: req.Contents, rep: &rep, countedAt: -1}
 	if slices.Contains(n.in, nil) {
 		kept := make([]*genai.Content, 0, len(n.in))
 		for _, c := range n.in {
@@ -85,6 +85,19 @@ type normalizer struct {
 	dirty bool
 	rep   *NormalizeReport
 	calls []*genai.FunctionCall // scratch
+	// countedAt is the index of in whose function parts were counted last (nCalls, nResps):
+	// the scan for a turn's responses counts the content after them, which run visits next.
+	countedAt      int
+	nCalls, nResps int
+}
+
+// counts returns countFunctionParts(n.in[i]).
+func (n *normalizer) counts(i int) (calls, resps int) {
+	if i != n.countedAt {
+		n.countedAt = i
+		n.nCalls, n.nResps = countFunctionParts(n.in[i])
+	}
+	return n.nCalls, n.nResps
 }
 
 // keep passes in[i] through unchanged.
@@ -125,7 +138,7 @@ func countFunctionParts(c *genai.Content) (calls, resps int) {
 func (n *normalizer) run() {
 	for i := 0; i < len(n.in); i++ {
 		c := n.in[i]
-		nCalls, nResps := countFunctionParts(c)
+		nCalls, nResps := n.counts(i)
 		if nCalls == 0 {
 			if nResps == 0 {
 				n.keep(i)
@@ -155,7 +168,7 @@ func (n *normalizer) run() {
 			}
 		}
 
-		switch end := responseRunEnd(n.in, i+1); {
+		switch end := n.responseRunEnd(i + 1); {
 		case end == i+2: // one response content
 			i++
 			if rc, changed := n.pair(n.in[i]); changed {
@@ -183,10 +196,10 @@ func (n *normalizer) run() {
 // responseRunEnd returns the end of the run of contents starting at in[start] that hold
 // responses and no calls: the responses of the call turn right before start (start when there
 // are none).
-func responseRunEnd(in []*genai.Content, start int) int {
+func (n *normalizer) responseRunEnd(start int) int {
 	end := start
-	for end < len(in) {
-		if nc, nr := countFunctionParts(in[end]); nc > 0 || nr == 0 {
+	for end < len(n.in) {
+		if nc, nr := n.counts(end); nc > 0 || nr == 0 {
 			break
 		}
 		end++
