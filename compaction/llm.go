@@ -60,9 +60,11 @@ const (
 	defaultSummaryOutputTokens = 2048
 	// summarizerHeadroom is left free in the summarizer model's usable input.
 	summarizerHeadroom = 1024
-	// ledgerFactsBytes bounds the ledger facts appended to a model-written summary besides the
-	// user's messages (paths, tool counts, errors).
+	// ledgerFactsBytes bounds the ledger facts appended to a model-written summary, unless the
+	// user's messages need more: they get their budget (UserTextTokens), the other facts
+	// (paths, tool counts, errors) otherFactsBytes.
 	ledgerFactsBytes = 3 << 10
+	otherFactsBytes  = 1 << 10
 	// factsReserve is the room, in tokens, a model-written summary leaves for the ledger facts
 	// besides the user's messages (at least).
 	factsReserve = 64
@@ -308,10 +310,12 @@ func outputBound(in SummaryInput) int {
 }
 
 // appendFacts appends the ledger's facts to a model-written summary (text): the goal and the
-// user's messages within UserTextTokens first, then paths, tool counts and errors in at most
-// ledgerFactsBytes, all in what the summary bound (maxTokens, 0: none) leaves after text.
+// user's messages within UserTextTokens first, then paths, tool counts and errors, in
+// ledgerFactsBytes or what the user's messages and otherFactsBytes need, and in what the
+// summary bound (maxTokens, 0: none) leaves after text.
 func appendFacts(text string, l *Ledger, maxTokens int) string {
-	lim := renderLimits{bytes: len(l.userSection(UserTextTokens)) + ledgerFactsBytes, keepUser: userBudget(maxTokens)}
+	lim := renderLimits{keepUser: userBudget(maxTokens)}
+	lim.bytes = max(ledgerFactsBytes, len(l.userSection(UserTextTokens))+otherFactsBytes)
 	head := text + "\n\n"
 	used := budget.EstimateText(head)
 	return fitContent(maxTokens, func(tokens int) string {
