@@ -229,21 +229,15 @@ func TestUserTextPastTheBudget(t *testing.T) {
 	if !strings.Contains(out, fmt.Sprintf("- (%d older messages omitted)", l.MessagesDropped)) {
 		t.Errorf("the render does not say what was omitted:\n%s", out)
 	}
-	// A smaller budget (a smaller summary bound) goes on in the same order: plain messages go
-	// before rules, and the newest stay.
+	// A smaller budget goes on in the same order: the older plain messages go, then the older
+	// rules (shortened, then dropped), then the newest are shortened, oldest first.
 	small := l.userText()
 	small.fit(300)
-	rules, newest := 0, 0
-	for i, m := range small.kept() {
-		if m.Rule {
-			rules++
-		}
-		if m.Text == all[len(all)-1].Text {
-			newest = i + 1
-		}
+	short := func(i int) UserMessage {
+		return UserMessage{Text: textcut.Runes(all[i].Text, shortMessageRunes), Rule: all[i].Rule, Shortened: true}
 	}
-	if small.tokens > 300 || newest == 0 || rules == 0 {
-		t.Errorf("fitted to 300 tokens: %d tokens, %d rules, newest at %d", small.tokens, rules, newest)
+	if diff := cmp.Diff([]UserMessage{short(36), short(37), all[38], all[39]}, small.kept()); diff != "" || small.tokens > 300 {
+		t.Errorf("fitted to 300 tokens (%d): messages kept (-want +got):\n%s", small.tokens, diff)
 	}
 	// With no room at all, the goal is cut last, and nothing panics.
 	for _, budget := range []int{40, 5, 1, 0, -3} {
@@ -646,7 +640,8 @@ func TestUserMessagesKeptInAnyPhrasing(t *testing.T) {
 			if compactions < len(phrasedRules) {
 				t.Errorf("%d compactions", compactions)
 			}
-			if userTokens > 512 {
+			// The test compactor's summary bound is the smallest default, 1,024 tokens.
+			if userTokens > userBudget(1024) {
 				t.Errorf("the session's user text is %d tokens: over the budget the test means to stay within", userTokens)
 			}
 		})
