@@ -47,9 +47,13 @@ func ExampleViewer_View() {
 // bounded, with exact counts.
 func ExampleExtractiveSummarizer() {
 	ledger := &compaction.Ledger{
-		Goal:         "Port the billing service to Go.",
-		Instructions: []string{"Never touch vendor/.", "Use port 8443 for the test server."},
-		Requests:     []string{"Add the invoice endpoint.", "Now write its tests."},
+		Goal: "Port the billing service to Go.",
+		Messages: []compaction.UserMessage{
+			{Text: "Never touch vendor/.", Rule: true},
+			{Text: "Add the invoice endpoint."},
+			{Text: "Der Testserver läuft auf Port 8443."},
+			{Text: "Now write its tests."},
+		},
 		Paths: map[string]map[string]int{
 			"billing/invoice.go":      {"read_file": 2, "edit_file": 3},
 			"billing/invoice_test.go": {"edit_file": 1},
@@ -70,12 +74,11 @@ func ExampleExtractiveSummarizer() {
 	fmt.Println(sum.Content.Parts[0].Text)
 	// Output:
 	// Goal: Port the billing service to Go.
-	// User instructions (verbatim, still in force unless the user changed them):
+	// The user's messages, oldest first (verbatim; rules in them hold unless the user changed them):
 	// - Never touch vendor/.
-	// - Use port 8443 for the test server.
-	// Other requests, oldest first:
 	// - Add the invoice endpoint.
-	// Latest request: Now write its tests.
+	// - Der Testserver läuft auf Port 8443.
+	// - Now write its tests.
 	// Files and paths the tools used (exact calls):
 	// - billing/invoice.go (edit_file ×3, read_file ×2)
 	// - billing/invoice_test.go (edit_file ×1)

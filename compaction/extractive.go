@@ -2,8 +2,6 @@ package compaction
 
 import (
 	"context"
-
-	"github.com/adkctx/adkctx/budget"
 	"strings"
 
 	"google.golang.org/genai"
@@ -11,16 +9,24 @@ import (
 	"github.com/adkctx/adkctx/internal/textcut"
 )
 
-// defaultExtractiveMaxBytes bounds an extractive summary.
-const defaultExtractiveMaxBytes = 6 << 10
+// Defaults of ExtractiveSummarizer.
+const (
+	// defaultExtractiveMaxBytes bounds an extractive summary, unless the user's messages need
+	// more: they get their budget (UserTextTokens), the rest extractiveOtherBytes.
+	defaultExtractiveMaxBytes = 6 << 10
+	extractiveOtherBytes      = 2 << 10
+)
 
-// ExtractiveSummarizer summarizes without a model: its summary is the ledger (the user's goal,
-// every explicit instruction verbatim, recent requests, files and paths the tools used with
-// exact call counts, errors seen, the last answers), bounded to MaxBytes, deterministic (equal
-// input gives equal bytes). It is the offline summarizer and the fallback of an LLMSummarizer.
-// The zero value is ready to use.
+// ExtractiveSummarizer summarizes without a model: its summary is the ledger (the user's goal
+// and messages, verbatim within UserTextTokens, files and paths the tools used with exact call
+// counts, errors seen, the last answers), within the summary bound and MaxBytes, deterministic
+// (equal input gives equal bytes). It is the offline summarizer and the fallback of an
+// LLMSummarizer. The zero value is ready to use.
 type ExtractiveSummarizer struct {
-	// MaxBytes caps the summary text. Default 6 KiB.
+	// MaxBytes caps the summary text. Default 6 KiB, or more when the goal and the user's
+	// messages within their budget (UserTextTokens) and 2 KiB for the rest need it. A MaxBytes
+	// set here is a hard cap: the user's messages are shortened to fit it when they must, after
+	// everything else was dropped.
 	MaxBytes int
 }
 
@@ -32,33 +38,33 @@ func (s *ExtractiveSummarizer) Summarize(_ context.Context, in SummaryInput) (*S
 	if in.Ledger == nil || len(in.Events) == 0 {
 		return nil, nil
 	}
-	maxBytes := s.MaxBytes
-	if maxBytes <= 0 {
-		maxBytes = defaultExtractiveMaxBytes
+	lim := renderLimits{bytes: s.MaxBytes, keepUser: userBudget(in.MaxTokens)}
+	if lim.bytes <= 0 {
+		lim.bytes = max(defaultExtractiveMaxBytes, len(in.Ledger.userSection(UserTextTokens))+extractiveOtherBytes)
 	}
-	var text string
-	for {
-		text = s.render(in, maxBytes)
-		// Stay under the compactor's bound: a rejected fallback would stop compaction.
-		if in.MaxTokens <= 0 || budget.EstimateText(text) <= in.MaxTokens || maxBytes < 256 {
-			break
-		}
-		maxBytes = maxBytes * 4 / 5
-	}
+	// Within the compactor's bound: a rejected fallback would stop compaction.
+	text := fitContent(in.MaxTokens, func(tokens int) string {
+		lim.tokens = tokens
+		return s.render(in, lim)
+	})
 	if strings.TrimSpace(text) == "" {
 		return nil, nil
 	}
 	return &Summary{Content: genai.NewContentFromText(text, genai.RoleUser), Summarizer: s.Name()}, nil
 }
 
-// render is the ledger in maxBytes, after the head of a summary another summarizer wrote (an LLM
-// summary before a fallback holds what no ledger records: decisions, reasoning).
-func (s *ExtractiveSummarizer) render(in SummaryInput, maxBytes int) string {
-	text := in.Ledger.render(maxBytes, false)
-	if prev := modelWritten(in.Previous, in.PreviousSummarizer); prev != "" {
-		room := maxBytes - len(text) - len(earlierSummary) - 1
-		if room > 200 {
-			text = earlierSummary + textcut.Bytes(prev, room) + "\n" + text
+// render is the ledger within lim, after the head of a summary another summarizer wrote (an LLM
+// summary before a fallback holds what no ledger records: decisions, reasoning) when there is
+// room for it.
+func (s *ExtractiveSummarizer) render(in SummaryInput, lim renderLimits) string {
+	text := in.Ledger.render(lim, false)
+	prev := modelWritten(in.Previous, in.PreviousSummarizer)
+	if prev == "" {
+		return text
+	}
+	for room := lim.bytes - len(text) - len(earlierSummary) - 1; room > 200; room /= 2 {
+		if out := earlierSummary + textcut.Bytes(prev, room) + "\n" + text; lim.fits(out) {
+			return out
 		}
 	}
 	return text
@@ -78,7 +84,7 @@ func modelWritten(prev *genai.Content, by string) string {
 	case strings.HasPrefix(text, earlierSummary):
 		line, _, _ := strings.Cut(text, "\n")
 		return strings.TrimSpace(strings.TrimPrefix(line, earlierSummary))
-	case !facts && (strings.HasPrefix(text, secGoal) || strings.HasPrefix(text, secInstructions)):
+	case !facts && (strings.HasPrefix(text, secGoal) || strings.HasPrefix(text, secMessages)):
 		return ""
 	}
 	return oneLine(text)

@@ -11,6 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/internal/textcut"
 )
 
 // FuzzReadMarker: any record value never panics; a valid one re-encodes to an equal marker.
@@ -361,6 +363,61 @@ func FuzzEscapeLine(f *testing.F) {
 			if !transcriptTag.MatchString(line) {
 				t.Fatalf("transcript line without a tag: %q", line)
 			}
+		}
+	})
+}
+
+// FuzzUserText: the user's messages (split at NUL) fed to a ledger, fitted and rendered within a
+// bound. The ledger keeps at most UserTextTokens of them, in order, each verbatim or shortened;
+// a render within a token bound keeps every message verbatim while they fit half of it; a byte
+// bound is never passed; nothing panics.
+func FuzzUserText(f *testing.F) {
+	f.Add("goal\x00Bitte nichts unter vendor/ ändern.\x00always run gofmt\x00テストは表で書く", 200, 3000)
+	f.Add(strings.Repeat("lorem ipsum dolor \x00", 300), 1024, 6<<10)
+	f.Add("\xff\xfe\x00\x00 \x00\n\t\x00"+strings.Repeat("漢", 3000), 7, 50)
+	f.Add("g\x00"+strings.Repeat("never 1 2 3 4 5 6 7 8 9 ", 100), 0, 0)
+	f.Fuzz(func(t *testing.T, data string, maxTokens, maxBytes int) {
+		maxTokens, maxBytes = maxTokens%(1<<14), maxBytes%(1<<16)
+		l := &Ledger{}
+		var sent []string
+		for _, msg := range strings.Split(data, "\x00") {
+			if text := oneLine(msg); text != "" {
+				l.addUserText(text)
+				sent = append(sent, textcut.Runes(text, maxMessageRunes))
+			}
+		}
+		u := l.userText()
+		if u.tokens > UserTextTokens || len(sent) > 0 && l.Goal == "" {
+			t.Fatalf("ledger keeps %d tokens, goal %q", u.tokens, l.Goal)
+		}
+		// Kept messages are sent ones, in order, verbatim or shortened.
+		next := 1
+		for _, m := range l.Messages {
+			for next < len(sent) && sent[next] != m.Text && textcut.Runes(sent[next], shortMessageRunes) != m.Text {
+				next++
+			}
+			if next == len(sent) {
+				t.Fatalf("kept message %q was not sent, or not in order", m.Text)
+			}
+			next++
+		}
+		if len(sent) > 0 && l.MessagesDropped+len(l.Messages) != len(sent)-1 {
+			t.Fatalf("%d sent after the goal, %d kept, %d counted dropped", len(sent)-1, len(l.Messages), l.MessagesDropped)
+		}
+		lim := renderLimits{bytes: max(maxBytes, 0), tokens: max(maxTokens, 0), keepUser: userBudget(max(maxTokens, 0))}
+		out := l.render(lim, maxBytes%2 == 0)
+		if lim.bytes > 0 && len(out) > lim.bytes {
+			t.Fatalf("render of %d bytes, bound %d", len(out), lim.bytes)
+		}
+		if lim.bytes == 0 && u.tokens <= lim.keepUser {
+			for _, m := range l.Messages {
+				if !strings.Contains(out, "\n- "+m.Text) {
+					t.Fatalf("message %q (user text %d tokens, keep %d) missing:\n%s", m.Text, u.tokens, lim.keepUser, out)
+				}
+			}
+		}
+		if again := l.clone().render(lim, maxBytes%2 == 0); again != out {
+			t.Fatalf("a clone renders differently")
 		}
 	})
 }

@@ -11,37 +11,67 @@ import (
 	"strconv"
 	"strings"
 
+	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/internal/textcut"
 )
 
+// UserTextTokens is the budget of the user's own messages in a ledger, in estimated tokens
+// (budget.EstimateText of each message, whitespace collapsed, summed; the goal included).
+// Within it every message is kept verbatim, whatever its language or phrasing, and every summary
+// shows all of them while they also fit half the summary's bound: the extractive summary is the
+// ledger and drops everything else first; an LLM summary gets them appended with the ledger's
+// other facts, and the model's own text is bounded to leave them that room. A summary that
+// cannot hold them within its bound is rejected rather than shortening them below half of it
+// (the compaction then waits until it replaces more, or falls back). The summary bound is
+// SummaryInput.MaxTokens: Config.MaxSummaryTokens (default a tenth of the model's usable input,
+// 1,024 to 8,192 tokens), lower when the summary replaces fewer tokens than that. With the
+// default bound the budget holds whole once the model's usable input is 20,480 tokens or more;
+// below, half the bound (512 tokens at least).
+//
+// A single message longer than 2,000 characters is kept as its head and tail. Past the budget,
+// the ledger frees room one message at a time, until the rest fits:
+//  1. messages other than the 4 newest, oldest first, that hold none of the English words of a
+//     standing rule (always, never, don't, must, make sure, from now on, prefer, …) are
+//     shortened to 100 characters (head and tail, with a note of what was cut); then the same
+//     messages are dropped, oldest first;
+//  2. the other messages but the 4 newest, oldest first: shortened, then dropped;
+//  3. the 4 newest messages, oldest first: shortened, then dropped;
+//  4. the goal (the user's first message) is cut last.
+//
+// The summary says how many messages were dropped. The rule words only decide what goes first
+// past the budget: within it, no message depends on them.
+const UserTextTokens = 1024
+
 // Bounds of a Ledger. They keep a ledger (and its rendering) small however long the session.
 const (
-	maxInstructions    = 40  // user instructions kept verbatim
-	maxInstructionLen  = 400 // runes per instruction
-	maxRequests        = 12  // user requests kept (the newest verbatim, older ones shortened)
-	maxRequestLen      = 400
-	maxShortRequestLen = 100
-	maxPaths           = 150 // paths listed; the rest are counted
-	maxTools           = 60  // tool names listed; the rest are counted
-	maxErrors          = 12
-	maxErrorLen        = 240
-	maxAnswers         = 3
-	maxAnswerLen       = 400
+	maxMessageRunes   = 2000 // runes per user message kept (head and tail)
+	shortMessageRunes = 100  // runes of a message shortened to fit UserTextTokens
+	recentMessages    = 4    // the newest messages, shortened and dropped last
+	maxPaths          = 150  // paths listed; the rest are counted
+	maxTools          = 60   // tool names listed; the rest are counted
+	maxErrors         = 12
+	maxErrorLen       = 240
+	maxAnswers        = 3
+	maxAnswerLen      = 400
 )
 
 // Ledger is the exact, deterministic record of what the summarized events did: the user's goal
-// and instructions, the requests, every tool call counted once per path, the errors seen and the
-// last answers. Each compaction continues the ledger of the marker it rolls up with the events
-// it newly covers, so counts stay exact however many times summaries are rolled up; it is stored
-// in the marker. Summarizers render it (the extractive summary is the ledger; an LLM summary gets
-// its facts appended), so paths and counts are never invented.
+// and messages, every tool call counted once per path, the errors seen and the last answers.
+// Each compaction continues the ledger of the marker it rolls up with the events it newly
+// covers, so counts stay exact however many times summaries are rolled up; it is stored in the
+// marker. Summarizers render it (the extractive summary is the ledger; an LLM summary gets the
+// user's messages and the counts appended), so messages are quoted, and paths and counts never
+// invented.
 type Ledger struct {
-	Goal         string   `json:"goal,omitempty"`
-	Instructions []string `json:"instructions,omitempty"`
-	// InstructionsDropped counts instructions dropped by the bound (oldest first).
-	InstructionsDropped int      `json:"instructionsDropped,omitempty"`
-	Requests            []string `json:"requests,omitempty"`
-	RequestsDropped     int      `json:"requestsDropped,omitempty"`
+	// Goal is the user's first message.
+	Goal string `json:"goal,omitempty"`
+	// Messages are the user's later messages, oldest first, whitespace collapsed: verbatim while
+	// they fit UserTextTokens, which says what goes first past it.
+	Messages []UserMessage `json:"messages,omitempty"`
+	// MessagesDropped counts the messages dropped to fit UserTextTokens.
+	MessagesDropped int `json:"messagesDropped,omitempty"`
 	// Paths maps a path a tool was called on to the calls per tool name.
 	Paths map[string]map[string]int `json:"paths,omitempty"`
 	// OtherPathCalls counts the calls on paths beyond the listed ones.
@@ -56,13 +86,23 @@ type Ledger struct {
 	Invocations int `json:"invocations"`
 }
 
+// UserMessage is a message of the user that a Ledger keeps.
+type UserMessage struct {
+	Text string `json:"text"`
+	// Rule: the text holds an English word of a standing rule (always, never, don't, …). Past
+	// UserTextTokens such messages are shortened and dropped after the others; within it, every
+	// message is kept alike.
+	Rule bool `json:"rule,omitempty"`
+	// Shortened: Text is the head and tail of the message, shortened to fit UserTextTokens.
+	Shortened bool `json:"shortened,omitempty"`
+}
+
 func (l *Ledger) clone() *Ledger {
 	if l == nil {
 		return &Ledger{}
 	}
 	c := *l
-	c.Instructions = slices.Clone(l.Instructions)
-	c.Requests = slices.Clone(l.Requests)
+	c.Messages = slices.Clone(l.Messages)
 	c.Errors = slices.Clone(l.Errors)
 	c.Answers = slices.Clone(l.Answers)
 	c.Tools = maps.Clone(l.Tools)
@@ -73,7 +113,8 @@ func (l *Ledger) clone() *Ledger {
 	return &c
 }
 
-// instructionCue finds the words with which users state standing rules rather than requests.
+// instructionCue finds the English words with which users often state standing rules: messages
+// holding one are shortened and dropped after the others past UserTextTokens.
 var instructionCue = regexp.MustCompile(`(?i)\b(always|never|don'?t|do not|must|must not|make sure|remember|avoid|from now on|instead of|only ever|prefer|use port|use the)\b`)
 
 // add counts events (newly covered, in stream order) into the ledger.
@@ -118,27 +159,15 @@ func (l *Ledger) add(events []Event, invocations int) {
 }
 
 func (l *Ledger) addUserText(text string) {
+	text = textcut.Runes(text, maxMessageRunes)
 	if l.Goal == "" {
-		l.Goal = textcut.Runes(text, maxRequestLen)
-		return
+		l.Goal = text
+	} else {
+		l.Messages = append(l.Messages, UserMessage{Text: text, Rule: instructionCue.MatchString(text)})
 	}
-	if instructionCue.MatchString(text) {
-		l.Instructions = append(l.Instructions, textcut.Runes(text, maxInstructionLen))
-		if len(l.Instructions) > maxInstructions {
-			l.Instructions = l.Instructions[1:]
-			l.InstructionsDropped++
-		}
-		return
-	}
-	l.Requests = append(l.Requests, textcut.Runes(text, maxRequestLen))
-	if len(l.Requests) > maxRequests {
-		l.Requests = l.Requests[1:]
-		l.RequestsDropped++
-	}
-	// Older requests matter less: shorten all but the newest few.
-	for i := 0; i < len(l.Requests)-4; i++ {
-		l.Requests[i] = textcut.Runes(l.Requests[i], maxShortRequestLen)
-	}
+	u := l.userText()
+	u.fit(UserTextTokens)
+	l.Goal, l.Messages, l.MessagesDropped = u.goal, u.kept(), u.dropped
 }
 
 func (l *Ledger) addCall(name string, args map[string]any) {
@@ -291,30 +320,61 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // Section titles of a rendered ledger.
 const (
-	secGoal         = "Goal: "
-	secInstructions = "User instructions (verbatim, still in force unless the user changed them):"
-	secRequests     = "Other requests, oldest first:"
-	secLatest       = "Latest request: "
-	secFiles        = "Files and paths the tools used (exact calls):"
-	secTools        = "Tool calls: "
-	secErrors       = "Errors seen:"
-	secAnswers      = "Recent answers:"
-	secRecord       = "Exact record of the summarized events:"
+	secGoal     = "Goal: "
+	secMessages = "The user's messages, oldest first (verbatim; rules in them hold unless the user changed them):"
+	secFiles    = "Files and paths the tools used (exact calls):"
+	secTools    = "Tool calls: "
+	secErrors   = "Errors seen:"
+	secAnswers  = "Recent answers:"
+	secRecord   = "Exact record of the summarized events:"
 )
 
-// render writes the ledger as text of at most maxBytes bytes, dropping the least important
-// items first (old answers, old requests, old errors, rarely used paths); the goal and the
-// instructions go last. facts=true renders only what a model cannot be trusted to count or
-// quote (instructions, paths, tool counts, errors): the part appended to an LLM summary.
-// Equal ledgers render to equal bytes.
-func (l *Ledger) render(maxBytes int, facts bool) string {
+// renderLimits bound a rendered ledger.
+type renderLimits struct {
+	bytes  int // bytes of the text, a hard cap; 0: none
+	tokens int // estimated tokens of the text (budget.EstimateText); 0: none
+	// keepUser is what the goal and the user's messages keep of their estimated tokens whatever
+	// tokens says: a ledger that does not fit tokens with them renders over it, and the summary
+	// bound rejects it (see UserTextTokens).
+	keepUser int
+}
+
+func (lim renderLimits) fits(s string) bool {
+	return (lim.bytes <= 0 || len(s) <= lim.bytes) && (lim.tokens <= 0 || budget.EstimateText(s) <= lim.tokens)
+}
+
+// over estimates how many tokens s is over lim (≤ 0: it fits), counting a byte over as half a
+// token.
+func (lim renderLimits) over(s string) int {
+	n := 0
+	if lim.tokens > 0 {
+		n = budget.EstimateText(s) - lim.tokens
+	}
+	if lim.bytes > 0 {
+		n = max(n, (len(s)-lim.bytes+1)/2)
+	}
+	return n
+}
+
+// render writes the ledger within lim, dropping the least important items first: old answers,
+// old errors, rarely used paths. The goal and the user's messages (fitted to UserTextTokens) go
+// last, shortened and dropped in the order UserTextTokens says, down to lim.keepUser tokens; past
+// that, only lim.bytes cuts the text (its end first). facts=true renders only what a model cannot
+// be trusted to quote or count (the goal and the user's messages, paths, tool counts, errors):
+// the part appended to an LLM summary. Equal ledgers render to equal bytes.
+func (l *Ledger) render(lim renderLimits, facts bool) string {
 	r := l.layout(facts)
 	out := r.write()
-	for len(out) > maxBytes {
-		if !r.drop() {
-			return textcut.Bytes(out, maxBytes)
-		}
+	for !lim.fits(out) && r.drop() {
 		out = r.write()
+	}
+	for user := r.userTokens; !lim.fits(out) && user > lim.keepUser; {
+		user = max(min(user, r.userTokens)-max(lim.over(out), 1), lim.keepUser)
+		r.setUser(l, user)
+		out = r.write()
+	}
+	if lim.bytes > 0 && len(out) > lim.bytes {
+		out = textcut.Bytes(out, lim.bytes)
 	}
 	return out
 }
@@ -329,10 +389,11 @@ type ledgerSection struct {
 // ledgerLayout is a ledger laid out for rendering; drop removes one item at a time to fit.
 type ledgerLayout struct {
 	facts      bool
-	goal       []string
+	goal       string
+	messages   []string         // the user's messages after the goal, fitted (setUser)
+	userTokens int              // their estimated tokens, the goal's included
 	secs       []*ledgerSection // in dropping order: the first section loses items first
-	latest     []string
-	paths      []string // the files section's paths, in its order
+	paths      []string         // the files section's paths, in its order
 	pathCalls  func(string) int
 	otherCalls int // calls on paths not listed (dropped to fit), so totals stay exact
 }
@@ -359,30 +420,29 @@ func (l *Ledger) layout(facts bool) *ledgerLayout {
 		}
 		files = append(files, p+" ("+strings.Join(uses, ", ")+")")
 	}
-	instructions := slices.Clone(l.Instructions)
-	if l.InstructionsDropped > 0 {
-		instructions = append([]string{fmt.Sprintf("(%d older instructions omitted)", l.InstructionsDropped)}, instructions...)
-	}
-	requests := slices.Clone(l.Requests)
-	if n := len(requests); n > 0 && !facts {
-		r.latest, requests = requests[n-1:], requests[:n-1]
-	}
-	if l.RequestsDropped > 0 && len(requests) > 0 {
-		requests = append([]string{fmt.Sprintf("(%d older requests omitted)", l.RequestsDropped)}, requests...)
-	}
+	r.setUser(l, UserTextTokens)
 	if !facts {
-		r.secs = append(r.secs, &ledgerSection{title: secAnswers, items: slices.Clone(l.Answers)}, &ledgerSection{title: secRequests, items: requests})
+		r.secs = append(r.secs, &ledgerSection{title: secAnswers, items: slices.Clone(l.Answers)})
 	}
 	r.secs = append(r.secs,
 		&ledgerSection{title: secErrors, items: slices.Clone(l.Errors)},
 		&ledgerSection{title: secFiles, items: files},
 		&ledgerSection{title: secTools, items: l.toolLine(), line: true},
-		&ledgerSection{title: secInstructions, items: instructions},
 	)
-	if l.Goal != "" && !facts {
-		r.goal = []string{secGoal + l.Goal}
-	}
 	return r
+}
+
+// setUser lays out the goal and the user's messages fitted to maxTokens.
+func (r *ledgerLayout) setUser(l *Ledger, maxTokens int) {
+	u := l.userText()
+	u.fit(maxTokens)
+	r.goal, r.messages, r.userTokens = u.goal, r.messages[:0], u.tokens
+	if u.dropped > 0 {
+		r.messages = append(r.messages, fmt.Sprintf("(%d older messages omitted)", u.dropped))
+	}
+	for _, m := range u.kept() {
+		r.messages = append(r.messages, m.Text)
+	}
 }
 
 // toolLine is the tools section: each tool's count, most used first, and the total.
@@ -404,8 +464,8 @@ func (l *Ledger) toolLine() []string {
 	return []string{fmt.Sprintf("%s (%d calls over %d invocations)", strings.Join(items, ", "), total, l.Invocations)}
 }
 
-// write renders the layout in reading order: goal, instructions, requests, latest, files, tools,
-// errors, answers.
+// write renders the layout in reading order: goal, the user's messages, files, tools, errors,
+// answers.
 func (r *ledgerLayout) write() string {
 	var b strings.Builder
 	newline := func() {
@@ -416,11 +476,8 @@ func (r *ledgerLayout) write() string {
 	if r.facts {
 		b.WriteString(secRecord)
 	}
-	for _, g := range r.goal {
-		newline()
-		b.WriteString(g)
-	}
-	for _, title := range []string{secInstructions, secRequests, secFiles, secTools, secErrors, secAnswers} {
+	r.writeUser(&b)
+	for _, title := range []string{secFiles, secTools, secErrors, secAnswers} {
 		for _, s := range r.secs {
 			if s.title != title || len(s.items) == 0 && !(s.title == secFiles && r.otherCalls > 0) {
 				continue
@@ -438,12 +495,64 @@ func (r *ledgerLayout) write() string {
 				fmt.Fprintf(&b, "\n- and %d calls on other paths", r.otherCalls)
 			}
 		}
-		if title == secRequests && len(r.latest) > 0 {
-			newline()
-			b.WriteString(secLatest + r.latest[0])
-		}
 	}
 	return b.String()
+}
+
+// writeUser writes the goal and the user's messages, on a line of their own.
+func (r *ledgerLayout) writeUser(b *strings.Builder) {
+	if r.goal != "" {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(secGoal + r.goal)
+	}
+	if len(r.messages) > 0 {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(secMessages)
+		for _, m := range r.messages {
+			b.WriteString("\n- " + m)
+		}
+	}
+}
+
+// userSection is the goal and the user's messages as render writes them, fitted to maxTokens.
+func (l *Ledger) userSection(maxTokens int) string {
+	r := &ledgerLayout{}
+	r.setUser(l, maxTokens)
+	var b strings.Builder
+	r.writeUser(&b)
+	return b.String()
+}
+
+// userBudget is the room a summary of at most maxTokens (0: no bound) keeps for the user's
+// messages whatever else it holds: UserTextTokens, at most half the bound.
+func userBudget(maxTokens int) int {
+	if maxTokens <= 0 {
+		return UserTextTokens
+	}
+	return min(UserTextTokens, maxTokens/2)
+}
+
+// fitContent returns render's text for the largest token bound with which the summary content
+// holding it is at most maxTokens (0: no bound). render is given the bound of its text (0:
+// none), smaller each time, until it fits or renders the same text again.
+func fitContent(maxTokens int, render func(textTokens int) string) string {
+	if maxTokens <= 0 {
+		return render(0)
+	}
+	overhead := budget.EstimateContent(genai.NewContentFromText("", genai.RoleUser))
+	prev := ""
+	for tokens := max(maxTokens-overhead, 1); ; {
+		text := render(tokens)
+		excess := budget.EstimateContent(genai.NewContentFromText(text, genai.RoleUser)) - maxTokens
+		if excess <= 0 || tokens == 1 || text == prev {
+			return text
+		}
+		prev, tokens = text, max(tokens-excess, 1)
+	}
 }
 
 // drop removes one item: from the first section that has any, the oldest (the least used path,

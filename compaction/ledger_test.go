@@ -14,6 +14,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/internal/textcut"
+	"github.com/adkctx/adkctx/processors/response"
 )
 
 // codingInvocation is invocation k of a scripted coding session: a user message, one to three
@@ -121,8 +125,8 @@ func TestLedgerExactAcrossRollUps(t *testing.T) {
 	}
 }
 
-// The first user message is the goal; messages stating rules are kept verbatim in every later
-// summary; the rest are requests, the newest verbatim.
+// The first user message is the goal; every later message the summary covers is in it,
+// verbatim, while the user's text fits the budget.
 func TestLedgerUserMessages(t *testing.T) {
 	store := newStore()
 	c, _ := newCompactor(t, Config{Interval: 1, RetainRecentInvocations: 1, Overlap: 2}, store)
@@ -134,7 +138,7 @@ func TestLedgerUserMessages(t *testing.T) {
 		9:  "From now on, write tests first.",
 		12: "Don't add dependencies.",
 	}
-	var rules []string
+	var sent []string
 	compactions := 0
 	for k := 1; k <= 40; k++ {
 		inv := fmt.Sprintf("i%d", k)
@@ -142,13 +146,11 @@ func TestLedgerUserMessages(t *testing.T) {
 		if !ok {
 			text = fmt.Sprintf("Continue with part %d of the converter.", k)
 		}
+		sent = append(sent, text)
 		store.add(userEv(inv+"u", inv, text), modelEv(inv+"m", inv, "Done with "+inv+"."))
 		m, err := c.Compact(ctx, Selection{Trigger: TriggerInvocations, Invocation: inv})
 		if err != nil {
 			t.Fatal(err)
-		}
-		if k > 1 && ok {
-			rules = append(rules, text)
 		}
 		if m == nil {
 			continue
@@ -158,17 +160,14 @@ func TestLedgerUserMessages(t *testing.T) {
 		if m.Ledger.Goal != messages[1] || !strings.Contains(summary, secGoal+messages[1]) {
 			t.Fatalf("after %s: goal %q; summary:\n%s", inv, m.Ledger.Goal, summary)
 		}
-		// Every rule the summary covers (all but the one in the raw tail) is in it, verbatim.
-		for _, r := range rules {
-			if r == text {
-				continue
-			}
-			if !strings.Contains(summary, "- "+r) {
-				t.Fatalf("after %s: rule %q missing from the summary:\n%s", inv, r, summary)
-			}
+		// Every message the summary covers (all but the one in the raw tail) is in it, verbatim,
+		// in order.
+		want := secMessages
+		for _, msg := range sent[1 : len(sent)-1] {
+			want += "\n- " + msg
 		}
-		if latest := latestRequest(k-1, messages); latest != "" && !strings.Contains(summary, secLatest+latest) {
-			t.Fatalf("after %s: latest covered request missing:\n%s", inv, summary)
+		if len(sent) > 2 && !strings.Contains(summary, want+"\n") {
+			t.Fatalf("after %s: the summary does not list the user's messages in order:\n%s", inv, summary)
 		}
 	}
 	if compactions < 20 {
@@ -176,43 +175,88 @@ func TestLedgerUserMessages(t *testing.T) {
 	}
 }
 
-// latestRequest is the newest plain request among messages 2..upTo ("" if none).
-func latestRequest(upTo int, rules map[int]string) string {
-	for k := upTo; k > 1; k-- {
-		if _, ok := rules[k]; !ok {
-			return fmt.Sprintf("Continue with part %d of the converter.", k)
+// Past UserTextTokens the ledger frees room in the documented order: plain messages but the
+// newest 4 are shortened, then dropped, oldest first; then messages with a rule word; then the
+// newest; the goal last.
+func TestUserTextPastTheBudget(t *testing.T) {
+	long := func(k int, rule bool) string {
+		s := fmt.Sprintf("request %d %s", k, strings.Repeat("lorem ipsum dolor ", 30))
+		if rule {
+			s = fmt.Sprintf("always keep rule %d %s", k, strings.Repeat("lorem ipsum dolor ", 30))
 		}
+		return strings.TrimSpace(s)
 	}
-	return ""
-}
-
-func TestLedgerAddUserText(t *testing.T) {
 	l := &Ledger{}
 	l.addUserText("the goal")
-	for k := 1; k <= 20; k++ {
-		l.addUserText(fmt.Sprintf("request %d %s", k, strings.Repeat("x", 200)))
+	var all []UserMessage
+	for k := 1; k <= 40; k++ {
+		rule := k%8 == 0
+		l.addUserText(long(k, rule))
+		all = append(all, UserMessage{Text: long(k, rule), Rule: rule})
 	}
-	for k := 1; k <= 45; k++ {
-		l.addUserText(fmt.Sprintf("always do thing %d", k))
+	u := l.userText()
+	if l.Goal != "the goal" || u.tokens > UserTextTokens {
+		t.Fatalf("goal %q, %d tokens kept; want the goal, at most %d", l.Goal, u.tokens, UserTextTokens)
 	}
-	if l.Goal != "the goal" {
-		t.Errorf("goal = %q", l.Goal)
-	}
-	if len(l.Requests) != maxRequests || l.RequestsDropped != 20-maxRequests {
-		t.Errorf("%d requests kept, %d dropped; want %d, %d", len(l.Requests), l.RequestsDropped, maxRequests, 20-maxRequests)
-	}
-	for i, r := range l.Requests {
-		n := len([]rune(r))
-		if i < len(l.Requests)-4 && n > maxShortRequestLen+40 || i >= len(l.Requests)-4 && n != len(fmt.Sprintf("request %d ", 9+i))+200 {
-			t.Errorf("request %d has %d runes", i, n)
+	// The newest 4 and every rule are kept verbatim; of the plain messages before them, only the
+	// newest are left, shortened.
+	var want []string
+	plainLeft := 0
+	for i, m := range all {
+		if i >= len(all)-recentMessages || m.Rule {
+			want = append(want, m.Text)
+			continue
+		}
+		prefix := fmt.Sprintf("request %d ", i+1)
+		if slices.ContainsFunc(l.Messages, func(k UserMessage) bool { return strings.HasPrefix(k.Text, prefix) }) {
+			want = append(want, textcut.Runes(m.Text, shortMessageRunes))
+			plainLeft++
+		} else if plainLeft > 0 {
+			t.Errorf("plain message %d was dropped after an older one was kept", i+1)
 		}
 	}
-	if len(l.Instructions) != maxInstructions || l.InstructionsDropped != 5 || l.Instructions[0] != "always do thing 6" {
-		t.Errorf("instructions: %d kept (first %q), %d dropped", len(l.Instructions), l.Instructions[0], l.InstructionsDropped)
+	got := make([]string, len(l.Messages))
+	for i, m := range l.Messages {
+		got[i] = m.Text
 	}
-	out := l.render(1<<20, false)
-	if !strings.Contains(out, "(5 older instructions omitted)") || !strings.Contains(out, "(8 older requests omitted)") {
-		t.Errorf("render does not say what was omitted:\n%s", out)
+	if diff := cmp.Diff(want, got); diff != "" || plainLeft == 0 {
+		t.Errorf("messages kept (-want +got), %d plain left:\n%s", plainLeft, diff)
+	}
+	if dropped := 40 - len(l.Messages); l.MessagesDropped != dropped || dropped == 0 {
+		t.Errorf("%d messages dropped, the ledger counts %d", dropped, l.MessagesDropped)
+	}
+	out := l.render(renderLimits{}, false)
+	if !strings.Contains(out, fmt.Sprintf("- (%d older messages omitted)", l.MessagesDropped)) {
+		t.Errorf("the render does not say what was omitted:\n%s", out)
+	}
+	// A smaller budget goes on in the same order: the older plain messages go, then the older
+	// rules (shortened, then dropped), then the newest are shortened, oldest first.
+	small := l.userText()
+	small.fit(300)
+	short := func(i int) UserMessage {
+		return UserMessage{Text: textcut.Runes(all[i].Text, shortMessageRunes), Rule: all[i].Rule, Shortened: true}
+	}
+	if diff := cmp.Diff([]UserMessage{short(36), short(37), all[38], all[39]}, small.kept()); diff != "" || small.tokens > 300 {
+		t.Errorf("fitted to 300 tokens (%d): messages kept (-want +got):\n%s", small.tokens, diff)
+	}
+	// With no room at all, the goal is cut last, and nothing panics.
+	for _, budget := range []int{40, 5, 1, 0, -3} {
+		u := l.userText()
+		u.fit(budget)
+		if u.tokens > max(budget, 0) {
+			t.Errorf("fitted to %d: %d tokens (goal %q, %d messages)", budget, u.tokens, u.goal, len(u.kept()))
+		}
+	}
+}
+
+// One long message is kept as its head and tail; the rest of the ledger does not change.
+func TestLedgerLongMessage(t *testing.T) {
+	l := &Ledger{}
+	l.addUserText("goal")
+	l.addUserText("head " + strings.Repeat("x", 5000) + " tail")
+	if len(l.Messages) != 1 || !strings.HasPrefix(l.Messages[0].Text, "head") || !strings.HasSuffix(l.Messages[0].Text, "tail") ||
+		len([]rune(l.Messages[0].Text)) > maxMessageRunes+40 {
+		t.Errorf("messages: %+v", l.Messages)
 	}
 }
 
@@ -403,14 +447,14 @@ func TestLedgerRenderBounded(t *testing.T) {
 			truthCalls += n
 		}
 	}
-	full := l.render(1<<20, false)
+	full := l.render(renderLimits{}, false)
 	if _, calls, _ := pathTotal(full); calls != truthCalls {
 		t.Fatalf("full render accounts for %d path calls, the ledger for %d:\n%s", calls, truthCalls, full)
 	}
 	prevLen := len(full)
 	for _, maxBytes := range []int{8000, 6 << 10, 4000, 3000, 2000, 1500, 1000, 500, 200, 50, 10, 1} {
 		for _, facts := range []bool{false, true} {
-			out := l.render(maxBytes, facts)
+			out := l.render(renderLimits{bytes: maxBytes}, facts)
 			if len(out) > maxBytes {
 				t.Errorf("render(%d, %v) = %d bytes", maxBytes, facts, len(out))
 			}
@@ -424,22 +468,22 @@ func TestLedgerRenderBounded(t *testing.T) {
 				t.Errorf("render(%d, facts) does not start with %q", maxBytes, secRecord)
 			}
 		}
-		out := l.render(maxBytes, false)
+		out := l.render(renderLimits{bytes: maxBytes}, false)
 		if len(out) > prevLen {
 			t.Errorf("render(%d) is longer than a render with more room", maxBytes)
 		}
 		prevLen = len(out)
 	}
-	// At a size where answers and requests no longer fit, the instructions still do.
-	out := l.render(3000, false)
-	if strings.Contains(out, secAnswers) || !strings.Contains(out, "Always keep rule 190 in mind.") {
-		t.Errorf("render(3000): answers should go before instructions:\n%s", out)
+	// At a size where answers no longer fit, the user's messages still do.
+	out := l.render(renderLimits{bytes: 3000}, false)
+	if strings.Contains(out, secAnswers) || !strings.Contains(out, "Always keep rule 190 in mind.") || !strings.Contains(out, "Now do part 198.") {
+		t.Errorf("render(3000): answers should go before the user's messages:\n%s", out)
 	}
 }
 
 // Equal ledgers render to equal bytes, however their maps were filled.
 func TestLedgerRenderDeterministic(t *testing.T) {
-	want := bigLedger().render(defaultExtractiveMaxBytes, false)
+	want := bigLedger().render(renderLimits{bytes: defaultExtractiveMaxBytes}, false)
 	for i := 0; i < 20; i++ {
 		l := bigLedger()
 		// Rebuild the maps in a random insertion order.
@@ -453,10 +497,10 @@ func TestLedgerRenderDeterministic(t *testing.T) {
 			paths[k] = l.Paths[k]
 		}
 		l.Paths = paths
-		if got := l.render(defaultExtractiveMaxBytes, false); got != want {
+		if got := l.render(renderLimits{bytes: defaultExtractiveMaxBytes}, false); got != want {
 			t.Fatalf("render %d differs:\n%s", i, cmp.Diff(want, got))
 		}
-		if got := l.clone().render(defaultExtractiveMaxBytes, false); got != want {
+		if got := l.clone().render(renderLimits{bytes: defaultExtractiveMaxBytes}, false); got != want {
 			t.Fatalf("a clone renders differently:\n%s", cmp.Diff(want, got))
 		}
 	}
@@ -478,8 +522,8 @@ func TestLedgerOtherPaths(t *testing.T) {
 		t.Fatalf("%d paths listed, %d other calls; want %d, 20", len(l.Paths), l.OtherPathCalls, maxPaths)
 	}
 	// The calls are exact (unlisted paths are counted by calls: a ledger keeps no record of them).
-	if _, calls, _ := pathTotal(l.render(1<<20, false)); calls != maxPaths+20 {
-		t.Errorf("render accounts for %d calls, want %d:\n%s", calls, maxPaths+20, l.render(1<<20, false))
+	if _, calls, _ := pathTotal(l.render(renderLimits{}, false)); calls != maxPaths+20 {
+		t.Errorf("render accounts for %d calls, want %d:\n%s", calls, maxPaths+20, l.render(renderLimits{}, false))
 	}
 }
 
@@ -494,7 +538,7 @@ func TestLedgerToolsBound(t *testing.T) {
 	if len(l.Tools) != maxTools || l.Tools["tool00"] != 2 || l.OtherTools != 6 {
 		t.Errorf("%d tools, tool00 ×%d, %d others; want %d, 2, 6", len(l.Tools), l.Tools["tool00"], l.OtherTools, maxTools)
 	}
-	out := l.render(1<<20, false)
+	out := l.render(renderLimits{}, false)
 	if !strings.Contains(out, "others ×6 (67 calls over 1 invocations)") {
 		t.Errorf("render:\n%s", out)
 	}
@@ -505,8 +549,8 @@ func TestLedgerCloneIsDeep(t *testing.T) {
 	c := l.clone()
 	c.Paths["svc/pkg0/file0.go"]["read_file"] = 99
 	c.Tools["grep"] = 99
-	c.Instructions[0] = "changed"
-	if l.Paths["svc/pkg0/file0.go"]["read_file"] == 99 || l.Tools["grep"] == 99 || l.Instructions[0] == "changed" {
+	c.Messages[0].Text = "changed"
+	if l.Paths["svc/pkg0/file0.go"]["read_file"] == 99 || l.Tools["grep"] == 99 || l.Messages[0].Text == "changed" {
 		t.Error("clone shares state with the original")
 	}
 	var nilLedger *Ledger
@@ -515,5 +559,91 @@ func TestLedgerCloneIsDeep(t *testing.T) {
 	}
 	if !slices.Equal(bigLedger().Errors, l.Errors) {
 		t.Error("bigLedger is not deterministic")
+	}
+}
+
+// phrasedRules are standing rules in several languages and phrasings, none with the English cue
+// words instructionCue looks for: the ledger must keep them because the user wrote them.
+var phrasedRules = []string{
+	"Bitte keine neuen Abhängigkeiten hinzufügen, auch nicht für Tests.",
+	"テストはテーブル駆動で書いてください。",
+	"Las respuestas, en español y con ejemplos cortos.",
+	"Tabs, not spaces; lines under 100 columns.",
+	"Could you put every new helper in internal/util from here on?",
+	"Пожалуйста, пиши сообщения коммитов в повелительном наклонении.",
+	"Commit messages: imperative mood, 50 characters at most.",
+	"I'd rather the changelog gets a line whenever a public API changes.",
+}
+
+// phrasedSession is invocation k of a session whose user states phrasedRules between plain
+// requests: a message, a tool call with a sizeable result, an answer.
+func phrasedSession(k int) (events []Event, message string) {
+	inv := fmt.Sprintf("i%d", k)
+	message = fmt.Sprintf("Step %d: look at src/f%d.go.", k, k)
+	switch {
+	case k == 0:
+		message = "Help me clean up the parser package before the release."
+	case k%2 == 1 && k/2 < len(phrasedRules):
+		message = phrasedRules[k/2]
+	}
+	path := fmt.Sprintf("src/f%d.go", k)
+	return []Event{
+		userEv(inv+"u", inv, message),
+		callEv(inv+"c", inv, inv+"-1", "read_file", map[string]any{"path": path}),
+		respEv(inv+"r", inv, inv+"-1", "read_file", map[string]any{"content": strings.Repeat("func f() { return nil }\n", 60)}),
+		modelEv(inv+"m", inv, fmt.Sprintf("Step %d done: the file holds sixty small functions.", k)),
+	}, message
+}
+
+// While the user's text fits the budget, every message the user wrote is in every later summary,
+// verbatim, whatever its language or phrasing: in the extractive summary and in an LLM summary
+// (the ledger's record appended to the model's text, which here quotes none of them).
+func TestUserMessagesKeptInAnyPhrasing(t *testing.T) {
+	for _, rule := range phrasedRules {
+		if instructionCue.MatchString(rule) {
+			t.Fatalf("%q holds a cue word: it would not test phrasing", rule)
+		}
+	}
+	for _, tc := range []struct {
+		name       string
+		summarizer Summarizer
+	}{
+		{"extractive", &ExtractiveSummarizer{}},
+		{"llm", &LLMSummarizer{Model: &fakeModel{replies: []*response.LLMResponse{reply("Goal: clean up the parser.\nDecisions: none yet.", genai.FinishReasonStop)}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := newStore()
+			c, _ := newCompactor(t, Config{Interval: 1, RetainRecentInvocations: 1, Summarizer: tc.summarizer, NoFallback: true}, store)
+			var messages []string
+			userTokens, compactions := 0, 0
+			for k := 0; k < 2*len(phrasedRules)+4; k++ {
+				events, msg := phrasedSession(k)
+				store.add(events...)
+				messages = append(messages, msg)
+				userTokens += budget.EstimateText(msg)
+				m, err := c.Compact(context.Background(), Selection{Trigger: TriggerInvocations, Invocation: fmt.Sprintf("i%d", k)})
+				if err != nil {
+					t.Fatalf("invocation %d: %v", k, err)
+				}
+				if m == nil {
+					continue
+				}
+				compactions++
+				summary := textOf(m.CompactedContent)
+				// Every message the summary covers (all but the raw tail's) is in it.
+				for _, msg := range messages[:len(messages)-1] {
+					if !strings.Contains(summary, msg) {
+						t.Fatalf("after invocation %d (user text %d tokens): %q missing from the summary:\n%s", k, userTokens, msg, summary)
+					}
+				}
+			}
+			if compactions < len(phrasedRules) {
+				t.Errorf("%d compactions", compactions)
+			}
+			// The test compactor's summary bound is the smallest default, 1,024 tokens.
+			if userTokens > userBudget(1024) {
+				t.Errorf("the session's user text is %d tokens: over the budget the test means to stay within", userTokens)
+			}
+		})
 	}
 }

@@ -84,7 +84,8 @@ func summaryInput() SummaryInput {
 func TestLLMSummarizerReplies(t *testing.T) {
 	thought := &response.LLMResponse{Content: &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{Text: "hmm", Thought: true}}},
 		FinishReason: genai.FinishReasonStop}
-	facts := "\n\n" + secRecord + "\n" + secFiles + "\n- cmd/main.go (read_file ×1)\n" + secTools + "read_file ×1 (1 calls over 1 invocations)"
+	facts := "\n\n" + secRecord + "\n" + secGoal + "Read cmd/main.go and tell me what it does, request i1.\n" +
+		secFiles + "\n- cmd/main.go (read_file ×1)\n" + secTools + "read_file ×1 (1 calls over 1 invocations)"
 	cases := []struct {
 		name       string
 		model      *fakeModel
@@ -547,5 +548,103 @@ func TestLLMSummarizerPreviousWithoutFacts(t *testing.T) {
 	p := m.prompt(t)
 	if !strings.HasPrefix(p, `[previous summary]: Goal: x\nDecisions: y`+"\n") || strings.Contains(p, "×5") {
 		t.Errorf("prompt:\n%s", p)
+	}
+}
+
+// Issue 19: an LLM summary using a fraction of its bound (423 tokens) over a ledger holding more
+// instructions than the old share of the bound for the appended facts (¾ of 423 in bytes) could
+// show. Every instruction is in the summary, and the summary is within the bound.
+func TestLLMSummaryShowsEveryInstructionTheLedgerHolds(t *testing.T) {
+	rules := []string{
+		"Always answer in two sentences at most, and skip the pleasantries.",
+		"Never use emoji in commit messages or in code comments.",
+		"Use port 8443 for the dev server, and 8444 for the admin server.",
+		"Make sure every file you write ends with a single newline.",
+		"Don't add TODO comments: open an issue in the tracker instead.",
+		"Prefer table-driven tests with go-cmp diffs over hand-written checks.",
+	}
+	events := []Event{userEv("g", "i0", "Set up the service skeleton for the new team."), modelEv("a", "i0", "Done.")}
+	for k, rule := range rules {
+		inv := fmt.Sprintf("i%d", k+1)
+		events = append(events, userEv(inv+"u", inv, rule), modelEv(inv+"m", inv, "Noted."))
+	}
+	l := (*Ledger)(nil).clone()
+	l.add(events, len(rules)+1)
+	const bound = 423
+	text := "Goal: set up the service skeleton.\nDecisions: none yet.\nOpen tasks: wait for the next request."
+	m := &fakeModel{replies: []*response.LLMResponse{reply(text, genai.FinishReasonStop)}}
+	sum, err := runSummarizer(context.Background(), &LLMSummarizer{Model: m}, SummaryInput{Events: events, Ledger: l}, bound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if budget.EstimateText(text) > bound/4 {
+		t.Fatalf("the model's text is %d tokens: not far below the bound", budget.EstimateText(text))
+	}
+	got := textOf(sum.Content)
+	for _, rule := range rules {
+		if !strings.Contains(got, rule) {
+			t.Errorf("%q missing from the summary (%d of %d tokens):\n%s", rule, budget.EstimateContent(sum.Content), bound, got)
+		}
+	}
+	if n := budget.EstimateContent(sum.Content); n > bound {
+		t.Errorf("summary of %d tokens, over the bound %d", n, bound)
+	}
+}
+
+// The model is asked for no more than leaves the user's messages their room in the bound.
+func TestLLMSummarizerOutputLeavesRoomForTheUser(t *testing.T) {
+	events := []Event{userEv("g", "i0", "Write the importer."), modelEv("a", "i0", "Done.")}
+	for k := 1; k <= 30; k++ {
+		inv := fmt.Sprintf("i%d", k)
+		events = append(events, userEv(inv+"u", inv, fmt.Sprintf("Regel %d: Dateien unter data/%d/ nur lesen, nie schreiben.", k, k)), modelEv(inv+"m", inv, "Ok."))
+	}
+	l := (*Ledger)(nil).clone()
+	l.add(events, 31)
+	user := budget.EstimateText(l.userSection(UserTextTokens))
+	for _, bound := range []int{0, 600, 1200, 4000} {
+		m := &fakeModel{replies: []*response.LLMResponse{reply("Goal: the importer.", genai.FinishReasonStop)}}
+		sum, err := runSummarizer(context.Background(), &LLMSummarizer{Model: m}, SummaryInput{Events: events, Ledger: l}, bound)
+		if err != nil {
+			t.Fatalf("bound %d: %v", bound, err)
+		}
+		got := int(m.reqs[0].Config.MaxOutputTokens)
+		// At most three quarters of the bound, and what the user's messages (within half of it)
+		// and the other facts leave; 256 at least; never above the default.
+		room := budget.EstimateText(l.userSection(userBudget(bound)))
+		if bound == 0 && got != defaultSummaryOutputTokens ||
+			bound > 0 && (got < 256 || got > 256 && (got > bound*3/4 || got+room+factsReserve > bound) || got > defaultSummaryOutputTokens) {
+			t.Errorf("bound %d (user's messages %d tokens, %d within half the bound): max output %d", bound, user, room, got)
+		}
+		if text := textOf(sum.Content); bound == 0 || user <= bound/2 {
+			for _, msg := range l.Messages {
+				if !strings.Contains(text, msg.Text) {
+					t.Errorf("bound %d: %q missing", bound, msg.Text)
+				}
+			}
+		}
+	}
+}
+
+// A summary whose bound cannot hold the user's messages within half of it is rejected (too
+// large): they are not shortened for it, and the compaction waits.
+func TestSummaryNotShortenedBelowHalfTheBound(t *testing.T) {
+	events := []Event{userEv("g", "i0", "Port it to Go."), modelEv("a", "i0", "Sure."),
+		userEv("u", "i1", "Keine neuen Abhängigkeiten."), modelEv("m", "i1", "Ok.")}
+	l := (*Ledger)(nil).clone()
+	l.add(events, 2)
+	user := budget.EstimateText(l.Goal) + budget.EstimateText(l.Messages[0].Text)
+	bound := 2 * user
+	for _, s := range []Summarizer{&ExtractiveSummarizer{},
+		&LLMSummarizer{Model: &fakeModel{replies: []*response.LLMResponse{reply("Goal: port.", genai.FinishReasonStop)}}}} {
+		sum, err := runSummarizer(context.Background(), s, SummaryInput{Events: events, Ledger: l}, bound)
+		var rej *SummaryRejectedError
+		if !errors.As(err, &rej) || rej.Reason != "too_large" {
+			t.Fatalf("%s, bound %d (user's messages %d): %v, %v; want too_large", summarizerName(s), bound, user, sum, err)
+		}
+		// With room, the same input gives a summary holding them.
+		sum, err = runSummarizer(context.Background(), s, SummaryInput{Events: events, Ledger: l}, 200)
+		if err != nil || !strings.Contains(textOf(sum.Content), "Keine neuen Abhängigkeiten.") {
+			t.Fatalf("%s, bound 200: %v, %v", summarizerName(s), sum, err)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package hooks_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -43,9 +44,14 @@ func runScenario(tb testing.TB, window, invocations int, withAdkctx bool) scenar
 // runScenarioWith runs the session with compaction configured as cc (extractive summarizer
 // unless cc names one; a scenario.SummarizerModel records its prompts beside the session's).
 func runScenarioWith(tb testing.TB, window, invocations int, withAdkctx bool, cc compaction.Config) scenarioRun {
+	return runSession(tb, scenario.Default(), window, invocations, withAdkctx, cc)
+}
+
+// runSession is runScenarioWith with what the user says in the session s.
+func runSession(tb testing.TB, s scenario.Session, window, invocations int, withAdkctx bool, cc compaction.Config) scenarioRun {
 	info := budget.ModelInfo{Name: modelName, ContextWindow: window, MaxOutputTokens: 8_192}
 	limits := budget.LimitsFor(budget.NewRegistry(info), modelName, budget.LimitConfig{})
-	m := llmtest.NewScenario(modelName, limits.Soft)
+	m := llmtest.NewScenarioFor(modelName, limits.Soft, s)
 	tools, err := llmtest.ScenarioTools()
 	if err != nil {
 		tb.Fatal(err)
@@ -84,7 +90,7 @@ func runScenarioWith(tb testing.TB, window, invocations int, withAdkctx bool, cc
 	}
 	for i := range invocations {
 		var last time.Time
-		for _, err := range r.Run(tb.Context(), "user", "s1", genai.NewContentFromText(scenario.UserMessage(i), genai.RoleUser), agent.RunConfig{}) {
+		for _, err := range r.Run(tb.Context(), "user", "s1", genai.NewContentFromText(s.Message(i), genai.RoleUser), agent.RunConfig{}) {
 			if err != nil {
 				tb.Fatalf("turn %d: %v", i, err)
 			}
@@ -159,6 +165,52 @@ func TestFigureContinuity(t *testing.T) {
 			}
 			checkLedger(t, with.base)
 		})
+	}
+}
+
+// The instruction-phrasing figure (issue 19): a session whose user states standing rules in
+// other languages (German, Japanese, Spanish, French, Russian, Chinese, Korean), as a style rule,
+// as a question and as a condition, none with the English words the ledger once looked for,
+// and whose user text fits compaction.UserTextTokens. Every rule is in every request after the
+// turn that gave it, at a 1M and a 32K window, with the extractive summarizer and the LLM one
+// (the default). The LLM summarizer is played by scenario.SummarizerModel on the agent's model:
+// it writes the goal and the decisions its prompt holds and quotes no rule, so a rule in its
+// summary comes from the ledger's facts appended to it.
+func TestFigureInstructionPhrasings(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("figure run skipped in -short and -race mode; run: cd hooks && go test -run TestFigure .")
+	}
+	s := scenario.Phrasings()
+	userTokens := 0
+	for i := range scenario.PhrasingTurns {
+		userTokens += budget.EstimateText(s.Message(i))
+	}
+	if userTokens > compaction.UserTextTokens {
+		t.Fatalf("the session's user text is %d tokens, over the budget (%d): the figure is about sessions within it", userTokens, compaction.UserTextTokens)
+	}
+	for _, window := range []int{1_048_576, 32_768} {
+		for _, summarizer := range []string{"extractive", "llm"} {
+			t.Run(fmt.Sprintf("%d/%s", window, summarizer), func(t *testing.T) {
+				cc := compaction.Config{Synchronous: true, NoFallback: true}
+				if summarizer == "llm" {
+					cc.Summarizer = &compaction.LLMSummarizer{Model: scenario.NewSummarizerModel(modelName)}
+				}
+				f := runSession(t, s, window, scenario.PhrasingTurns, true, cc).figures
+				t.Logf("user text %d tokens; %s; rules present %d of %d times (in the summary %d)",
+					userTokens, f, f.InstructionsKept, f.InstructionsChecked, f.InstructionsInSummary)
+				if f.InstructionsKept != f.InstructionsChecked || f.InstructionsChecked == 0 {
+					t.Errorf("rules present %d of %d times, want all", f.InstructionsKept, f.InstructionsChecked)
+				}
+				// The rules outlive their raw turns: most presences are the summary's.
+				if 2*f.InstructionsInSummary < f.InstructionsChecked || f.SummaryPresent != f.SummaryChecked {
+					t.Errorf("rules in the summary %d of %d times, summary in %d of %d requests after the first",
+						f.InstructionsInSummary, f.InstructionsChecked, f.SummaryPresent, f.SummaryChecked)
+				}
+				if f.PreviousTurnRaw != f.PreviousTurnChecked {
+					t.Errorf("previous turn raw in %d of %d requests", f.PreviousTurnRaw, f.PreviousTurnChecked)
+				}
+			})
+		}
 	}
 }
 

@@ -118,6 +118,9 @@ type Model struct {
 // NewModel returns a model measuring against soft (see Recorder).
 func NewModel(soft int) *Model { return &Model{rec: &Recorder{Soft: soft}} }
 
+// NewModelFor returns a model measuring session s against soft.
+func NewModelFor(soft int, s Session) *Model { return &Model{rec: &Recorder{Soft: soft, Session: s}} }
+
 // Respond records req and answers it.
 func (m *Model) Respond(req *request.LLMRequest) *response.LLMResponse {
 	var system *genai.Content

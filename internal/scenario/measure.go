@@ -38,8 +38,10 @@ type Figures struct {
 	// out of PreviousTurnChecked.
 	PreviousResultsWhole int
 	// InstructionsKept counts (request, instruction given before it) pairs where the instruction
-	// is in the request (raw or in the summary), out of InstructionsChecked.
+	// is in the request (raw or in the summary), out of InstructionsChecked; InstructionsInSummary
+	// those where the summary holds it.
 	InstructionsKept, InstructionsChecked int
+	InstructionsInSummary                 int
 	// SummaryPresent counts the requests after the first one with a summary that carry one, out
 	// of SummaryChecked.
 	SummaryPresent, SummaryChecked int
@@ -63,7 +65,16 @@ type Figures struct {
 type Recorder struct {
 	// Soft, when > 0, is the soft limit OverSoft counts against.
 	Soft int
-	f    Figures
+	// Session is what the user says; the zero value is Default().
+	Session Session
+	f       Figures
+}
+
+func (r *Recorder) session() Session {
+	if r.Session.Message == nil {
+		return Default()
+	}
+	return r.Session
 }
 
 const summaryHeader = "[Summary of earlier conversation]"
@@ -83,7 +94,8 @@ func (r *Recorder) Add(system *genai.Content, tools []*genai.Tool, contents []*g
 	f.cache(system, tools, contents, reported)
 
 	// What the model still sees.
-	step, all := -1, allText(contents)
+	s := r.session()
+	step, all, summary := -1, allText(contents), ""
 	hasSummary := false
 	for _, c := range contents {
 		t := firstText(c)
@@ -91,7 +103,9 @@ func (r *Recorder) Add(system *genai.Content, tools []*genai.Tool, contents []*g
 			if m := stepRE.FindStringSubmatch(t); m != nil {
 				fmt.Sscan(m[1], &step)
 			}
-			hasSummary = hasSummary || strings.HasPrefix(t, summaryHeader)
+			if strings.HasPrefix(t, summaryHeader) {
+				hasSummary, summary = true, summary+allText([]*genai.Content{c})
+			}
 		}
 	}
 	if f.summarySeen {
@@ -103,30 +117,34 @@ func (r *Recorder) Add(system *genai.Content, tools []*genai.Tool, contents []*g
 	f.summarySeen = f.summarySeen || hasSummary
 	if step > 0 {
 		f.PreviousTurnChecked++
-		if slices.ContainsFunc(contents, func(c *genai.Content) bool { return firstText(c) == UserMessage(step-1) }) {
+		if slices.ContainsFunc(contents, func(c *genai.Content) bool { return firstText(c) == s.Message(step-1) }) {
 			f.PreviousTurnRaw++
 		}
-		if previousResultsWhole(contents, step-1) {
+		if previousResultsWhole(contents, step-1, s.Message) {
 			f.PreviousResultsWhole++
 		}
 	}
-	for turn, rule := range Instructions {
+	for turn, rule := range s.Instructions {
 		if turn < step {
 			f.InstructionsChecked++
 			if strings.Contains(all, rule) {
 				f.InstructionsKept++
 			}
+			if strings.Contains(summary, rule) {
+				f.InstructionsInSummary++
+			}
 		}
 	}
 }
 
-// previousResultsWhole reports whether every tool result of turn i that contents show is at
-// least half the size it was stored with (tool outputs are stored cut to 10 KiB).
-func previousResultsWhole(contents []*genai.Content, i int) bool {
+// previousResultsWhole reports whether every tool result of turn i (whose message is message(i))
+// that contents show is at least half the size it was stored with (tool outputs are stored cut
+// to 10 KiB).
+func previousResultsWhole(contents []*genai.Content, i int, message func(int) string) bool {
 	in := false
 	for _, c := range contents {
 		if t := firstText(c); c.Role == genai.RoleUser && stepRE.MatchString(t) {
-			in = t == UserMessage(i)
+			in = t == message(i)
 			continue
 		}
 		if !in {

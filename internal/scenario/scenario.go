@@ -26,6 +26,17 @@ var Instructions = map[int]string{
 	60: "always run go vet before you commit",
 }
 
+// Session is what the user says in a variant of the session: the message of each turn (it must
+// start with "[step i]", which the scripted model follows) and the standing rules planted in the
+// messages, by turn, which every later request must show (raw or in the summary).
+type Session struct {
+	Message      func(i int) string
+	Instructions map[int]string
+}
+
+// Default is the session of the figures: UserMessage and Instructions.
+func Default() Session { return Session{Message: UserMessage, Instructions: Instructions} }
+
 // Tool names.
 const (
 	ReadFile  = "read_file"

@@ -14,8 +14,8 @@ const syntheticError = "aborted: no result is available for this call (it was in
 type NormalizeReport struct {
 	// SyntheticResponses counts the responses synthesized for calls that had none.
 	SyntheticResponses int
-	// OrphansRemoved counts the responses removed because no call in the immediately preceding
-	// model content matched them (including duplicates).
+	// OrphansRemoved counts the responses removed because no call of the model content they
+	// follow matched them (including duplicates).
 	OrphansRemoved int
 	// Reordered counts the response contents whose responses were put back in call order.
 	Reordered int
@@ -23,6 +23,9 @@ type NormalizeReport struct {
 	ContentsInserted int
 	// ContentsDropped counts nil contents and contents left empty after removing orphans.
 	ContentsDropped int
+	// ContentsMerged counts the response contents merged into the one before them: the
+	// responses of one call turn given in several contents (parallel calls answered one by one).
+	ContentsMerged int
 	// SyntheticNames and OrphanNames list the function names of the synthesized and removed
 	// responses, in history order.
 	SyntheticNames []string
@@ -36,7 +39,10 @@ type NormalizeReport struct {
 //     Response {"error": "aborted: no result is available for this call (it was interrupted or
 //     its result was lost)"}) and added to the following response content, or to a new user
 //     content inserted right after the calls;
-//   - a response that no call of the immediately preceding content matches is an orphan and is
+//   - the responses of one call turn may come in several contents right after it (contents
+//     holding responses and no calls, as when parallel calls are answered one by one, in any
+//     order): they are merged into one content, paired as if it held all their parts in order;
+//   - a response that no call of the call content it follows matches is an orphan and is
 //     removed; a content left without parts is dropped. Nil contents are dropped;
 //   - calls and responses pair by ID (and name) when the call's ID is set; otherwise (adk-go
 //     blanks its own "adk-" ids in requests) the k-th blank-ID response named X answers the k-th
@@ -53,7 +59,7 @@ func Normalize(req *LLMRequest) NormalizeReport {
 	if req == nil || len(req.Contents) == 0 {
 		return rep
 	}
-	n := &normalizer{in: req.Contents, rep: &rep}
+	n := &normalizer{in: req.Contents, rep: &rep, countedAt: -1}
 	if slices.Contains(n.in, nil) {
 		kept := make([]*genai.Content, 0, len(n.in))
 		for _, c := range n.in {
@@ -79,6 +85,19 @@ type normalizer struct {
 	dirty bool
 	rep   *NormalizeReport
 	calls []*genai.FunctionCall // scratch
+	// countedAt is the index of in whose function parts were counted last (nCalls, nResps):
+	// the scan for a turn's responses counts the content after them, which run visits next.
+	countedAt      int
+	nCalls, nResps int
+}
+
+// counts returns countFunctionParts(n.in[i]).
+func (n *normalizer) counts(i int) (calls, resps int) {
+	if i != n.countedAt {
+		n.countedAt = i
+		n.nCalls, n.nResps = countFunctionParts(n.in[i])
+	}
+	return n.nCalls, n.nResps
 }
 
 // keep passes in[i] through unchanged.
@@ -119,7 +138,7 @@ func countFunctionParts(c *genai.Content) (calls, resps int) {
 func (n *normalizer) run() {
 	for i := 0; i < len(n.in); i++ {
 		c := n.in[i]
-		nCalls, nResps := countFunctionParts(c)
+		nCalls, nResps := n.counts(i)
 		if nCalls == 0 {
 			if nResps == 0 {
 				n.keep(i)
@@ -149,27 +168,58 @@ func (n *normalizer) run() {
 			}
 		}
 
-		if i+1 < len(n.in) {
-			if nc, nr := countFunctionParts(n.in[i+1]); nc == 0 && nr > 0 {
-				i++
-				if rc, changed := n.pair(n.in[i]); changed {
-					n.change(i)
-					n.out = append(n.out, rc)
-				} else {
-					n.keep(i)
-				}
-				continue
+		switch end := n.responseRunEnd(i + 1); {
+		case end == i+2: // one response content
+			i++
+			if rc, changed := n.pair(n.in[i]); changed {
+				n.change(i)
+				n.out = append(n.out, rc)
+			} else {
+				n.keep(i)
 			}
+		case end > i+2: // several (parallel calls answered one by one): given as one
+			n.change(i + 1)
+			n.out = append(n.out, n.merge(n.in[i+1:end]))
+			i = end - 1
+		default: // none: insert one with synthetic responses
+			n.change(i + 1)
+			parts := make([]*genai.Part, 0, len(n.calls))
+			for _, call := range n.calls {
+				parts = append(parts, n.synthetic(call))
+			}
+			n.out = append(n.out, &genai.Content{Role: genai.RoleUser, Parts: parts})
+			n.rep.ContentsInserted++
 		}
-		// No response content follows: insert one with synthetic responses.
-		n.change(i + 1)
-		parts := make([]*genai.Part, 0, len(n.calls))
-		for _, call := range n.calls {
-			parts = append(parts, n.synthetic(call))
-		}
-		n.out = append(n.out, &genai.Content{Role: genai.RoleUser, Parts: parts})
-		n.rep.ContentsInserted++
 	}
+}
+
+// responseRunEnd returns the end of the run of contents starting at in[start] that hold
+// responses and no calls: the responses of the call turn right before start (start when there
+// are none).
+func (n *normalizer) responseRunEnd(start int) int {
+	end := start
+	for end < len(n.in) {
+		if nc, nr := n.counts(end); nc > 0 || nr == 0 {
+			break
+		}
+		end++
+	}
+	return end
+}
+
+// merge pairs the responses of several contents (run) with n.calls as if they were one content
+// holding all their parts in order, and returns that content, rebuilt as pair rebuilds one.
+func (n *normalizer) merge(run []*genai.Content) *genai.Content {
+	all := &genai.Content{Role: run[0].Role}
+	if all.Role == "" {
+		all.Role = genai.RoleUser
+	}
+	for _, c := range run {
+		all.Parts = append(all.Parts, c.Parts...)
+	}
+	n.rep.ContentsMerged += len(run) - 1
+	rc, _ := n.pair(all)
+	return rc
 }
 
 func (n *normalizer) synthetic(call *genai.FunctionCall) *genai.Part {

@@ -174,6 +174,71 @@ func TestNormalize(t *testing.T) {
 			rep: NormalizeReport{SyntheticResponses: 1, ContentsInserted: 1, SyntheticNames: []string{"a"}},
 		},
 		{
+			name: "parallel calls answered in two user contents",
+			in: []*genai.Content{
+				nzModel(nzCall("1", "a"), nzCall("2", "b")), nzUser(nzResp("1", "a", "A")), nzUser(nzResp("2", "b", "B")), nzModel(nzText("done")),
+			},
+			want: []*genai.Content{
+				nzModel(nzCall("1", "a"), nzCall("2", "b")), nzUser(nzResp("1", "a", "A"), nzResp("2", "b", "B")), nzModel(nzText("done")),
+			},
+			rep: NormalizeReport{ContentsMerged: 1},
+		},
+		{
+			name: "parallel calls answered one content each, in reverse order",
+			in: []*genai.Content{
+				nzModel(nzCall("1", "a"), nzCall("2", "b")), nzUser(nzResp("2", "b", "B")), nzUser(nzResp("1", "a", "A")),
+			},
+			want: []*genai.Content{
+				nzModel(nzCall("1", "a"), nzCall("2", "b")), nzUser(nzResp("1", "a", "A"), nzResp("2", "b", "B")),
+			},
+			rep: NormalizeReport{ContentsMerged: 1, Reordered: 1},
+		},
+		{
+			name: "blank ids: split answers pair by name and position over the contents",
+			in: []*genai.Content{
+				nzModel(nzCall("", "read"), nzCall("", "write"), nzCall("", "read")),
+				nzUser(nzResp("", "read", "R1")), nzUser(nzResp("", "write", "W")), nzUser(nzResp("", "read", "R2")),
+			},
+			want: []*genai.Content{
+				nzModel(nzCall("", "read"), nzCall("", "write"), nzCall("", "read")),
+				nzUser(nzResp("", "read", "R1"), nzResp("", "write", "W"), nzResp("", "read", "R2")),
+			},
+			rep: NormalizeReport{ContentsMerged: 2},
+		},
+		{
+			name: "split answers with text, an orphan and a missing response",
+			in: []*genai.Content{
+				nzModel(nzCall("1", "a"), nzCall("2", "b"), nzCall("3", "c")),
+				nzUser(nzResp("3", "c", "C")), nzUser(nzText("note"), nzResp("9", "ghost", "G"), nil), nzUser(nzResp("1", "a", "A")),
+				nzUser(nzText("next")),
+			},
+			want: []*genai.Content{
+				nzModel(nzCall("1", "a"), nzCall("2", "b"), nzCall("3", "c")),
+				nzUser(nzResp("1", "a", "A"), nzSynth("2", "b"), nzResp("3", "c", "C"), nzText("note")),
+				nzUser(nzText("next")),
+			},
+			rep: NormalizeReport{ContentsMerged: 2, Reordered: 1, SyntheticResponses: 1, OrphansRemoved: 1,
+				SyntheticNames: []string{"b"}, OrphanNames: []string{"ghost"}},
+		},
+		{
+			name: "a duplicate answer in the next content is an orphan",
+			in:   []*genai.Content{nzModel(nzCall("1", "a")), nzUser(nzResp("1", "a", "first")), nzUser(nzResp("1", "a", "again"))},
+			want: []*genai.Content{nzModel(nzCall("1", "a")), nzUser(nzResp("1", "a", "first"))},
+			rep:  NormalizeReport{ContentsMerged: 1, OrphansRemoved: 1, OrphanNames: []string{"a"}},
+		},
+		{
+			name: "answers split over contents of two call turns stay with their turn",
+			in: []*genai.Content{
+				nzModel(nzCall("", "a"), nzCall("", "b")), nzUser(nzResp("", "b", "B")), nzUser(nzResp("", "a", "A")),
+				nzModel(nzCall("", "a")), nzUser(nzResp("", "a", "A2")),
+			},
+			want: []*genai.Content{
+				nzModel(nzCall("", "a"), nzCall("", "b")), nzUser(nzResp("", "a", "A"), nzResp("", "b", "B")),
+				nzModel(nzCall("", "a")), nzUser(nzResp("", "a", "A2")),
+			},
+			rep: NormalizeReport{ContentsMerged: 1, Reordered: 1},
+		},
+		{
 			name: "response separated from its call by text",
 			in: []*genai.Content{
 				nzModel(nzCall("", "a")), nzUser(nzText("hurry")), nzUser(nzResp("", "a", "A")),
@@ -222,5 +287,5 @@ func TestNormalizeNilRequest(t *testing.T) {
 // changed reports whether a Normalize report says the request was modified.
 func changed(r NormalizeReport) bool {
 	return r.SyntheticResponses > 0 || r.OrphansRemoved > 0 || r.Reordered > 0 ||
-		r.ContentsInserted > 0 || r.ContentsDropped > 0
+		r.ContentsInserted > 0 || r.ContentsDropped > 0 || r.ContentsMerged > 0
 }
