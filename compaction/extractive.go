@@ -38,27 +38,34 @@ func (s *ExtractiveSummarizer) Summarize(_ context.Context, in SummaryInput) (*S
 	if in.Ledger == nil || len(in.Events) == 0 {
 		return nil, nil
 	}
-	lim := renderLimits{bytes: s.MaxBytes, keepUser: userBudget(in.MaxTokens)}
-	if lim.bytes <= 0 {
-		lim.bytes = max(defaultExtractiveMaxBytes, len(in.Ledger.userSection(UserTextTokens))+extractiveOtherBytes)
+	bytes := s.MaxBytes
+	if bytes <= 0 {
+		bytes = max(defaultExtractiveMaxBytes, len(in.Ledger.userSection(UserTextTokens))+extractiveOtherBytes)
 	}
-	// Within the compactor's bound: a rejected fallback would stop compaction.
-	text := fitContent(in.MaxTokens, func(tokens int) string {
-		lim.tokens = tokens
-		return s.render(in, lim)
-	})
+	c := composition{mode: summaryWhole, own: modelWritten(in.Previous, in.PreviousSummarizer), tokens: in.MaxTokens, bytes: bytes}
+	text := composeSummary(c, in.Ledger)
 	if strings.TrimSpace(text) == "" {
 		return nil, nil
 	}
-	return &Summary{Content: genai.NewContentFromText(text, genai.RoleUser), Summarizer: s.Name()}, nil
+	return &Summary{Content: genai.NewContentFromText(text, genai.RoleUser), Summarizer: s.Name(), composed: &c}, nil
 }
 
-// render is the ledger within lim, after the head of a summary another summarizer wrote (an LLM
-// summary before a fallback holds what no ledger records: decisions, reasoning) when there is
-// room for it.
-func (s *ExtractiveSummarizer) render(in SummaryInput, lim renderLimits) string {
-	text := in.Ledger.render(lim, false)
-	prev := modelWritten(in.Previous, in.PreviousSummarizer)
+// extractiveText is the extractive summary of ledger l within the summary bound maxTokens (0:
+// none; a rejected fallback would stop compaction) and maxBytes, after prev, the head of a
+// summary another summarizer wrote ("" for none).
+func extractiveText(l *Ledger, prev string, maxTokens, maxBytes int) string {
+	lim := renderLimits{bytes: maxBytes, keepUser: userBudget(maxTokens)}
+	return fitContent(maxTokens, func(tokens int) string {
+		lim.tokens = tokens
+		return renderAfter(l, prev, lim)
+	})
+}
+
+// renderAfter is the ledger within lim, after prev, the head of a summary another summarizer
+// wrote (an LLM summary before a fallback holds what no ledger records: decisions, reasoning),
+// when there is room for it.
+func renderAfter(l *Ledger, prev string, lim renderLimits) string {
+	text := l.render(lim, false)
 	if prev == "" {
 		return text
 	}

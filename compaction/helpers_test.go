@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/genai"
 )
 
@@ -324,6 +326,7 @@ func compactOnce(t testing.TB, cfg Config, events []Event, r Selection) (*memSto
 // testCompactor runs Prepare over a memStore and appends its marker, inline: what the hooks'
 // scheduler does, without the scheduling.
 type testCompactor struct {
+	t     testing.TB
 	cfg   Config
 	store *memStore
 	rep   *reports
@@ -338,7 +341,7 @@ func newCompactor(t testing.TB, cfg Config, store *memStore) (*testCompactor, *r
 		t.Fatalf("Validate: %v", err)
 	}
 	rep := &reports{}
-	return &testCompactor{cfg: cfg, store: store, rep: rep}, rep
+	return &testCompactor{t: t, cfg: cfg, store: store, rep: rep}, rep
 }
 
 // Compact prepares a compaction of the store's events for r (at the compactor's now, when r
@@ -356,7 +359,24 @@ func (c *testCompactor) Compact(ctx context.Context, r Selection) (*Marker, erro
 		a.Outcome = OutcomeNothing
 	default:
 		a.Outcome = OutcomeCompacted
-		c.store.appendMarker(r.Invocation, res.Metadata)
+		id := c.store.appendMarker(r.Invocation, res.Metadata)
+		// What is stored resolves to what was prepared: the whole ledger (the record may hold
+		// only what it adds) and the summary.
+		ledger, summary, ok := NewViewer(nil).Resolve(c.store.load(), id)
+		if !ok {
+			c.t.Fatalf("marker %s does not resolve from the stored events", id)
+		}
+		if diff := cmp.Diff(res.Ledger, ledger, cmpopts.EquateEmpty()); diff != "" {
+			c.t.Fatalf("marker %s resolves to another ledger than it was prepared with (-prepared +resolved):\n%s", id, diff)
+		}
+		if textOf(summary) != textOf(res.Summary) {
+			c.t.Fatalf("marker %s resolves to another summary than it was prepared with:\n%s\n---\n%s", id, textOf(res.Summary), textOf(summary))
+		}
+		// The marker returned is self-contained: its whole ledger, and the summary a view shows.
+		whole := *res.Marker
+		whole.Ledger, whole.LedgerDelta, whole.LedgerFrom = ledger, nil, 0
+		whole.CompactedContent, whole.SummaryLedger = summary, ""
+		res.Marker = &whole
 	}
 	c.rep.add(a)
 	return res.Marker, res.Err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/internal/textcut"
+	"github.com/adkctx/adkctx/internal/toolnames"
 )
 
 // UserTextTokens is the budget of the user's own messages in a ledger, in estimated tokens
@@ -117,46 +118,103 @@ func (l *Ledger) clone() *Ledger {
 // holding one are shortened and dropped after the others past UserTextTokens.
 var instructionCue = regexp.MustCompile(`(?i)\b(always|never|don'?t|do not|must|must not|make sure|remember|avoid|from now on|instead of|only ever|prefer|use port|use the)\b`)
 
-// add counts events (newly covered, in stream order) into the ledger.
-func (l *Ledger) add(events []Event, invocations int) {
-	l.Invocations += invocations
+// LedgerDelta is what the events a compaction newly covers add to the ledger it continues: the
+// facts Ledger.add records, in stream order, before any bound applies. A marker stores its
+// ledger whole only every ledgerSnapshotEvery markers, and this in between (see Marker.Ledger):
+// the ledger of a marker is the last whole one with the deltas after it applied in order, the
+// same ledger, byte for byte, as adding the events themselves.
+type LedgerDelta struct {
+	// Events and Invocations count what the delta covers.
+	Events      int `json:"events"`
+	Invocations int `json:"invocations,omitempty"`
+	// Users are the user's messages (one line each, cut to maxMessageRunes).
+	Users []string `json:"users,omitempty"`
+	// Answers are the model's last answers (at most maxAnswers, cut to maxAnswerLen).
+	Answers []string `json:"answers,omitempty"`
+	// Calls are the tool calls: the tool's name and the paths among its arguments.
+	Calls []LedgerCall `json:"calls,omitempty"`
+	// Errors are the errors seen, one line each.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// LedgerCall is one tool call of a LedgerDelta.
+type LedgerCall struct {
+	Name  string   `json:"name"`
+	Paths []string `json:"paths,omitempty"`
+}
+
+// deltaOf returns what events (newly covered, in stream order) add to a ledger. Calls of the
+// recall tools (reading back what the request left out) are not work on the task: they are left
+// out.
+func deltaOf(events []Event, invocations int) *LedgerDelta {
+	d := &LedgerDelta{Invocations: invocations}
 	for i := range events {
 		e := &events[i]
 		if e.isMarkerOnly() {
 			continue
 		}
-		l.Events++
+		d.Events++
 		if e.ErrorCode != "" {
-			l.addError("model error " + e.ErrorCode)
+			d.Errors = append(d.Errors, "model error "+e.ErrorCode)
 		}
 		if e.Content == nil {
 			continue
 		}
 		if e.isUser() {
 			if text := oneLine(e.userText()); text != "" {
-				l.addUserText(text)
+				d.Users = append(d.Users, textcut.Runes(text, maxMessageRunes))
 			}
 		} else if text := oneLine(textOf(e.Content)); text != "" {
-			l.Answers = append(l.Answers, textcut.Runes(text, maxAnswerLen))
-			if len(l.Answers) > maxAnswers {
-				l.Answers = l.Answers[len(l.Answers)-maxAnswers:]
+			d.Answers = append(d.Answers, textcut.Runes(text, maxAnswerLen))
+			if len(d.Answers) > maxAnswers {
+				d.Answers = d.Answers[len(d.Answers)-maxAnswers:]
 			}
 		}
 		for _, p := range e.Content.Parts {
 			if p == nil {
 				continue
 			}
-			if fc := p.FunctionCall; fc != nil {
-				l.addCall(fc.Name, fc.Args)
+			if fc := p.FunctionCall; fc != nil && !toolnames.IsRecall(fc.Name) {
+				if name := textcut.Runes(oneLine(fc.Name), 80); name != "" {
+					d.Calls = append(d.Calls, LedgerCall{Name: name, Paths: argPaths(fc.Args)})
+				}
 			}
-			if fr := p.FunctionResponse; fr != nil {
+			if fr := p.FunctionResponse; fr != nil && !toolnames.IsRecall(fr.Name) {
 				if msg := responseError(fr.Response); msg != "" {
-					l.addError("tool " + oneLine(fr.Name) + ": " + msg)
+					d.Errors = append(d.Errors, "tool "+oneLine(fr.Name)+": "+msg)
 				}
 			}
 		}
 	}
+	return d
 }
+
+// apply adds a delta to the ledger.
+func (l *Ledger) apply(d *LedgerDelta) {
+	if d == nil {
+		return
+	}
+	l.Invocations += d.Invocations
+	l.Events += d.Events
+	for _, u := range d.Users {
+		l.addUserText(u)
+	}
+	for _, a := range d.Answers {
+		l.Answers = append(l.Answers, a)
+		if len(l.Answers) > maxAnswers {
+			l.Answers = l.Answers[len(l.Answers)-maxAnswers:]
+		}
+	}
+	for _, c := range d.Calls {
+		l.addCall(c.Name, c.Paths)
+	}
+	for _, e := range d.Errors {
+		l.addError(e)
+	}
+}
+
+// add counts events (newly covered, in stream order) into the ledger.
+func (l *Ledger) add(events []Event, invocations int) { l.apply(deltaOf(events, invocations)) }
 
 func (l *Ledger) addUserText(text string) {
 	text = textcut.Runes(text, maxMessageRunes)
@@ -170,8 +228,7 @@ func (l *Ledger) addUserText(text string) {
 	l.Goal, l.Messages, l.MessagesDropped = u.goal, u.kept(), u.dropped
 }
 
-func (l *Ledger) addCall(name string, args map[string]any) {
-	name = textcut.Runes(oneLine(name), 80)
+func (l *Ledger) addCall(name string, paths []string) {
 	if name == "" {
 		return
 	}
@@ -183,7 +240,7 @@ func (l *Ledger) addCall(name string, args map[string]any) {
 	} else {
 		l.OtherTools++
 	}
-	for _, path := range argPaths(args) {
+	for _, path := range paths {
 		if tools, ok := l.Paths[path]; ok {
 			tools[name]++
 			continue

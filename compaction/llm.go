@@ -244,10 +244,13 @@ func (s *LLMSummarizer) ask(ctx context.Context, req *request.LLMRequest, in Sum
 		}
 		return nil, reject("empty")
 	}
+	sum := &Summary{Usage: reply.usage, Summarizer: s.Name()}
 	if in.Ledger != nil {
-		out = appendFacts(out, in.Ledger, in.MaxTokens)
+		sum.composed = &composition{mode: summaryFacts, own: out, tokens: in.MaxTokens}
+		out = composeSummary(*sum.composed, in.Ledger)
 	}
-	return &Summary{Content: genai.NewContentFromText(out, genai.RoleUser), Usage: reply.usage, Summarizer: s.Name()}, nil
+	sum.Content = genai.NewContentFromText(out, genai.RoleUser)
+	return sum, nil
 }
 
 // modelReply is what a summarizer model answered: its text (thoughts left out), whether it

@@ -24,6 +24,11 @@ const SummaryHeader = "[Summary of earlier conversation]"
 // other version is ignored (with a warning) and hides nothing.
 const markerVersion = 2
 
+// LedgerSnapshotEvery is how often a marker stores its ledger whole (see Marker.Ledger): the
+// first marker of a session and every 8th after it. A process that has not read a session yet
+// reads back to the last of them once, at most 7 compactions.
+const LedgerSnapshotEvery = 8
+
 // Trigger says why a compaction ran.
 type Trigger string
 
@@ -64,11 +69,28 @@ type Marker struct {
 	// events (the chain included), in seconds since the Unix epoch.
 	StartTimestamp float64 `json:"startTimestamp"`
 	EndTimestamp   float64 `json:"endTimestamp"`
-	// CompactedContent is the summary (without SummaryHeader, which the view adds).
-	CompactedContent *genai.Content `json:"compactedContent"`
-	// Ledger is the exact record of what the covered events did (files, tool counts, user
-	// instructions, errors); the next compaction continues it instead of counting again.
-	Ledger *Ledger `json:"ledger,omitempty"`
+	// CompactedContent is the summary (without SummaryHeader, which the view adds), or, when
+	// SummaryLedger says the summary is composed with the ledger, its own part: a model's text
+	// (the ledger's facts are appended), the head an extractive summary keeps of an earlier
+	// model-written one (the ledger follows; may be empty).
+	CompactedContent *genai.Content `json:"compactedContent,omitempty"`
+	// SummaryLedger says how the summary a view shows is composed: "" (CompactedContent is the
+	// summary), "whole" (the ledger rendered, the extractive summary), "facts" (CompactedContent
+	// with the ledger's facts appended, a model-written summary). SummaryTokens and SummaryBytes
+	// are the bounds it was rendered within: the same ledger renders to the same bytes, so the
+	// ledger is not stored a second time as text.
+	SummaryLedger string `json:"summaryLedger,omitempty"`
+	SummaryTokens int    `json:"summaryTokens,omitempty"`
+	SummaryBytes  int    `json:"summaryBytes,omitempty"`
+	// Ledger is the exact record of what the covered events did (files, tool counts, the user's
+	// messages, errors); the next compaction continues it instead of counting again. It is
+	// stored whole in the first marker and every LedgerSnapshotEvery-th after it; a marker in
+	// between stores LedgerDelta, what its newly covered events add to the ledger of the marker
+	// it rolls up, and LedgerFrom, the timestamp (seconds) of the marker holding the whole
+	// ledger it continues: its ledger is that one with the deltas of the chain applied in order.
+	Ledger      *Ledger      `json:"ledger,omitempty"`
+	LedgerDelta *LedgerDelta `json:"ledgerDelta,omitempty"`
+	LedgerFrom  float64      `json:"ledgerFrom,omitempty"`
 	// FirstEventID, LastEventID, FirstInvocationID and LastInvocationID name the oldest and the
 	// newest covered events (the chain included), in stream order.
 	FirstEventID      string `json:"firstEventId"`
@@ -237,8 +259,16 @@ func (m *Marker) validate(eventID string) error {
 		return bad("inverted range (endTimestamp < startTimestamp)")
 	case m.EventCount < 1:
 		return bad("empty range (eventCount < 1)")
-	case m.CompactedContent == nil || !hasText(m.CompactedContent):
+	case m.SummaryLedger != "" && m.SummaryLedger != summaryWhole && m.SummaryLedger != summaryFacts:
+		return bad("unknown summaryLedger")
+	case m.SummaryLedger != summaryWhole && (m.CompactedContent == nil || !hasText(m.CompactedContent)):
 		return bad("compactedContent has no text")
+	case m.SummaryLedger != "" && m.Ledger == nil && m.LedgerDelta == nil:
+		return bad("a summary composed with the ledger, and no ledger")
+	case m.Ledger != nil && m.LedgerDelta != nil:
+		return bad("both a ledger and a ledger delta")
+	case m.LedgerDelta != nil && (m.Seq < 2 || m.LedgerFrom <= 0 || !finite(m.LedgerFrom) || m.LedgerFrom > maxSeconds):
+		return bad("a ledger delta without the ledger it continues")
 	case m.Seq < 1:
 		return bad("seq must be ≥ 1")
 	case len(m.EventIDs) == 0:
@@ -247,8 +277,8 @@ func (m *Marker) validate(eventID string) error {
 		return bad("seq > 1 without previousMarkerId")
 	case m.EventCount < len(m.EventIDs):
 		return bad("eventCount below the number of eventIds")
-	case m.RawCount < 0:
-		return bad("negative rawCount")
+	case m.RawCount < 0 || m.SummaryTokens < 0 || m.SummaryBytes < 0:
+		return bad("negative count")
 	}
 	if eventID != "" && (m.Previous == eventID || slices.Contains(m.EventIDs, eventID)) {
 		return bad("the record names its own event")

@@ -145,7 +145,7 @@ func TestReadMarkerInvalid(t *testing.T) {
 		{"a later version", valid(func(r map[string]any) { r["version"] = 3.0 }), "unsupported version 3"},
 		{"covering its own event", valid(func(r map[string]any) { r["eventIds"] = []any{"e7", "bad1"} }), "names its own event"},
 		{"rolling up its own event", valid(func(r map[string]any) { r["previousMarkerId"] = "bad1" }), "names its own event"},
-		{"negative raw count", valid(func(r map[string]any) { r["rawCount"] = -1.0 }), "negative rawCount"},
+		{"negative raw count", valid(func(r map[string]any) { r["rawCount"] = -1.0 }), "negative count"},
 		{"v2 seq 0", valid(func(r map[string]any) { delete(r, "seq") }), "seq must be ≥ 1"},
 		{"v2 no event ids", valid(func(r map[string]any) { delete(r, "eventIds") }), "no eventIds"},
 		{"v2 seq 2 without previous", valid(func(r map[string]any) { delete(r, "previousMarkerId") }), "seq > 1 without previousMarkerId"},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/processors/request"
+	"google.golang.org/genai"
 )
 
 // Selection is what one compaction is asked to do.
@@ -54,6 +55,10 @@ type Result struct {
 	// PrimaryErr is the failure of Config.Summarizer when the fallback was used; Err the error
 	// that made preparing fail.
 	PrimaryErr, Err error
+	// Ledger is the new marker's whole ledger (the marker may store only what it adds) and
+	// Summary the summary a view shows for it: Viewer.Remember takes them once it is stored.
+	Ledger  *Ledger
+	Summary *genai.Content
 }
 
 // Prepare decides what to compact among events (one session's stored events in stream order,
@@ -164,7 +169,16 @@ func summarize(ctx context.Context, cfg Config, sel Selection, w *window, r *Res
 		m.StartTimestamp = seconds(sel.Now)
 		m.EndTimestamp = m.StartTimestamp
 	}
-	m.CompactedContent, m.Ledger = sum.Content, w.input.Ledger
+	m.CompactedContent = sum.Content
+	if c := sum.composed; c != nil && composeSummary(*c, w.input.Ledger) == textOf(sum.Content) {
+		// The summary is composed with the ledger the marker stores: store the rest only.
+		m.SummaryLedger, m.SummaryTokens, m.SummaryBytes = c.mode, c.tokens, c.bytes
+		m.CompactedContent = nil
+		if c.own != "" {
+			m.CompactedContent = genai.NewContentFromText(c.own, genai.RoleUser)
+		}
+	}
+	r.Ledger, r.Summary = w.input.Ledger, sum.Content
 	m.CompactedTokens = budget.EstimateContent(sum.Content)
 	m.OriginalTokens = w.original
 	m.CompressionRatio = float64(m.OriginalTokens) / float64(max(m.CompactedTokens, 1))

@@ -70,6 +70,10 @@ type Summary struct {
 	// SharedPrefix: the prompt was the agent's conversation (SummaryInput.Prefix), not a
 	// transcript.
 	SharedPrefix bool
+
+	// composed, set by this package's summarizers, is how Content was composed with the
+	// ledger: a marker then stores only the summarizer's own text.
+	composed *composition
 }
 
 // SummaryRejectedError reports a summarizer reply that cannot be used: "empty", "thought_only",

@@ -1,6 +1,8 @@
 package compaction
 
 import (
+	"encoding/json"
+	"hash/maphash"
 	"slices"
 	"strings"
 	"time"
@@ -8,6 +10,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/genai"
 
+	"github.com/adkctx/adkctx/internal/lru"
 	"github.com/adkctx/adkctx/processors/truncate"
 )
 
@@ -16,9 +19,37 @@ import (
 // never in storage.
 const SummaryMetadataKey = "_adk_compaction_summary"
 
-// Viewer computes the compacted view of a session's events. It is safe for concurrent use.
+// maxResolved bounds the winning markers a Viewer keeps resolved (their whole ledger and the
+// summary composed with it): about one per active session.
+const maxResolved = 4096
+
+// Viewer computes the compacted view of a session's events. It keeps the markers it resolved
+// (their ledger continued from the last marker holding it whole, and their summary), so a view
+// of a read holding only the newest marker needs nothing older. It is safe for concurrent use.
 type Viewer struct {
-	log *zap.Logger
+	log      *zap.Logger
+	resolved *lru.Cache[resolvedKey, resolvedMarker]
+}
+
+// resolvedKey identifies a marker record: its event's id and a hash of the whole record (ids
+// are not trusted to be unique across sessions: a collision must never show one session
+// another's summary).
+type resolvedKey struct {
+	id     string
+	record uint64
+}
+
+var recordSeed = maphash.MakeSeed()
+
+func keyOfMarker(id string, m *Marker) resolvedKey {
+	b, _ := json.Marshal(m) // a parsed record encodes: it decoded
+	return resolvedKey{id: id, record: maphash.Bytes(recordSeed, b)}
+}
+
+// resolvedMarker is a marker's whole ledger and the summary a view shows for it.
+type resolvedMarker struct {
+	ledger  *Ledger
+	summary *genai.Content
 }
 
 // NewViewer returns a Viewer logging ignored markers to logger (nil: no logging).
@@ -26,7 +57,16 @@ func NewViewer(logger *zap.Logger) *Viewer {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	return &Viewer{log: logger}
+	return &Viewer{log: logger, resolved: lru.New[resolvedKey, resolvedMarker](maxResolved)}
+}
+
+// Remember records the whole ledger and the summary of the marker stored as event id (the
+// compactor that stored it knows them): views of reads holding only this marker need nothing
+// older.
+func (v *Viewer) Remember(id string, m *Marker, ledger *Ledger, summary *genai.Content) {
+	if m != nil && id != "" {
+		v.resolved.Put(keyOfMarker(id, m), resolvedMarker{ledger: ledger, summary: summary})
+	}
 }
 
 // Item is one entry of a view: a stored event, or a summary standing in for the events its
@@ -77,17 +117,23 @@ func (v *Viewer) View(events []Event) []Item {
 // into items).
 type plan struct {
 	covered []bool // per event: hidden by a live marker
-	// live is the winning marker per scope, with its event's index and id.
+	// live is the winning marker per scope, with its event's index and id, its whole ledger
+	// and its summary.
 	live    map[string]liveMarker
 	invalid int
 	// newest is the newest valid marker of any scope (nil: none).
 	newest *Marker
+	// unresolved is, per scope whose winner could not be resolved from events (the markers
+	// holding its ledger are older than what was read), the timestamp of the marker holding
+	// the whole ledger it continues: a read reaching back to it resolves the winner.
+	unresolved map[string]time.Time
 }
 
 type liveMarker struct {
 	at int
 	id string
 	m  *Marker
+	resolvedMarker
 }
 
 type candidate struct {
@@ -111,9 +157,54 @@ func (v *Viewer) plan(events []Event) *plan {
 	p := &plan{covered: make([]bool, len(events)), live: map[string]liveMarker{}}
 	if cands, byID := v.candidates(events, p); len(cands) > 0 {
 		p.newest = cands[len(cands)-1].m
-		p.cover(events, cands, byID)
+		p.cover(events, cands, byID, v.resolver(events, cands, byID))
 	}
 	return p
+}
+
+// Resolve returns the whole ledger of the marker stored as event markerID among events (a
+// session's events in stream order) and the summary a view shows for it: what the marker stores,
+// with its ledger continued from the last marker of its chain that holds it whole (see
+// Marker.Ledger). ok is false when events hold no valid marker markerID or not its chain.
+func (v *Viewer) Resolve(events []Event, markerID string) (ledger *Ledger, summary *genai.Content, ok bool) {
+	cands, byID := v.candidates(events, &plan{})
+	k, found := byID[markerID]
+	if !found {
+		return nil, nil, false
+	}
+	r, ok := v.resolver(events, cands, byID)(k)
+	return r.ledger, r.summary, ok
+}
+
+// resolver returns how a plan resolves a winning marker (cands[k]): its whole ledger, from the
+// Viewer's memory or from the chain of markers in events back to one holding it whole, and the
+// summary composed with it; ok false when the chain leaves events first.
+func (v *Viewer) resolver(events []Event, cands []candidate, byID map[string]int) func(k int) (resolvedMarker, bool) {
+	return func(k int) (resolvedMarker, bool) {
+		c := cands[k]
+		key := keyOfMarker(events[c.at].ID, c.m)
+		if r, ok := v.resolved.Get(key); ok {
+			return r, true
+		}
+		var deltas []*LedgerDelta
+		m, seen := c.m, map[int]bool{k: true}
+		for m.Ledger == nil && m.LedgerDelta != nil {
+			deltas = append(deltas, m.LedgerDelta)
+			j, ok := byID[m.Previous]
+			if !ok || seen[j] || cands[j].m.Scope != c.m.Scope {
+				return resolvedMarker{}, false
+			}
+			seen[j] = true
+			m = cands[j].m
+		}
+		l := m.Ledger.clone()
+		for i := len(deltas) - 1; i >= 0; i-- {
+			l.apply(deltas[i])
+		}
+		r := resolvedMarker{ledger: l, summary: summaryOf(c.m, l)}
+		v.resolved.Put(key, r)
+		return r, true
+	}
 }
 
 // candidates parses the marker records of events (counting and logging the invalid ones in p)
@@ -140,13 +231,28 @@ func (v *Viewer) candidates(events []Event, p *plan) ([]candidate, map[string]in
 	return cands, byID
 }
 
-// cover picks each scope's winning marker and marks the events its chain covers.
-func (p *plan) cover(events []Event, cands []candidate, byID map[string]int) {
+// cover picks each scope's winning marker and marks the events its chain covers. A winner whose
+// ledger cannot be resolved from events is left out (its scope shows raw) and noted as
+// unresolved.
+func (p *plan) cover(events []Event, cands []candidate, byID map[string]int, resolve func(k int) (resolvedMarker, bool)) {
 	best := map[string]int{}
 	for k, c := range cands {
 		if b, ok := best[c.m.Scope]; !ok || c.newer(cands[b]) {
 			best[c.m.Scope] = k
 		}
+	}
+	resolved := map[string]resolvedMarker{}
+	for scope, k := range best {
+		r, ok := resolve(k)
+		if !ok {
+			if p.unresolved == nil {
+				p.unresolved = map[string]time.Time{}
+			}
+			p.unresolved[scope] = fromSeconds(cands[k].m.LedgerFrom)
+			delete(best, scope)
+			continue
+		}
+		resolved[scope] = r
 	}
 	idIndex := make(map[string][]int, len(events)) // event id → positions
 	for i := range events {
@@ -155,7 +261,7 @@ func (p *plan) cover(events []Event, cands []candidate, byID map[string]int) {
 		}
 	}
 	for scope, k := range best {
-		p.live[scope] = liveMarker{at: cands[k].at, id: events[cands[k].at].ID, m: cands[k].m}
+		p.live[scope] = liveMarker{at: cands[k].at, id: events[cands[k].at].ID, m: cands[k].m, resolvedMarker: resolved[scope]}
 		seen := map[int]bool{}
 		for !seen[k] {
 			seen[k] = true
@@ -210,7 +316,7 @@ func (p *plan) itemsOf(events []Event, place map[int][]string) []Item {
 	for i := range events {
 		for _, scope := range place[i] {
 			lm := p.live[scope]
-			items = append(items, Item{Index: i, Summary: summaryContent(lm.m.CompactedContent), MarkerID: lm.id,
+			items = append(items, Item{Index: i, Summary: summaryContent(lm.summary), MarkerID: lm.id,
 				EventID: summaryEventID(lm.id), Scope: scope, Timestamp: fromSeconds(lm.m.StartTimestamp), InvocationID: lm.m.FirstInvocationID})
 		}
 		if !p.shown(events, i) {
@@ -247,6 +353,10 @@ type Needs struct {
 	// UTCOffset is the lowest UTC offset (seconds) the newest marker's writer saw (0: none
 	// below UTC).
 	UTCOffset int
+	// LedgerFrom, when not zero, is how far back a read must reach to resolve a scope's winning
+	// marker: the marker holding the whole ledger it continues (see Marker.Ledger). The view of
+	// this read shows that scope raw.
+	LedgerFrom time.Time
 	// Lost reports that a scope's winning marker left more raw events before it than the read
 	// holds: the read missed events (their timestamps put them before the window).
 	Lost bool
@@ -291,7 +401,21 @@ func (v *Viewer) Needs(events []Event) Needs {
 	if lm, ok := p.live[""]; ok && lm.m.Trigger != TriggerInvocations {
 		n.Keep = lm.m.KeepInvocations
 	}
+	for _, t := range p.unresolved {
+		n.LedgerFrom = earliestTime(n.LedgerFrom, t)
+		if t.IsZero() { // a chain that cannot be resolved at all: read whole
+			n.LedgerFrom = time.Unix(0, 0).UTC()
+		}
+	}
 	return n
+}
+
+// earliestTime returns the earlier of a and b, ignoring a zero time.
+func earliestTime(a, b time.Time) time.Time {
+	if a.IsZero() || !b.IsZero() && b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // excerptsOf returns, per scope, the events whose tool results the winning marker has cut, with

@@ -388,14 +388,12 @@ func invocationFailed(events []Event, inv string) bool {
 func buildWindow(events []Event, p *plan, w windowParams, newly []int, invocations, keep int) *window {
 	live := p.live[w.scope]
 	m := &Marker{Scope: w.scope, Seq: 1, Trigger: w.trigger, KeepInvocations: keep, Version: markerVersion}
-	var prevLedger *Ledger
 	if live.m != nil {
 		m.Seq = live.m.Seq + 1
 		m.Previous = live.id
 		m.EventCount, m.Invocations = live.m.EventCount, live.m.Invocations
 		m.StartTimestamp, m.EndTimestamp = live.m.StartTimestamp, live.m.EndTimestamp
 		m.FirstEventID, m.FirstInvocationID = live.m.FirstEventID, live.m.FirstInvocationID
-		prevLedger = live.m.Ledger
 	}
 	win := &window{m: m, covered: newly}
 	for _, i := range newly {
@@ -419,12 +417,26 @@ func buildWindow(events []Event, p *plan, w windowParams, newly []int, invocatio
 	m.EventCount += len(newly)
 	m.Invocations += invocations
 	if live.m != nil {
-		win.input.Previous, win.input.PreviousSummarizer = live.m.CompactedContent, live.m.Summarizer
-		win.original += budget.EstimateContent(summaryContent(live.m.CompactedContent))
+		win.input.Previous, win.input.PreviousSummarizer = live.summary, live.m.Summarizer
+		win.original += budget.EstimateContent(summaryContent(live.summary))
 	}
 	win.input.Context = overlapEvents(events, p, w)
-	win.input.Ledger = prevLedger.clone()
-	win.input.Ledger.add(win.input.Events, invocations)
+	delta := deltaOf(win.input.Events, invocations)
+	win.input.Ledger = live.ledger.clone()
+	win.input.Ledger.apply(delta)
+	// The ledger is stored whole every LedgerSnapshotEvery markers; in between, what this one
+	// adds to the ledger of the marker it rolls up (resolved above: its chain is in events).
+	switch {
+	case live.m == nil || (m.Seq-1)%LedgerSnapshotEvery == 0:
+		m.Ledger = win.input.Ledger
+	case live.m.Ledger != nil:
+		m.LedgerDelta, m.LedgerFrom = delta, seconds(events[live.at].Timestamp)
+	default:
+		m.LedgerDelta, m.LedgerFrom = delta, live.m.LedgerFrom
+	}
+	if m.LedgerDelta != nil && m.LedgerFrom <= 0 { // the marker holding it has no usable timestamp
+		m.Ledger, m.LedgerDelta, m.LedgerFrom = win.input.Ledger, nil, 0
+	}
 	return win
 }
 

@@ -3,20 +3,22 @@ package recall
 import (
 	"fmt"
 	"strings"
+
+	"github.com/adkctx/adkctx/internal/toolnames"
 )
 
 // The recall tools' names. They are static: the tool list, and so the request prefix a provider
 // caches, does not change while a session grows.
 const (
 	// ToolReadOutput reads a saved output by line or byte range.
-	ToolReadOutput = "read_saved_output"
+	ToolReadOutput = toolnames.ReadOutput
 	// ToolSearchOutputs searches one saved output, or every saved output of the session newest
 	// first.
-	ToolSearchOutputs = "search_saved_outputs"
+	ToolSearchOutputs = toolnames.SearchOutputs
 	// ToolSearchHistory searches the turns that summaries cover.
-	ToolSearchHistory = "search_history"
+	ToolSearchHistory = toolnames.SearchHistory
 	// ToolReadTurn reads one covered turn.
-	ToolReadTurn = "read_turn"
+	ToolReadTurn = toolnames.ReadTurn
 )
 
 // ToolNames returns the recall tools' names in the order the tools are declared.
@@ -26,13 +28,7 @@ func ToolNames() []string {
 
 // IsTool reports whether name is one of the recall tools. The ledger leaves recall calls out of
 // its tool and path counts: reading back an output is not work the agent did on the task.
-func IsTool(name string) bool {
-	switch name {
-	case ToolReadOutput, ToolSearchOutputs, ToolSearchHistory, ToolReadTurn:
-		return true
-	}
-	return false
-}
+func IsTool(name string) bool { return toolnames.IsRecall(name) }
 
 // Name prefixes of what recall reads. Only names with these prefixes are reachable through the
 // tools: an application's own artifacts, and user-scoped ("user:") ones, which every session of

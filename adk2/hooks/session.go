@@ -515,26 +515,30 @@ func (vs *viewSession) people() []*session.Event {
 // notices returns events with each marker event replaced by a notice of its compaction.
 func (vs *viewSession) notices(events []*session.Event) []*session.Event {
 	out := make([]*session.Event, len(events))
+	core := coreEvents(events)
 	for i, e := range events {
 		out[i] = e
-		c := coreEvent(e)
-		m, err := compaction.ReadMarker(&c)
+		m, err := compaction.ReadMarker(&core[i])
 		if err != nil || m == nil || e.Content != nil {
 			continue
 		}
+		summary := "(its summary cannot be shown: the markers it continues are not stored)"
+		if _, s, ok := vs.s.e.Viewer().Resolve(core, e.ID); ok {
+			summary = textOf(s)
+		}
 		cp := *e
 		cp.Author = noticeAuthor
-		cp.Content = genai.NewContentFromText(compactionNotice(m), genai.RoleModel)
+		cp.Content = genai.NewContentFromText(compactionNotice(m, summary), genai.RoleModel)
 		out[i] = &cp
 	}
 	return out
 }
 
 // compactionNotice is what people read where a compaction was stored.
-func compactionNotice(m *compaction.Marker) string {
+func compactionNotice(m *compaction.Marker, summary string) string {
 	return fmt.Sprintf("[adkctx] Compaction %d (%s): from here on the model reads a summary in place of the %d events "+
 		"(%d invocations) before the newest ones; every event stays stored and is shown here. The summary:\n\n%s",
-		m.Seq, m.Trigger, m.EventCount, m.Invocations, textOf(m.CompactedContent))
+		m.Seq, m.Trigger, m.EventCount, m.Invocations, summary)
 }
 
 // textOf joins the text parts of c.

@@ -447,6 +447,8 @@ func (c *Compactor) store(ctx context.Context, r Request, snap Snapshot, a *Atte
 	switch {
 	case err == nil:
 		a.Outcome, a.MarkerID = OutcomeCompacted, id
+		// Views of reads that hold only this marker need nothing older.
+		c.deps.Viewer.Remember(id, a.Marker, a.Ledger, a.Summary)
 	case errors.Is(err, errNewerMarker):
 		a.Outcome, a.Reason = OutcomeConflict, "newer_marker"
 	case errors.As(err, &exhausted):

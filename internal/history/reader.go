@@ -134,6 +134,12 @@ func (r *Reader) Next(k Key, p Purpose, q Query, events []compaction.Event, last
 	n := r.viewer.Needs(events)
 	oldest, newest, offset := span(events)
 	switch {
+	case !n.LedgerFrom.IsZero():
+		// A winning marker continues a ledger stored by an older marker than the read holds.
+		if !oldest.After(n.LedgerFrom) || n.LedgerFrom.Unix() <= 0 {
+			return Query{}, false, "ledger_chain" // the read reaches it, and the chain is broken: read whole
+		}
+		return r.after(n.LedgerFrom, offset), false, "ledger_chain"
 	case n.Lost:
 		return Query{}, false, "raw_event_missing"
 	case !lastUpdate.IsZero() && newest.Before(lastUpdate.Truncate(time.Microsecond)):

@@ -25,6 +25,11 @@ type Scenario struct {
 // NewScenario returns the session's model named name, measuring against soft (0: no limit).
 func NewScenario(name string, soft int) Scenario { return Scenario{scenario.NewModel(soft), name} }
 
+// NewScenarioFor is NewScenario measuring session s.
+func NewScenarioFor(name string, soft int, s scenario.Session) Scenario {
+	return Scenario{scenario.NewModelFor(soft, s), name}
+}
+
 // Name implements model.LLM.
 func (m Scenario) Name() string { return m.name }
 
