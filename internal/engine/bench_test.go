@@ -29,16 +29,20 @@ func (benchCall) AgentName() string    { return "coder" }
 // log — on a 1,000-content request that extends the previous request of the same agent by two
 // contents (what adk-go sends on a new model call), and reports the cost beside json.Marshal of
 // the same contents, the work any model adapter does anyway. Target: chain_vs_json ≤ 0.20.
-func BenchmarkBeforeModel(b *testing.B) { benchBeforeModel(b, adkctx.Config{}) }
+func BenchmarkBeforeModel(b *testing.B) { benchBeforeModel(b, adkctx.Config{}, false) }
+
+// BenchmarkBeforeModelCold is BenchmarkBeforeModel on the first request of a session: nothing
+// is known of its contents yet, every one is measured.
+func BenchmarkBeforeModelCold(b *testing.B) { benchBeforeModel(b, adkctx.Config{}, true) }
 
 // BenchmarkBeforeModelTrimmed is BenchmarkBeforeModel on a model whose window the history
 // passes: every request is trimmed (the same turns left out as in the previous one), the path
 // where the requests are largest.
 func BenchmarkBeforeModelTrimmed(b *testing.B) {
-	benchBeforeModel(b, adkctx.Config{Models: []budget.ModelInfo{{Name: "gemini-2.5-flash", ContextWindow: 160_000, MaxOutputTokens: 8_192}}})
+	benchBeforeModel(b, adkctx.Config{Models: []budget.ModelInfo{{Name: "gemini-2.5-flash", ContextWindow: 160_000, MaxOutputTokens: 8_192}}}, false)
 }
 
-func benchBeforeModel(b *testing.B, cfg adkctx.Config) {
+func benchBeforeModel(b *testing.B, cfg adkctx.Config, cold bool) {
 	base := fixtures.ChainRequest(1000)
 	base.Config.SystemInstruction.Parts = append(base.Config.SystemInstruction.Parts,
 		&genai.Part{Text: strings.Repeat("Follow the repository's conventions. ", 200)})
@@ -62,6 +66,9 @@ func benchBeforeModel(b *testing.B, cfg adkctx.Config) {
 		st.mu.Lock()
 		sm := st.stream(streamKey{"", "coder"})
 		saved := *sm
+		if cold {
+			*sm = stream{}
+		}
 		st.mu.Unlock()
 		start := time.Now()
 		if err := e.BeforeModel(ctx, benchCall{}, nil, req, nil); err != nil {

@@ -67,6 +67,10 @@ type Engine struct {
 	loader  *instructions.Loader // nil: AGENTS.md off
 	workDir string
 
+	// stepCheck, when set (tests), gets the result of checking the contents after each step of
+	// the request chain against what was measured of them (request.Measures.Check).
+	stepCheck func(step string, err error)
+
 	// keepSent: the summarizer is an LLMSummarizer, which may send the agent's last request
 	// (compaction.SummaryInput.Prefix), so BeforeModel keeps it. Set with the compactor.
 	keepSent atomic.Bool

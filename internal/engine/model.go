@@ -29,10 +29,9 @@ const CallRecordKey = "_adkctx_call"
 // growthDecay lets an old large growth between two requests count less at each request.
 const growthDecay = 0.9
 
-// BeforeModel runs the request processors on req, in this order: AGENTS.md instructions,
-// truncation of function responses in history, call/response normalization, budget. It writes
-// one "budget decision" log entry and returns a *request.BudgetExceededError when the request
-// cannot fit (the model is then not called).
+// BeforeModel runs the request processors on req (see runChain) and writes one "budget
+// decision" log entry, span event and metric point for them; it returns a
+// *request.BudgetExceededError when the request cannot fit (the model is then not called).
 //
 // origin identifies the adk-go request req was read from (a comparable value, such as a
 // weak.Pointer to it): the plugin and an agent callback may both see one request, which is
@@ -42,77 +41,87 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 		return nil
 	}
 	s := keyOf(c)
-	k := callKey{c.InvocationID(), c.Branch(), c.AgentName()}
-	limits := e.Limits(req.Model)
 	st := e.state(s)
+	in, ok := e.startCall(ctx, st, c, req, origin)
+	if !ok {
+		return nil // the plugin and the agent callback are both registered: processed once
+	}
+	if e.CompactionOn() && !in.plugin {
+		e.WiringError("plugin_missing", pluginMissing)
+	}
+	r := e.runChain(ctx, s.ID, state, req, in)
+
+	sent := e.sentCopy(req, r.err)
 	st.mu.Lock()
-	cl := st.call(k)
+	in.call.model, in.call.seq = req.Model, in.seq
+	if r.err == nil {
+		in.call.estimate, in.call.predicted = r.decision.FinalEstimatedTokens, r.decision.FinalTokens
+		in.stream.prefix, in.stream.sized, in.stream.turnsDrop = r.print, r.sized, r.decision.TurnsDropped
+	}
+	prevSent := st.swapSent(sent, c.InvocationID())
+	tokenLimit, approaching := e.track(st, req.Model, in.limits, r.decision, r.err == nil)
+	st.mu.Unlock()
+
+	if cp := e.getCompactor(); cp != nil && (r.decision.OverSoft || approaching) {
+		cp.Schedule(compactor.Request{Session: s, Trigger: compaction.TriggerTokens, Invocation: c.InvocationID(),
+			Live: true, Limits: in.limits, TokenLimit: tokenLimit, Link: trace.SpanContextFromContext(ctx), LastRequest: prevSent})
+	}
+	e.report(ctx, s.ID, c, in, r, len(req.Contents))
+	return r.err
+}
+
+// callInput is what a model call starts from: the session's state for it, read under its lock.
+type callInput struct {
+	call   *call
+	stream *stream
+	seq    int
+	limits budget.Limits
+	cal    budget.Calibration
+	plugin bool // the plugin saw the invocation start
+	// prevDrop, prev and prevSized are the stream's previous request: the turns it left out, its
+	// prints as sent and before the budget's trim.
+	prevDrop        int
+	prev, prevSized prefixPrint
+}
+
+// startCall numbers the call and reads what it needs of the session's state; false when req
+// (origin) was already processed.
+func (e *Engine) startCall(ctx context.Context, st *sessionState, c Call, req *request.LLMRequest, origin any) (callInput, bool) {
+	limits := e.Limits(req.Model)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	cl := st.call(callKey{c.InvocationID(), c.Branch(), c.AgentName()})
 	if origin != nil && cl.lastRequest == origin {
-		st.mu.Unlock()
-		return nil // the plugin and the agent callback are both registered: process once
+		return callInput{}, false
 	}
 	cl.lastRequest = origin
 	st.seq++
-	seq := st.seq
 	st.limits = limits
-	cal := *st.calibration(req.Model)
 	sm := st.stream(streamKey{c.Branch(), c.AgentName()})
-	prevDrop, prevPrint, prevSized := sm.turnsDrop, sm.prefix, sm.sized
-	plugin := st.sawRun(c.InvocationID())
 	st.noteSpan(c.InvocationID(), trace.SpanContextFromContext(ctx))
-	st.mu.Unlock()
-	if e.CompactionOn() && !plugin {
-		e.WiringError("plugin_missing", pluginMissing)
-	}
+	return callInput{call: cl, stream: sm, seq: st.seq, limits: limits, cal: *st.calibration(req.Model),
+		plugin: st.sawRun(c.InvocationID()), prevDrop: sm.turnsDrop, prev: sm.prefix, prevSized: sm.sized}, true
+}
 
-	instructionBytes := e.injectInstructions(ctx, s.ID, state, req)
-	// What the stream's previous request held unchanged was checked by the steps then: only
-	// what is new is truncated, and unchanged contents keep their prints.
-	orig := req.Contents
-	origPrints := printsOf(orig)
-	cut := truncateFrom(req, unchangedPrefix(origPrints, prevPrint), e.cfg.Truncation)
-	norm := request.Normalize(req)
-	prints, sizes := contentPrints(req.Contents, orig, origPrints, prevSized, false)
-	sized := prefixPrint{contents: prints, sizes: sizes}
-	d, err := request.EnforceBudget(req, request.BudgetInput{
-		Limits:               limits,
-		Predict:              cal.Predict,
-		Pinned:               compaction.IsSummary,
-		Sizes:                sizes,
-		PreviousTurnsDropped: prevDrop,
-	})
-	if d.Action == request.ActionTrimmed {
-		prints, sizes = contentPrints(req.Contents, orig, origPrints, sized, true)
+// report writes the call's "budget decision" log entry (fields built only when it is written),
+// span event and metrics.
+func (e *Engine) report(ctx context.Context, sessionID string, c Call, in callInput, r chainReport, contents int) {
+	e.tel.decision(ctx, in.limits, r.decision, r.reused, r.err == nil)
+	level := zap.InfoLevel
+	if r.err != nil {
+		level = zap.WarnLevel
 	}
-	print := prefixPrint{fixed: fixedPrint(req), fixedTokens: d.FixedTokens, contents: prints, sizes: sizes}
-	reused := print.reused(prevPrint)
-
-	sent := e.sentCopy(req, err)
-	st.mu.Lock()
-	cl.model, cl.seq = req.Model, seq
-	if err == nil {
-		cl.estimate, cl.predicted = d.FinalEstimatedTokens, d.FinalTokens
-		sm.prefix, sm.sized, sm.turnsDrop = print, sized, d.TurnsDropped
+	ce := e.log.Check(level, "budget decision")
+	if ce == nil {
+		return
 	}
-	prevSent := st.swapSent(sent, c.InvocationID())
-	tokenLimit, approaching := e.track(st, req.Model, limits, d, err == nil)
-	st.mu.Unlock()
-
-	if cp := e.getCompactor(); cp != nil && (d.OverSoft || approaching) {
-		cp.Schedule(compactor.Request{Session: s, Trigger: compaction.TriggerTokens, Invocation: c.InvocationID(),
-			Live: true, Limits: limits, TokenLimit: tokenLimit, Link: trace.SpanContextFromContext(ctx), LastRequest: prevSent})
+	fields := decisionFields(sessionID, c, in.seq, in.limits, r.decision, decisionExtras{reused: r.reused, cut: r.cut, norm: r.norm,
+		contents: contents, instructionBytes: r.instructionBytes})
+	if r.err != nil {
+		kind, msg := errkind.Of(r.err)
+		fields = append(fields, zap.String("error_kind", string(kind)), zap.String("error", msg))
 	}
-
-	fields := decisionFields(s.ID, c, seq, limits, d, decisionExtras{reused: reused, cut: cut, norm: norm,
-		contents: len(req.Contents), instructionBytes: instructionBytes})
-	e.tel.decision(ctx, limits, d, reused, err == nil)
-	if err != nil {
-		kind, msg := errkind.Of(err)
-		e.log.Warn("budget decision", append(fields, zap.String("error_kind", string(kind)), zap.String("error", msg))...)
-		return err
-	}
-	e.log.Info("budget decision", fields...)
-	return nil
+	ce.Write(fields...)
 }
 
 // swapSent records sent (nil: keep the one recorded) as the last request of the session, sent by
@@ -141,17 +150,6 @@ func (e *Engine) sentCopy(req *request.LLMRequest, refused error) *request.LLMRe
 		out.Config = &genai.GenerateContentConfig{SystemInstruction: req.Config.SystemInstruction, Tools: req.Config.Tools}
 	}
 	return out
-}
-
-// truncateFrom applies the truncation rules to the function responses of req.Contents[from:]
-// (copy-on-write, see request.TruncateFunctionResponses).
-func truncateFrom(req *request.LLMRequest, from int, cfg truncate.Config) request.TruncateReport {
-	tail := &request.LLMRequest{Contents: req.Contents[from:]}
-	cut := request.TruncateFunctionResponses(tail, cfg)
-	if cut.Responses > 0 {
-		req.Contents = append(slices.Clip(req.Contents[:from]), tail.Contents...)
-	}
-	return cut
 }
 
 // injectInstructions adds the merged AGENTS.md text of the session's working directory to req

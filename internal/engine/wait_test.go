@@ -55,7 +55,9 @@ func (m memSnapshot) AppendMarker(_ context.Context, inv string, ts time.Time, m
 }
 
 // slowSummarizer takes a while (of the bubble's fake time).
-type slowSummarizer struct{ compaction.ExtractiveSummarizer }
+type slowSummarizer struct {
+	compaction.ExtractiveSummarizer
+}
 
 func (s *slowSummarizer) Summarize(ctx context.Context, in compaction.SummaryInput) (*compaction.Summary, error) {
 	time.Sleep(50 * time.Millisecond)

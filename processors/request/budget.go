@@ -36,9 +36,9 @@ type BudgetInput struct {
 	// Pinned reports the contents never left out, only cut as a last resort: the summary of
 	// earlier conversation. Nil: none.
 	Pinned func(*genai.Content) bool
-	// Sizes, when it has one entry per content, are the contents' estimated tokens, already
-	// known to the caller (see budget.EstimateContent); otherwise they are estimated here.
-	Sizes []int
+	// Measures are what is known of the request's contents (their estimated tokens); nil:
+	// they are estimated here.
+	Measures *Measures
 	// PreviousTurnsDropped is how many turns the previous trimmed request of the same history
 	// left out: a request that still fits leaving out the same turns leaves them out again, so
 	// its prefix is the previous request's and a provider's prompt cache keeps serving it.
@@ -139,7 +139,7 @@ func EnforceBudget(req *LLMRequest, in BudgetInput) (BudgetDecision, error) {
 	if req.Config != nil {
 		d.FixedTokens = budget.EstimateRequest(nil, req.Config)
 	}
-	t := newTrimmer(req.Contents, in.Sizes, in.Pinned)
+	t := newTrimmer(req.Contents, in.Measures, in.Pinned)
 	d.EstimatedTokens = d.FixedTokens + t.total
 	p := predict(d.EstimatedTokens)
 	d.PredictedTokens, d.Margin = p.Tokens, p.Margin
@@ -196,44 +196,32 @@ func scale(raw int, f float64) int { return int(math.Ceil(float64(raw) * f)) }
 type trimmer struct {
 	contents     []*genai.Content
 	sizes        []int
+	measures     *Measures
 	pinned       []bool
 	pinnedTokens int
 	total        int
 	starts       []int // first content of each turn (pinned contents excluded)
 
 	dropped, droppedTokens int
-	cutTokens              int                    // taken from the contents kept by cutting them
-	sizeOf                 map[*genai.Content]int // sizes by content, built by estimate
+	cutTokens              int // taken from the contents kept by cutting them
 }
 
-// estimate is the estimated tokens of contents (an assembled request): the contents t holds
-// keep their sizes, only new ones (notes, cut contents) are estimated.
+// estimate is the estimated tokens of contents (an assembled request): measured once each, new
+// ones (notes, cut contents) when first asked.
 func (t *trimmer) estimate(contents []*genai.Content) int {
-	if t.sizeOf == nil {
-		t.sizeOf = make(map[*genai.Content]int, len(t.contents))
-		for i, c := range t.contents {
-			t.sizeOf[c] = t.sizes[i]
-		}
-	}
 	n := 0
 	for _, c := range contents {
-		size, ok := t.sizeOf[c]
-		if !ok {
-			size = budget.EstimateContent(c)
-		}
-		n += size
+		n += t.measures.Of(c).Tokens
 	}
 	return n
 }
 
-func newTrimmer(contents []*genai.Content, sizes []int, pinned func(*genai.Content) bool) *trimmer {
-	t := &trimmer{contents: contents, sizes: sizes, pinned: make([]bool, len(contents))}
-	if len(sizes) != len(contents) {
-		t.sizes = make([]int, len(contents))
-		for i, c := range contents {
-			t.sizes[i] = budget.EstimateContent(c)
-		}
+func newTrimmer(contents []*genai.Content, m *Measures, pinned func(*genai.Content) bool) *trimmer {
+	if m == nil {
+		m = NewMeasures(contents, nil, false)
 	}
+	_, sizes := m.Prints(contents)
+	t := &trimmer{contents: contents, sizes: sizes, measures: m, pinned: make([]bool, len(contents))}
 	for i, c := range contents {
 		t.total += t.sizes[i]
 		if pinned != nil && c != nil && pinned(c) {
