@@ -290,19 +290,21 @@ func (e *Engine) AfterModel(ctx context.Context, c Call, resp *response.LLMRespo
 	}
 	md[CallRecordKey] = rec.encode()
 	resp.CustomMetadata = md
-	e.log.Info("model usage",
-		zap.String("session_id", s.ID),
-		zap.String("invocation_id", c.InvocationID()),
-		zap.Int("call_seq", seq),
-		zap.String("model", model),
-		zap.Int("estimated_tokens", est),
-		zap.Int("predicted_tokens", predicted),
-		zap.Int("prompt_tokens", usage.Prompt),
-		zap.Int("prediction_error", usage.Prompt-predicted),
-		zap.Int("output_tokens", usage.Output),
-		zap.Int("cached_tokens", usage.Cached),
-		zap.Int("thought_tokens", usage.Thought),
-	)
+	if ce := e.log.Check(zap.InfoLevel, "model usage"); ce != nil {
+		ce.Write(
+			zap.String("session_id", s.ID),
+			zap.String("invocation_id", c.InvocationID()),
+			zap.Int("call_seq", seq),
+			zap.String("model", model),
+			zap.Int("estimated_tokens", est),
+			zap.Int("predicted_tokens", predicted),
+			zap.Int("prompt_tokens", usage.Prompt),
+			zap.Int("prediction_error", usage.Prompt-predicted),
+			zap.Int("output_tokens", usage.Output),
+			zap.Int("cached_tokens", usage.Cached),
+			zap.Int("thought_tokens", usage.Thought),
+		)
+	}
 	e.tel.usage(ctx, model, usage)
 }
 
