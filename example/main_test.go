@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 var snakeCase = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
@@ -304,5 +306,32 @@ func TestHelp(t *testing.T) {
 	code, stdout, _ := runMain(t, "", noEnv, "-h")
 	if code != 0 || !strings.Contains(stdout, "-demo") {
 		t.Errorf("-h: code %d, output %q", code, stdout)
+	}
+}
+
+// TestDemoRepeats: two runs of the demo report the same figures, so what the README quotes is
+// what `make run` prints. What differs by design is blanked first: the session's id and the
+// run's files.
+func TestDemoRepeats(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	var reports [2]DemoReport
+	for i := range reports {
+		dir := t.TempDir()
+		code, stdout, stderr := runMain(t, "", noEnv, "-demo", "-turns", "8", "-report", "json",
+			"-db", filepath.Join(dir, "sessions.db"), "-log", filepath.Join(dir, "log.jsonl"))
+		if code != 0 {
+			t.Fatalf("run %d: exit code %d, stderr: %s", i, code, stderr)
+		}
+		if err := json.Unmarshal([]byte(stdout), &reports[i]); err != nil {
+			t.Fatal(err)
+		}
+		r := &reports[i]
+		if r.PromptTokensWith == 0 || r.Compactions == 0 {
+			t.Fatalf("run %d: %d prompt tokens, %d compactions: the demo did not run", i, r.PromptTokensWith, r.Compactions)
+		}
+		r.SessionID, r.WorkDir, r.DBPath, r.LogPath = "", "", "", ""
+	}
+	if diff := cmp.Diff(reports[0], reports[1]); diff != "" {
+		t.Errorf("the second run's report differs (-first +second):\n%s", diff)
 	}
 }

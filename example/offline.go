@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"maps"
@@ -217,11 +220,24 @@ func respond(req *model.LLMRequest) *genai.Content {
 		if made < len(planned) {
 			next := planned[made]
 			return &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{
-				FunctionCall: &genai.FunctionCall{Name: next.name, Args: next.args},
+				FunctionCall: &genai.FunctionCall{ID: callID(req.Contents, made), Name: next.name, Args: next.args},
 			}}}
 		}
 	}
 	return genai.NewContentFromText(answer(req, userText, responses), genai.RoleModel)
+}
+
+// callID names the made-th call planned for this request after the request itself. A real model
+// leaves IDs to adk-go, which draws random ones; their bytes would reach the requests (calls,
+// responses, artifact names) and make the demo's token figures differ from run to run. Derived
+// from the whole request, an ID repeats only for an identical request, never within a session.
+func callID(contents []*genai.Content, made int) string {
+	h := sha256.New()
+	if err := json.NewEncoder(h).Encode(contents); err != nil {
+		return ""
+	}
+	fmt.Fprintf(h, "#%d", made)
+	return "call-" + hex.EncodeToString(h.Sum(nil)[:8])
 }
 
 // answer writes the final reply from what the request shows.
