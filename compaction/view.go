@@ -360,6 +360,8 @@ type Needs struct {
 	// Lost reports that a scope's winning marker left more raw events before it than the read
 	// holds: the read missed events (their timestamps put them before the window).
 	Lost bool
+	// Shown counts the events the view needs: those it shows raw and each scope's winning marker.
+	Shown int
 	// RawInvocations counts the invocations of scope "" the view shows raw (what a sliding
 	// window counts); Keep is the raw tail the winning marker of scope "" asks later sliding
 	// windows to keep (Marker.KeepInvocations of a token or manual compaction; 0 otherwise).
@@ -379,6 +381,7 @@ func (v *Viewer) Needs(events []Event) Needs {
 	for i := range events {
 		if p.shown(events, i) {
 			need(events[i].Timestamp)
+			n.Shown++
 			if lm, ok := p.live[events[i].Scope]; ok && i < lm.at {
 				before[events[i].Scope]++
 			}
@@ -386,6 +389,7 @@ func (v *Viewer) Needs(events []Event) Needs {
 	}
 	for scope, lm := range p.live {
 		need(events[lm.at].Timestamp)
+		n.Shown++
 		if before[scope] < lm.m.RawCount {
 			n.Lost = true
 		}

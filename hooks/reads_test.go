@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -387,5 +388,66 @@ func TestClockChangesLoseNoEvent(t *testing.T) {
 		if diff := cmp.Diff(wholeView, ids); diff != "" {
 			t.Errorf("writer %d's bounded view differs from the whole session's (-whole +bounded):\n%s", k, diff)
 		}
+	}
+}
+
+// A call still waiting for its answer stays raw at any age, so the bounded reads of its session
+// reach back to it and grow with the session: adkctx says so once, with what the read costs
+// (events read and shown, how far back), and stays silent for a session nothing holds back.
+func TestWideReadIsReported(t *testing.T) {
+	for name, newBase := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			m := codingModel()
+			next := m.Default
+			m.Default = func(req *model.LLMRequest) (*genai.Content, error) {
+				if turn := userTexts(req); len(turn) > 0 && strings.HasPrefix(turn[len(turn)-1], "deploy") &&
+					req.Contents[len(req.Contents)-1].Role == genai.RoleUser && req.Contents[len(req.Contents)-1].Parts[0].Text != "" {
+					return &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{
+						ID: "approval-1", Name: "request_approval", Args: map[string]any{"change": "deploy"}}}}}, nil
+				}
+				return next(req)
+			}
+			approval, err := functiontool.New(functiontool.Config{Name: "request_approval", Description: "asks a person to approve",
+				IsLongRunning: true}, func(agent.ToolContext, map[string]any) (map[string]any, error) {
+				return map[string]any{"status": "pending"}, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 3, Synchronous: true}}, newBase(),
+				readFileTool(t), approval)
+			clock := &fakeClock{now: time.Now()}
+			ctx := platform.WithTimeProvider(context.Background(), clock.Now)
+			run(ctx, t, s.runner, "held", "deploy the billing service")
+			for i := range 30 {
+				run(ctx, t, s.runner, "held", fmt.Sprintf("mod%02d please look at it", i))
+				run(ctx, t, s.runner, "free", fmt.Sprintf("mod%02d please look at it", i))
+			}
+
+			entries := s.logs.FilterMessage("session read reaches back").All()
+			if len(entries) != 1 {
+				t.Fatalf("%d 'session read reaches back' entries, want 1 (for the held session, once)", len(entries))
+			}
+			f := entries[0].ContextMap()
+			if f["session_id"] != "held" {
+				t.Errorf("reported session %v, want held", f["session_id"])
+			}
+			read, shown := f["events_read"].(int64), f["events_shown"].(int64)
+			if read <= 2*shown+64 || f["reaches_back"].(time.Duration) <= 0 {
+				t.Errorf("reported %d events read, %d shown, reaching back %v: not a wide read", read, shown, f["reaches_back"])
+			}
+			resp, err := s.sessions.Get(ctx, &session.GetRequest{AppName: appName, UserID: "user", SessionID: "held"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pending := slices.ContainsFunc(hooks.ModelView(resp.Session), func(e *session.Event) bool {
+				return e.Content != nil && slices.ContainsFunc(e.Content.Parts, func(p *genai.Part) bool {
+					return p.FunctionCall != nil && p.FunctionCall.ID == "approval-1"
+				})
+			})
+			if !pending {
+				t.Error("the pending call is not in the model's view: nothing held the read back")
+			}
+		})
 	}
 }

@@ -173,6 +173,12 @@ func (s *service) read(ctx context.Context, k history.Key, p history.Purpose) (*
 				s.log.Debug("session read", zap.String("session_id", k.ID), zap.Int("queries", n),
 					zap.Int("events_read", len(snap.events)), zap.Bool("whole", q.Whole()))
 			}
+			if w, wide := s.reader.Wide(k); wide {
+				// Something old holds the read back: say what it costs, once.
+				s.log.Info("session read reaches back", zap.String("session_id", k.ID),
+					zap.Int("events_read", w.EventsRead), zap.Int("events_shown", w.EventsShown),
+					zap.Duration("reaches_back", w.Span))
+			}
 			return snap, nil
 		}
 		if n >= maxQueries {

@@ -16,6 +16,10 @@ const (
 	// probeEvents is the first read of a session in a process: the newest events, which hold
 	// the newest marker in any session compacting every few invocations.
 	probeEvents = 64
+	// A bounded read is wide when it returns more than wideFactor times the events the view
+	// needs, plus wideSlack: something old holds the read back (a call still waiting for its
+	// response, a scope that has not compacted for long, a ledger chain to resolve).
+	wideFactor, wideSlack = 2, 64
 	// maxSessions bounds the sessions a Reader remembers (the least recently read is probed
 	// again).
 	maxSessions = 10_000
@@ -45,16 +49,6 @@ const (
 	ForCompaction
 )
 
-// Read is one complete read: what a caller reports about it (for logs).
-type Read struct {
-	// Queries is the number of reads it took; Events the events the last one returned.
-	Queries, Events int
-	// Whole reports that the session was read whole; Reason why, when a bounded read was
-	// tried first ("" when bounded, "unknown" when there was nothing to bound it by).
-	Whole  bool
-	Reason string
-}
-
 // Reader decides the reads of sessions for one process and remembers, per session, what the
 // last complete read learned. It is safe for concurrent use.
 type Reader struct {
@@ -72,6 +66,19 @@ type memo struct {
 	keep              int
 	markers           bool // the session held a valid marker
 	known             bool // from is known
+	wide              bool // the last bounded read was wide (see Wide)
+	reported          bool // Wide reported it
+	read, shown       int  // events the last complete read returned, and the view needed
+	newest            time.Time
+}
+
+// Wide is a bounded read that returned far more events than its view needs.
+type Wide struct {
+	// EventsRead is what the read returned; EventsShown what the view needs of them.
+	EventsRead, EventsShown int
+	// Span is how far the timestamps of what the view needs reach back from the newest event
+	// read: the oldest of them is what holds the read back.
+	Span time.Duration
 }
 
 // NewReader returns a Reader reaching margin further back than the view needs (0: DefaultMargin;
@@ -128,7 +135,7 @@ func (r *Reader) after(from time.Time, offset int) Query {
 // learns from them for the session's next read.
 func (r *Reader) Next(k Key, p Purpose, q Query, events []compaction.Event, lastUpdate time.Time) (next Query, done bool, why string) {
 	if q.Whole() || len(events) == 0 || q.NumRecent > 0 && len(events) < q.NumRecent {
-		r.learn(k, r.viewer.Needs(events), events)
+		r.learn(k, r.viewer.Needs(events), events, false)
 		return Query{}, true, ""
 	}
 	n := r.viewer.Needs(events)
@@ -180,19 +187,36 @@ func (r *Reader) Next(k Key, p Purpose, q Query, events []compaction.Event, last
 			return r.after(n.ContextFrom, offset), false, "reach_back"
 		}
 	}
-	r.learn(k, n, events)
+	r.learn(k, n, events, true)
 	return Query{}, true, ""
 }
 
-// learn records what a complete read of k needs next time.
-func (r *Reader) learn(k Key, n compaction.Needs, events []compaction.Event) {
-	_, _, offset := span(events)
-	m := memo{from: n.From, contextFrom: n.ContextFrom, offset: min(offset, n.UTCOffset), rawInvocations: n.RawInvocations, keep: n.Keep,
-		markers: n.Markers, known: !n.From.IsZero()}
-	if old, ok := r.memos.Get(k); ok && old.offset < m.offset {
+// learn records what a complete read of k needs next time; bounded: the read was.
+func (r *Reader) learn(k Key, n compaction.Needs, events []compaction.Event, bounded bool) {
+	_, newest, offset := span(events)
+	m := memo{newest: newest, from: n.From, contextFrom: n.ContextFrom, offset: min(offset, n.UTCOffset), rawInvocations: n.RawInvocations, keep: n.Keep,
+		markers: n.Markers, known: !n.From.IsZero(), read: len(events), shown: n.Shown}
+	m.wide = bounded && len(events) > wideFactor*n.Shown+wideSlack
+	old, ok := r.memos.Get(k)
+	if ok && old.offset < m.offset {
 		m.offset = old.offset // an offset seen once may come back
 	}
+	m.reported = m.wide && ok && old.reported
 	r.memos.Put(k, m)
+}
+
+// Wide reports, once each time it starts, that the bounded reads of session k return far more
+// events than its view needs (more than twice as many, and 64 more): the time one of its turns
+// takes grows with what lies between the point that holds the read back and now. ok is false
+// when the last read of k was not wide, or this was reported already.
+func (r *Reader) Wide(k Key) (w Wide, ok bool) {
+	m, found := r.memos.Get(k)
+	if !found || !m.wide || m.reported {
+		return Wide{}, false
+	}
+	m.reported = true
+	r.memos.Put(k, m)
+	return Wide{EventsRead: m.read, EventsShown: m.shown, Span: m.newest.Sub(m.from)}, true
 }
 
 // Forget drops what the Reader knows of k (its session was deleted).
