@@ -60,9 +60,9 @@ type Config struct {
 	// RetainRecentTokens is the raw tail a token-triggered or manual compaction keeps, in
 	// estimated tokens. Default half the model's soft limit.
 	RetainRecentTokens int
-	// Summarizer writes the summaries. Default: an LLMSummarizer on the agent's own model when
-	// the hooks are wired with hooks.Hooks.Wire and the root agent is an LLM agent; else an
-	// ExtractiveSummarizer.
+	// Summarizer writes the summaries. Default: an ExtractiveSummarizer (no model, equal input
+	// gives equal bytes). An LLMSummarizer on the agent's own model (hooks.SummarizerModel)
+	// writes summaries its prompt cache serves.
 	Summarizer Summarizer
 	// Fallback is used when Summarizer fails or its reply is rejected. Default: an
 	// ExtractiveSummarizer when Summarizer is not one. NoFallback turns it off.

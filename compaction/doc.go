@@ -51,7 +51,7 @@
 // user's goal and messages, verbatim whatever their language or phrasing while they fit
 // [UserTextTokens], the files and paths the tools used with exact call counts, errors seen, the
 // last answers. The [ExtractiveSummarizer]'s summary is that ledger (no model, deterministic); an
-// [LLMSummarizer] asks a model (by default the agent's own) for goal, instructions, decisions,
+// [LLMSummarizer] asks a model (best the agent's own) for goal, instructions, decisions,
 // files, errors and open tasks, and gets the ledger's facts appended (the user's messages first),
 // so messages are quoted and counts and paths never invented. On the agent's own model it
 // sends the agent's last request cut after what the summary covers, with its instruction
