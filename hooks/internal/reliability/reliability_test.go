@@ -2,6 +2,7 @@ package reliability
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -121,9 +122,16 @@ func (s *stack) send(t testing.TB, sessionID, text string) error {
 	return nil
 }
 
+// sqliteService is adk-go's database service over an SQLite file, its connections closed when
+// the test ends (adk-go's service has no Close).
 func sqliteService(t testing.TB, path string) session.Service {
 	t.Helper()
-	svc, err := database.NewSessionService(sqlite.Open(path+"?_pragma=busy_timeout(5000)"), &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)})
+	db, err := sql.Open(sqlite.DriverName, path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	svc, err := database.NewSessionService(&sqlite.Dialector{Conn: db}, &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)})
 	if err != nil {
 		t.Fatal(err)
 	}
