@@ -1,6 +1,7 @@
 // Package reliability is adkctx's red-team suite: each attack an operator's red team ran against
 // adkctx (issue 9) has a test that failed before its fix, here or next to the code it attacks,
-// and each figure (time, memory, goroutines) is a benchmark, and, where it can be counted, a test. The list, with where each lives:
+// and each figure (time, memory, goroutines) is a benchmark and, where it can be counted, a
+// test. The list, with where each lives:
 //
 //	attack                                             test / benchmark
 //	summarizer ignoring its context                    hooks.TestSummarizerIgnoringItsContextIsBounded, compaction (runSummarizer)
