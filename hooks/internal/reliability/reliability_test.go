@@ -207,7 +207,7 @@ func TestSkewedReplicasHideNothing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ev := session.NewEvent(fmt.Sprint("foreign-", i))
+			ev := session.NewEventWithContext(context.Background(), fmt.Sprint("foreign-", i))
 			ev.Author, ev.Timestamp = "user", time.Now().Add(-4*time.Second)
 			ev.Content = genai.NewContentFromText(fmt.Sprintf("a note stored by another writer at turn %d", i), genai.RoleUser)
 			if err := foreign.AppendEvent(context.Background(), resp.Session, ev); err != nil {
