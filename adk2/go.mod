@@ -6,6 +6,7 @@ require (
 	github.com/adkctx/adkctx v0.0.0
 	github.com/glebarez/sqlite v1.11.0
 	github.com/google/go-cmp v0.7.0
+	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.28.0
 	google.golang.org/adk/v2 v2.2.0
 	google.golang.org/genai v1.66.0

@@ -151,6 +151,9 @@ func TestDiscoverSymlinkSwapRace(t *testing.T) {
 		t.Fatalf("swapper: %v", sw.err)
 	}
 	t.Logf("%d swaps, %d discoveries rooted at the project, %d refusals of an escaping path", sw.swaps.Load(), rooted.Load(), refused.Load())
+	if refused.Load() == 0 {
+		t.Error("no discovery rooted at the project met the symlink: the race this test is about did not happen (TestDiscoverSymlinkSwappedBetweenCheckAndOpen injects it)")
+	}
 	if len(leaks) > 0 {
 		t.Errorf("%d of %d discoveries read files outside the project root, e.g. %s", len(leaks), rooted.Load(), leaks[0])
 	}
@@ -177,6 +180,7 @@ func TestDiscoverFIFOSwapNeverBlocks(t *testing.T) {
 	const workers, perWorker = 2, 500
 	var mu sync.Mutex
 	var failures []string
+	var metFIFO atomic.Int64 // files refused as the FIFO: the swap landed while a discovery ran
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -195,6 +199,11 @@ func TestDiscoverFIFOSwapNeverBlocks(t *testing.T) {
 						mu.Lock()
 						failures = append(failures, "binary content in "+f.RelPath)
 						mu.Unlock()
+					}
+				}
+				for _, sk := range d.Skipped {
+					if strings.Contains(sk.Reason, "not a regular file") {
+						metFIFO.Add(1)
 					}
 				}
 			}
@@ -227,7 +236,10 @@ func TestDiscoverFIFOSwapNeverBlocks(t *testing.T) {
 	if sw.err != nil {
 		t.Fatalf("swapper: %v", sw.err)
 	}
-	t.Logf("%d swaps", sw.swaps.Load())
+	t.Logf("%d swaps, %d files refused as the FIFO", sw.swaps.Load(), metFIFO.Load())
+	if metFIFO.Load() == 0 {
+		t.Error("no discovery met the FIFO: the race this test is about did not happen (TestDiscoverFIFOSwappedBetweenCheckAndOpen injects it)")
+	}
 	if len(failures) > 0 {
 		t.Errorf("%d discoveries failed, e.g. %s", len(failures), failures[0])
 	}

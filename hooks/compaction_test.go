@@ -2,6 +2,7 @@ package hooks_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/glebarez/sqlite"
@@ -75,9 +77,16 @@ func wireStack(t *testing.T, m model.LLM, cfg adkctx.Config, base session.Servic
 	return &wired{stack: &stack{hooks: h, model: lm, runner: r, sessions: rc.SessionService, logs: logs}, base: base}
 }
 
+// sqliteService is adk-go's database service over an SQLite file, its connections closed when
+// the test ends (adk-go's service has no Close).
 func sqliteService(t *testing.T, path string) session.Service {
 	t.Helper()
-	svc, err := database.NewSessionService(sqlite.Open(path), &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)})
+	db, err := sql.Open(sqlite.DriverName, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	svc, err := database.NewSessionService(&sqlite.Dialector{Conn: db}, &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,13 +196,17 @@ func waitIdle(t *testing.T, h *hooks.Hooks) {
 	}
 }
 
-// slowSummarizer takes its time and may ignore its context.
+// slowSummarizer takes its time — of a synctest bubble's clock, where a test runs in one — and
+// may ignore its context. It counts the calls that started and the ones that finished.
 type slowSummarizer struct {
-	delay     time.Duration
-	ignoreCtx bool
+	delay             time.Duration
+	ignoreCtx         bool
+	started, finished atomic.Int32
 }
 
 func (s *slowSummarizer) Summarize(ctx context.Context, in compaction.SummaryInput) (*compaction.Summary, error) {
+	s.started.Add(1)
+	defer s.finished.Add(1)
 	if s.ignoreCtx {
 		time.Sleep(s.delay)
 	} else {
@@ -206,56 +219,96 @@ func (s *slowSummarizer) Summarize(ctx context.Context, in compaction.SummaryInp
 	return (&compaction.ExtractiveSummarizer{}).Summarize(ctx, in)
 }
 
-// Background compaction: a turn does not wait for the summarizer; the next turn uses the marker
-// once it is stored; Close waits for the work in flight.
-func TestBackgroundCompactionIsOffTheTurn(t *testing.T) {
-	m := &llmtest.Model{UsageScale: 1, Default: func(*model.LLMRequest) (*genai.Content, error) {
-		return genai.NewContentFromText("noted: "+strings.Repeat("detail ", 40), genai.RoleModel), nil
-	}}
-	slow := &slowSummarizer{delay: 1500 * time.Millisecond}
-	s := wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: slow}}, session.InMemoryService())
-	var longest time.Duration
-	for i := range 6 {
-		start := time.Now()
-		if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 30))); err != nil {
-			t.Fatal(err)
-		}
-		longest = max(longest, time.Since(start))
-	}
-	if longest >= slow.delay {
-		t.Errorf("a turn took %v: it waited for the %v summarizer", longest, slow.delay)
-	}
-	waitIdle(t, s.hooks)
-	if markers := slices.IndexFunc(stored(t, s.base, "s1"), isMarker); markers < 0 {
-		t.Fatal("no marker stored by the background compaction")
-	}
-	if err := s.send(t, "s1", "after the compaction"); err != nil {
-		t.Fatal(err)
-	}
-	if last := m.Requests()[len(m.Requests())-1]; !hasSummary(last) {
-		t.Error("the turn after the background compaction has no summary")
+// A turn never waits for a background compaction: what the README's "what a turn waits after
+// its final answer" claims, counted instead of timed. In a synctest bubble the clock moves only
+// when every goroutine waits, so a turn that waited for the 2 s summarizer would see the clock
+// move by 2 s and the summary finished. In the background mode (the default) every turn ends
+// with the clock where it started and no summary finished, while one is running; the next turn
+// uses the marker once it is stored. The synchronous mode is the control: there the turn that
+// compacts waits the summarizer's 2 s, and the same count sees it.
+func TestTurnNeverWaitsForTheSummarizer(t *testing.T) {
+	for _, sync := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sync=%v", sync), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				m := &llmtest.Model{UsageScale: 1, Default: chatty}
+				slow := &slowSummarizer{delay: 2 * time.Second}
+				s := wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: sync, Summarizer: slow}}, session.InMemoryService())
+				var longest time.Duration
+				for i := range 6 {
+					start := time.Now()
+					finished := slow.finished.Load()
+					if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 30))); err != nil {
+						t.Fatal(err)
+					}
+					waited := time.Since(start)
+					longest = max(longest, waited)
+					if done := slow.finished.Load() - finished; !sync && (waited != 0 || done != 0) {
+						t.Errorf("turn %d waited %v of the bubble's clock while %d summaries finished; want 0 and 0", i, waited, done)
+					}
+				}
+				if sync {
+					if longest != slow.delay || slow.finished.Load() == 0 {
+						t.Errorf("synchronous: the longest turn waited %v with %d summaries finished; want %v (the summarizer's time)", longest, slow.finished.Load(), slow.delay)
+					}
+					return
+				}
+				synctest.Wait() // the compactor's goroutine is in the summarizer now, if it was started at all
+				if slow.started.Load() == 0 || slow.finished.Load() != 0 {
+					t.Fatalf("%d summaries started, %d finished after the turns; want one running: the interleaving did not happen",
+						slow.started.Load(), slow.finished.Load())
+				}
+				waitIdle(t, s.hooks)
+				if !slices.ContainsFunc(stored(t, s.base, "s1"), isMarker) {
+					t.Fatal("no marker stored by the background compaction")
+				}
+				if err := s.send(t, "s1", "after the compaction"); err != nil {
+					t.Fatal(err)
+				}
+				if last := m.Requests()[len(m.Requests())-1]; !hasSummary(last) {
+					t.Error("the turn after the background compaction has no summary")
+				}
+			})
+		})
 	}
 }
 
+// chatty answers every call with a paragraph, so sessions grow.
+func chatty(*model.LLMRequest) (*genai.Content, error) {
+	return genai.NewContentFromText("noted: "+strings.Repeat("detail ", 40), genai.RoleModel), nil
+}
+
 // A summarizer that ignores its context cannot hold a compaction past Timeout: the fallback is
-// used and the session's compaction slot is released.
+// used and the session's compaction slot is released. In a synctest bubble the summarizer's
+// hour and the minute of Timeout are the bubble's: the turn that compacts waits no longer than
+// Timeout, counted on that clock, and the fallback's own work takes none of it.
 func TestSummarizerIgnoringItsContextIsBounded(t *testing.T) {
-	m := &llmtest.Model{UsageScale: 1}
-	slow := &slowSummarizer{delay: time.Hour, ignoreCtx: true}
-	s := wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: slow, Timeout: 300 * time.Millisecond,
-		Synchronous: true}}, session.InMemoryService())
-	for i := range 5 {
-		if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 40))); err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		slow := &slowSummarizer{delay: time.Hour, ignoreCtx: true}
+		const timeout = time.Minute
+		s := wireStack(t, &llmtest.Model{UsageScale: 1}, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: slow, Timeout: timeout,
+			Synchronous: true}}, session.InMemoryService())
+		var longest time.Duration
+		for i := range 5 {
+			start := time.Now()
+			if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 40))); err != nil {
+				t.Fatal(err)
+			}
+			longest = max(longest, time.Since(start))
 		}
-	}
-	fallback := s.logs.FilterMessage("compaction").FilterField(zap.Bool("fallback_used", true)).All()
-	if len(fallback) == 0 {
-		t.Fatal("no compaction used the fallback")
-	}
-	if got := fallback[0].ContextMap()["primary_error_kind"]; got != "timeout" {
-		t.Errorf("primary_error_kind = %v, want timeout", got)
-	}
+		fallback := s.logs.FilterMessage("compaction").FilterField(zap.Bool("fallback_used", true)).All()
+		if len(fallback) == 0 {
+			t.Fatal("no compaction used the fallback")
+		}
+		if got := fallback[0].ContextMap()["primary_error_kind"]; got != "timeout" {
+			t.Errorf("primary_error_kind = %v, want timeout", got)
+		}
+		if started := slow.started.Load(); longest == 0 || longest > timeout || started == 0 || slow.finished.Load() != 0 {
+			t.Errorf("the longest turn waited %v (Timeout %v); %d summarizer calls, %d finished; want a wait of at most Timeout, the calls still sleeping",
+				longest, timeout, started, slow.finished.Load())
+		}
+		time.Sleep(slow.delay) // the abandoned calls wake and end (their summaries are discarded): none outlives the bubble
+		synctest.Wait()
+	})
 }
 
 // A token-triggered compaction in the middle of one long invocation keeps every request under
@@ -466,44 +519,147 @@ func TestStaleRefusalWithNothingNewIsRetried(t *testing.T) {
 	}
 }
 
-// A marker appended in the background while an invocation is running makes the runner's
-// database handle stale; the wrapper appends through a fresh handle, so the turn succeeds.
-func TestBackgroundMarkerNeverFailsARunningTurn(t *testing.T) {
-	base := sqliteService(t, filepath.Join(t.TempDir(), "sessions.db"))
-	release := make(chan struct{})
-	var once sync.Once
-	calls := 0
-	m := &llmtest.Model{ModelName: "small-model", UsageScale: 1, Default: func(req *model.LLMRequest) (*genai.Content, error) {
-		calls++
-		if calls == 20 {
-			// The 20th call: let the background compaction finish while this invocation runs.
-			once.Do(func() { close(release) })
-			time.Sleep(300 * time.Millisecond)
-		}
-		return genai.NewContentFromText("noted: "+strings.Repeat("detail ", 60), genai.RoleModel), nil
-	}}
-	gate := &gatedSummarizer{release: release}
-	s := wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: gate}}, base)
-	for i := range 25 {
-		if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 30))); err != nil {
-			t.Fatalf("turn %d failed: %v", i, err)
-		}
-	}
-	waitIdle(t, s.hooks)
-	if !slices.ContainsFunc(stored(t, base, "s1"), isMarker) {
-		t.Fatal("no marker stored")
-	}
+// appendRecord is one append to a session store: the event, the outcome.
+type appendRecord struct {
+	id, invocation, text string
+	marker               bool
+	err                  error
 }
 
-type gatedSummarizer struct{ release chan struct{} }
+// recordingStore is a session service that records every append in order and closes
+// markerStored once a marker is stored: a test sees the interleaving of a turn's appends and a
+// background compaction's, and can hold a turn until the marker is in.
+type recordingStore struct {
+	session.Service
+	markerStored chan struct{}
+	once         sync.Once
+
+	mu      sync.Mutex
+	appends []appendRecord
+}
+
+func newRecordingStore(base session.Service) *recordingStore {
+	return &recordingStore{Service: base, markerStored: make(chan struct{})}
+}
+
+func (s *recordingStore) AppendEvent(ctx context.Context, sess session.Session, ev *session.Event) error {
+	err := s.Service.AppendEvent(ctx, sess, ev)
+	if ev.Partial {
+		return err
+	}
+	r := appendRecord{id: ev.ID, invocation: ev.InvocationID, marker: isMarker(ev), err: err}
+	if ev.Content != nil && len(ev.Content.Parts) > 0 {
+		r.text = ev.Content.Parts[0].Text
+	}
+	s.mu.Lock()
+	s.appends = append(s.appends, r)
+	s.mu.Unlock()
+	if err == nil && r.marker {
+		s.once.Do(func() { close(s.markerStored) })
+	}
+	return err
+}
+
+func (s *recordingStore) records() []appendRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.appends)
+}
+
+// gatedSummarizer summarizes once release is closed; started receives once per call.
+type gatedSummarizer struct {
+	release chan struct{}
+	started chan struct{}
+}
+
+func newGatedSummarizer() *gatedSummarizer {
+	return &gatedSummarizer{release: make(chan struct{}), started: make(chan struct{}, 16)}
+}
 
 func (g *gatedSummarizer) Summarize(ctx context.Context, in compaction.SummaryInput) (*compaction.Summary, error) {
+	g.started <- struct{}{}
 	select {
 	case <-g.release:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 	return (&compaction.ExtractiveSummarizer{}).Summarize(ctx, in)
+}
+
+// hangGuard bounds the waits of the tests that hold a goroutine until another reaches a point:
+// a liveness guard that fires only when that point is never reached, not a timing assertion.
+const hangGuard = 30 * time.Second
+
+// A marker appended in the background while an invocation is running makes the runner's
+// database handle stale; the wrapper appends through a fresh handle, so the turn succeeds. The
+// interleaving is injected, not hoped for: a background compaction is held in its summarizer
+// until the fifth turn's model call, which releases it and waits until its marker is stored.
+// The store's record then shows the marker stored between the turn's first append and its
+// answer's, that answer refused as stale once, and appended again through a fresh read — once.
+func TestBackgroundMarkerNeverFailsARunningTurn(t *testing.T) {
+	base := newRecordingStore(sqliteService(t, filepath.Join(t.TempDir(), "sessions.db")))
+	gate := newGatedSummarizer()
+	free := sync.OnceFunc(func() { close(gate.release) })
+	defer free()
+	const held = 4 // the turn during which the marker is stored
+	m := &llmtest.Model{ModelName: "small-model", UsageScale: 1, Default: chatty}
+	for range held {
+		m.Script = append(m.Script, chatty)
+	}
+	m.Script = append(m.Script, func(req *model.LLMRequest) (*genai.Content, error) {
+		free()
+		select {
+		case <-base.markerStored:
+		case <-time.After(hangGuard):
+			return nil, errors.New("the background compaction never stored its marker")
+		}
+		return chatty(req)
+	})
+	s := wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: gate}}, base)
+	for i := range held + 2 {
+		if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 30))); err != nil {
+			t.Fatalf("turn %d failed: %v", i, err)
+		}
+		if i == held-1 { // the sliding window is due: its compaction must be held in the summarizer now
+			select {
+			case <-gate.started:
+			case <-time.After(hangGuard):
+				t.Fatalf("no compaction started after turn %d", i)
+			}
+		}
+	}
+	waitIdle(t, s.hooks)
+	assertMarkerRefusedTheTurnOnce(t, base.records(), fmt.Sprintf("turn-%d: ", held))
+}
+
+// assertMarkerRefusedTheTurnOnce checks, in a store's appends, that a marker was stored while
+// the invocation whose user message starts with prefix ran (after its message, before its
+// answer), that the answer was refused as stale once, and that it was then stored once.
+func assertMarkerRefusedTheTurnOnce(t *testing.T, records []appendRecord, prefix string) {
+	t.Helper()
+	user := slices.IndexFunc(records, func(r appendRecord) bool { return r.err == nil && strings.HasPrefix(r.text, prefix) })
+	if user < 0 {
+		t.Fatalf("the user message %q... was never stored", prefix)
+	}
+	inv := records[user].invocation
+	marker := slices.IndexFunc(records, func(r appendRecord) bool { return r.err == nil && r.marker })
+	refused := slices.IndexFunc(records, func(r appendRecord) bool { return r.err != nil && r.invocation == inv && !r.marker })
+	if marker < user || refused < marker {
+		t.Fatalf("appends (user message %d, marker %d, refusal %d): the marker was not stored while the turn ran, or no append of the turn was refused after it",
+			user, marker, refused)
+	}
+	if !strings.Contains(records[refused].err.Error(), "stale session") {
+		t.Errorf("the turn's append was refused with %v, want adk-go's stale session error", records[refused].err)
+	}
+	id, stored := records[refused].id, 0
+	for _, r := range records[refused+1:] {
+		if r.id == id && r.err == nil {
+			stored++
+		}
+	}
+	if stored != 1 {
+		t.Errorf("the refused event %s was stored %d times after the refusal, want 1", id, stored)
+	}
 }
 
 // Calibration and accounting live in the stored events: replicas behind a load balancer that

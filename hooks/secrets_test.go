@@ -369,19 +369,18 @@ func TestNoSecretsInLogsSpansAndMetrics(t *testing.T) {
 // compaction marker with an error quoting the row, as a trigger or a check constraint may.
 func refusingStore(t *testing.T) session.Service {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "sessions.db")
-	svc, err := database.NewSessionService(sqlite.Open(path), &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)})
+	db, err := sql.Open(sqlite.DriverName, filepath.Join(t.TempDir(), "sessions.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() }) // adk-go's service has no Close
+	svc, err := database.NewSessionService(&sqlite.Dialector{Conn: db}, &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := database.AutoMigrate(svc); err != nil {
 		t.Fatal(err)
 	}
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	if _, err := db.Exec(`CREATE TRIGGER refuse_markers BEFORE INSERT ON events
 		WHEN CAST(NEW.custom_metadata AS TEXT) LIKE '%_adk_compaction%'
 		BEGIN SELECT RAISE(ABORT, '` + rowSecret + `'); END`); err != nil {

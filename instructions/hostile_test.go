@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -72,14 +73,18 @@ func TestLoaderFIFOSwap(t *testing.T) {
 	// often enough (most turns see a swap and re-read it).
 	const sessions, discoveries, maxTurns = 4, 1200, 20000
 	var wg sync.WaitGroup
-	var failed atomic.Int64
+	var failed, metFIFO atomic.Int64 // metFIFO: Loads whose discovery refused the FIFO
 	for s := 0; s < sessions; s++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := 0; i < maxTurns && l.discoveries.Load() < discoveries; i++ {
-				if _, err := l.Load(t.Context(), sub); err != nil {
+				m, err := l.Load(t.Context(), sub)
+				if err != nil {
 					failed.Add(1)
+				}
+				if slices.ContainsFunc(m.Skipped, func(sk agentsmd.Skip) bool { return strings.Contains(sk.Reason, "not a regular file") }) {
+					metFIFO.Add(1)
 				}
 			}
 		}()
@@ -111,6 +116,10 @@ func TestLoaderFIFOSwap(t *testing.T) {
 	}
 	if n := failed.Load(); n > 0 {
 		t.Errorf("%d Loads failed", n)
+	}
+	t.Logf("%d discoveries, %d Loads met the FIFO", l.discoveries.Load(), metFIFO.Load())
+	if metFIFO.Load() == 0 {
+		t.Error("no Load met the FIFO: the race this test is about did not happen")
 	}
 	m := mustLoad(t, l, sub)
 	if !strings.Contains(m.Text, "regular") {
@@ -186,7 +195,10 @@ func TestLoaderSlowDiscovery(t *testing.T) {
 	if _, err := l.Load(ctx, slow); !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled context: err = %v", err)
 	}
-	second := load(context.Background())
+	// A second Load waits for the discovery under way instead of starting its own.
+	joined := &doneWatcher{Context: context.Background(), waiting: make(chan struct{})}
+	second := load(joined)
+	<-joined.waiting
 
 	close(release)
 	for i, ch := range []chan result{first, second} {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -205,12 +206,41 @@ func TestReadTurnPaging(t *testing.T) {
 	}
 }
 
-// Writers racing for the same segment number each end with a segment of their own.
+// racingStore holds each of the first writers' Recent, once it has read, until all of them have
+// read: they all see the same newest segment and race for the same next number, the interleaving
+// TestWriteHistoryConcurrent is about. It counts the versions deleted by writers that lost.
+type racingStore struct {
+	*memStore
+	racers  int32
+	writers sync.WaitGroup
+	arrived atomic.Int32
+	deleted atomic.Int32
+}
+
+func (s *racingStore) Recent(ctx context.Context, prefix string, skip, limit int) ([]OutputInfo, error) {
+	infos, err := s.memStore.Recent(ctx, prefix, skip, limit)
+	if s.arrived.Add(1) <= s.racers {
+		s.writers.Done()
+		s.writers.Wait()
+	}
+	return infos, err
+}
+
+func (s *racingStore) Delete(ctx context.Context, name string, version int64) error {
+	s.deleted.Add(1)
+	return s.memStore.Delete(ctx, name, version)
+}
+
+// Writers racing for the same segment number each end with a segment of their own. The race is
+// injected: the four writers read the newest segment before any saves, so all four try number
+// 1, and three of them find it taken (their versions deleted, counted) and take the next.
 func TestWriteHistoryConcurrent(t *testing.T) {
-	st := newMemStore(DefaultChunkBytes)
+	const writers = 4
+	st := &racingStore{memStore: newMemStore(DefaultChunkBytes), racers: writers}
+	st.writers.Add(writers)
 	var wg sync.WaitGroup
-	seqs := make([]int, 4)
-	for w := range 4 {
+	seqs := make([]int, writers)
+	for w := range writers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -223,6 +253,9 @@ func TestWriteHistoryConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	if n := st.deleted.Load(); n < writers-1 {
+		t.Errorf("%d versions deleted by writers that lost a number, want at least %d: the race did not happen", n, writers-1)
+	}
 	seen := map[int]bool{}
 	for _, s := range seqs {
 		if seen[s] {

@@ -1,12 +1,14 @@
 package hooks_test
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/zap"
@@ -81,54 +83,91 @@ func TestCompactionKeepsTheRawTail(t *testing.T) {
 	}
 }
 
-// Background compaction: a turn does not wait for the summarizer; the next turn uses the marker
-// once it is stored. Whether a turn waited is read from the order of events (the turn ended
-// before the summarizer did), not from a clock.
-func TestBackgroundCompactionIsOffTheTurn(t *testing.T) {
-	release := make(chan struct{})
-	m := &llmtest.Model{UsageScale: 1, Default: chatty}
-	s := wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: &gatedSummarizer{release: release}}}, session.InMemoryService(), nil)
-	for i := range 6 {
-		// Every turn ends while the summarizer is still held: had a turn waited for it, the
-		// test would hang (and fail on its deadline) here.
-		if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 30))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if slices.ContainsFunc(stored(t, s.base, "s1"), isMarker) {
-		t.Fatal("a marker was stored before the summarizer was released")
-	}
-	close(release)
-	waitIdle(t, s.hooks)
-	if !slices.ContainsFunc(stored(t, s.base, "s1"), isMarker) {
-		t.Fatal("no marker stored by the background compaction")
-	}
-	if err := s.send(t, "s1", "after the compaction"); err != nil {
-		t.Fatal(err)
-	}
-	if last := m.Requests()[m.Calls()-1]; !hasSummary(last) {
-		t.Error("the turn after the background compaction has no summary")
+// A turn never waits for a background compaction: what the README's "what a turn waits after
+// its final answer" claims, counted instead of timed. In a synctest bubble the clock moves only
+// when every goroutine waits, so a turn that waited for the 2 s summarizer would see the clock
+// move by 2 s and the summary finished. In the background mode (the default) every turn ends
+// with the clock where it started and no summary finished, while one is running; the next turn
+// uses the marker once it is stored. The synchronous mode is the control: there the turn that
+// compacts waits the summarizer's 2 s, and the same count sees it.
+func TestTurnNeverWaitsForTheSummarizer(t *testing.T) {
+	for _, sync := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sync=%v", sync), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				m := &llmtest.Model{UsageScale: 1, Default: chatty}
+				slow := &slowSummarizer{delay: 2 * time.Second}
+				s := wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: sync, Summarizer: slow}}, session.InMemoryService(), nil)
+				var longest time.Duration
+				for i := range 6 {
+					start := time.Now()
+					finished := slow.finished.Load()
+					if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 30))); err != nil {
+						t.Fatal(err)
+					}
+					waited := time.Since(start)
+					longest = max(longest, waited)
+					if done := slow.finished.Load() - finished; !sync && (waited != 0 || done != 0) {
+						t.Errorf("turn %d waited %v of the bubble's clock while %d summaries finished; want 0 and 0", i, waited, done)
+					}
+				}
+				if sync {
+					if longest != slow.delay || slow.finished.Load() == 0 {
+						t.Errorf("synchronous: the longest turn waited %v with %d summaries finished; want %v (the summarizer's time)", longest, slow.finished.Load(), slow.delay)
+					}
+					return
+				}
+				synctest.Wait() // the compactor's goroutine is in the summarizer now, if it was started at all
+				if slow.started.Load() == 0 || slow.finished.Load() != 0 {
+					t.Fatalf("%d summaries started, %d finished after the turns; want one running: the interleaving did not happen",
+						slow.started.Load(), slow.finished.Load())
+				}
+				waitIdle(t, s.hooks)
+				if !slices.ContainsFunc(stored(t, s.base, "s1"), isMarker) {
+					t.Fatal("no marker stored by the background compaction")
+				}
+				if err := s.send(t, "s1", "after the compaction"); err != nil {
+					t.Fatal(err)
+				}
+				if last := m.Requests()[m.Calls()-1]; !hasSummary(last) {
+					t.Error("the turn after the background compaction has no summary")
+				}
+			})
+		})
 	}
 }
 
 // A summarizer that ignores its context cannot hold a compaction past Timeout: the fallback is
-// used and the session's compaction slot is released.
+// used and the session's compaction slot is released. In a synctest bubble the summarizer's
+// hour and the minute of Timeout are the bubble's: the turn that compacts waits no longer than
+// Timeout, counted on that clock, and the fallback's own work takes none of it.
 func TestSummarizerIgnoringItsContextIsBounded(t *testing.T) {
-	slow := &slowSummarizer{delay: time.Hour, ignoreCtx: true}
-	s := wireStack(t, &llmtest.Model{UsageScale: 1}, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: slow, Timeout: 300 * time.Millisecond,
-		Synchronous: true}}, session.InMemoryService(), nil)
-	for i := range 5 {
-		if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 40))); err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		slow := &slowSummarizer{delay: time.Hour, ignoreCtx: true}
+		const timeout = time.Minute
+		s := wireStack(t, &llmtest.Model{UsageScale: 1}, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: slow, Timeout: timeout,
+			Synchronous: true}}, session.InMemoryService(), nil)
+		var longest time.Duration
+		for i := range 5 {
+			start := time.Now()
+			if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 40))); err != nil {
+				t.Fatal(err)
+			}
+			longest = max(longest, time.Since(start))
 		}
-	}
-	fallback := s.logs.FilterMessage("compaction").FilterField(zap.Bool("fallback_used", true)).All()
-	if len(fallback) == 0 {
-		t.Fatal("no compaction used the fallback")
-	}
-	if got := fallback[0].ContextMap()["primary_error_kind"]; got != "timeout" {
-		t.Errorf("primary_error_kind = %v, want timeout", got)
-	}
+		fallback := s.logs.FilterMessage("compaction").FilterField(zap.Bool("fallback_used", true)).All()
+		if len(fallback) == 0 {
+			t.Fatal("no compaction used the fallback")
+		}
+		if got := fallback[0].ContextMap()["primary_error_kind"]; got != "timeout" {
+			t.Errorf("primary_error_kind = %v, want timeout", got)
+		}
+		if started := slow.started.Load(); longest == 0 || longest > timeout || started == 0 || slow.finished.Load() != 0 {
+			t.Errorf("the longest turn waited %v (Timeout %v); %d summarizer calls, %d finished; want a wait of at most Timeout, the calls still sleeping",
+				longest, timeout, started, slow.finished.Load())
+		}
+		time.Sleep(slow.delay) // the abandoned calls wake and end (their summaries are discarded): none outlives the bubble
+		synctest.Wait()
+	})
 }
 
 // A token-triggered compaction in the middle of one long invocation keeps every request under
@@ -303,32 +342,45 @@ func TestSummarizerOnTheAgentsModel(t *testing.T) {
 }
 
 // A marker appended in the background while an invocation is running makes the runner's
-// database handle stale; the wrapper appends through a fresh handle, so the turn succeeds.
+// database handle stale; the wrapper appends through a fresh handle, so the turn succeeds. The
+// interleaving is injected, not hoped for: a background compaction is held in its summarizer
+// until the fifth turn's model call, which releases it and waits until its marker is stored.
+// The store's record then shows the marker stored between the turn's first append and its
+// answer's, that answer refused as stale once, and appended again through a fresh read — once.
 func TestBackgroundMarkerNeverFailsARunningTurn(t *testing.T) {
-	base := sqliteService(t, filepath.Join(t.TempDir(), "sessions.db"))
-	release := make(chan struct{})
-	var once sync.Once
-	calls := 0
-	m := &llmtest.Model{ModelName: "small-model", UsageScale: 1, Default: func(req *model.LLMRequest) (*genai.Content, error) {
-		calls++
-		if calls == 20 {
-			// The 20th call: let the background compaction store its marker while this
-			// invocation runs.
-			once.Do(func() { close(release) })
-			time.Sleep(300 * time.Millisecond)
+	base := newRecordingStore(sqliteService(t, filepath.Join(t.TempDir(), "sessions.db")))
+	gate := newGatedSummarizer()
+	free := sync.OnceFunc(func() { close(gate.release) })
+	defer free()
+	const held = 4 // the turn during which the marker is stored
+	m := &llmtest.Model{ModelName: "small-model", UsageScale: 1, Default: chatty}
+	for range held {
+		m.Script = append(m.Script, chatty)
+	}
+	m.Script = append(m.Script, func(req *model.LLMRequest) (*genai.Content, error) {
+		free()
+		select {
+		case <-base.markerStored:
+		case <-time.After(hangGuard):
+			return nil, errors.New("the background compaction never stored its marker")
 		}
-		return genai.NewContentFromText("noted: "+strings.Repeat("detail ", 60), genai.RoleModel), nil
-	}}
-	s := wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: &gatedSummarizer{release: release}}}, base, nil)
-	for i := range 25 {
+		return chatty(req)
+	})
+	s := wireStack(t, m, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: gate}}, base, nil)
+	for i := range held + 2 {
 		if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 30))); err != nil {
 			t.Fatalf("turn %d failed: %v", i, err)
 		}
+		if i == held-1 { // the sliding window is due: its compaction must be held in the summarizer now
+			select {
+			case <-gate.started:
+			case <-time.After(hangGuard):
+				t.Fatalf("no compaction started after turn %d", i)
+			}
+		}
 	}
 	waitIdle(t, s.hooks)
-	if !slices.ContainsFunc(stored(t, base, "s1"), isMarker) {
-		t.Fatal("no marker stored")
-	}
+	assertMarkerRefusedTheTurnOnce(t, base.records(), fmt.Sprintf("turn-%d: ", held))
 }
 
 // Calibration and accounting live in the stored events: a second process (a second Hooks over

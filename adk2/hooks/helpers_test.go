@@ -2,6 +2,7 @@ package hooks_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -181,9 +183,16 @@ func stored(t testing.TB, svc session.Service, sessionID string) []*session.Even
 	return slices.Collect(resp.Session.Events().All())
 }
 
+// sqliteService is adk-go's database service over an SQLite file, its connections closed when
+// the test ends (adk-go's service has no Close).
 func sqliteService(t testing.TB, path string) session.Service {
 	t.Helper()
-	svc, err := database.NewSessionService(sqlite.Open(path), &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)})
+	db, err := sql.Open(sqlite.DriverName, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	svc, err := database.NewSessionService(&sqlite.Dialector{Conn: db}, &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,13 +274,17 @@ func hugeBuildLog() string {
 	return b.String()
 }
 
-// slowSummarizer takes its time and may ignore its context.
+// slowSummarizer takes its time — of a synctest bubble's clock, where a test runs in one — and
+// may ignore its context. It counts the calls that started and the ones that finished.
 type slowSummarizer struct {
-	delay     time.Duration
-	ignoreCtx bool
+	delay             time.Duration
+	ignoreCtx         bool
+	started, finished atomic.Int32
 }
 
 func (s *slowSummarizer) Summarize(ctx context.Context, in compaction.SummaryInput) (*compaction.Summary, error) {
+	s.started.Add(1)
+	defer s.finished.Add(1)
 	if s.ignoreCtx {
 		time.Sleep(s.delay)
 	} else {
@@ -284,16 +297,105 @@ func (s *slowSummarizer) Summarize(ctx context.Context, in compaction.SummaryInp
 	return (&compaction.ExtractiveSummarizer{}).Summarize(ctx, in)
 }
 
-// gatedSummarizer summarizes once release is closed.
-type gatedSummarizer struct{ release chan struct{} }
+// gatedSummarizer summarizes once release is closed; started receives once per call.
+type gatedSummarizer struct {
+	release chan struct{}
+	started chan struct{}
+}
+
+func newGatedSummarizer() *gatedSummarizer {
+	return &gatedSummarizer{release: make(chan struct{}), started: make(chan struct{}, 16)}
+}
 
 func (g *gatedSummarizer) Summarize(ctx context.Context, in compaction.SummaryInput) (*compaction.Summary, error) {
+	g.started <- struct{}{}
 	select {
 	case <-g.release:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 	return (&compaction.ExtractiveSummarizer{}).Summarize(ctx, in)
+}
+
+// hangGuard bounds the waits of the tests that hold a goroutine until another reaches a point:
+// a liveness guard that fires only when that point is never reached, not a timing assertion.
+const hangGuard = 30 * time.Second
+
+// appendRecord is one append to a session store: the event, the outcome.
+type appendRecord struct {
+	id, invocation, text string
+	marker               bool
+	err                  error
+}
+
+// recordingStore is a session service that records every append in order and closes
+// markerStored once a marker is stored: a test sees the interleaving of a turn's appends and a
+// background compaction's, and can hold a turn until the marker is in.
+type recordingStore struct {
+	session.Service
+	markerStored chan struct{}
+	once         sync.Once
+
+	mu      sync.Mutex
+	appends []appendRecord
+}
+
+func newRecordingStore(base session.Service) *recordingStore {
+	return &recordingStore{Service: base, markerStored: make(chan struct{})}
+}
+
+func (s *recordingStore) AppendEvent(ctx context.Context, sess session.Session, ev *session.Event) error {
+	err := s.Service.AppendEvent(ctx, sess, ev)
+	if ev.Partial {
+		return err
+	}
+	r := appendRecord{id: ev.ID, invocation: ev.InvocationID, marker: isMarker(ev), err: err}
+	if ev.Content != nil && len(ev.Content.Parts) > 0 {
+		r.text = ev.Content.Parts[0].Text
+	}
+	s.mu.Lock()
+	s.appends = append(s.appends, r)
+	s.mu.Unlock()
+	if err == nil && r.marker {
+		s.once.Do(func() { close(s.markerStored) })
+	}
+	return err
+}
+
+func (s *recordingStore) records() []appendRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.appends)
+}
+
+// assertMarkerRefusedTheTurnOnce checks, in a store's appends, that a marker was stored while
+// the invocation whose user message starts with prefix ran (after its message, before its
+// answer), that the answer was refused as stale once, and that it was then stored once.
+func assertMarkerRefusedTheTurnOnce(t *testing.T, records []appendRecord, prefix string) {
+	t.Helper()
+	user := slices.IndexFunc(records, func(r appendRecord) bool { return r.err == nil && strings.HasPrefix(r.text, prefix) })
+	if user < 0 {
+		t.Fatalf("the user message %q... was never stored", prefix)
+	}
+	inv := records[user].invocation
+	marker := slices.IndexFunc(records, func(r appendRecord) bool { return r.err == nil && r.marker })
+	refused := slices.IndexFunc(records, func(r appendRecord) bool { return r.err != nil && r.invocation == inv && !r.marker })
+	if marker < user || refused < marker {
+		t.Fatalf("appends (user message %d, marker %d, refusal %d): the marker was not stored while the turn ran, or no append of the turn was refused after it",
+			user, marker, refused)
+	}
+	if !strings.Contains(records[refused].err.Error(), "stale session") {
+		t.Errorf("the turn's append was refused with %v, want adk-go's stale session error", records[refused].err)
+	}
+	id, stored := records[refused].id, 0
+	for _, r := range records[refused+1:] {
+		if r.id == id && r.err == nil {
+			stored++
+		}
+	}
+	if stored != 1 {
+		t.Errorf("the refused event %s was stored %d times after the refusal, want 1", id, stored)
+	}
 }
 
 func writeFile(t testing.TB, path, text string) {

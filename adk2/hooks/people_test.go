@@ -9,6 +9,7 @@ package hooks_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -41,8 +42,12 @@ const peopleApp = "assistant" // adk-go's single loader serves the agent under i
 
 func peopleStore(t *testing.T) session.Service {
 	t.Helper()
-	svc, err := database.NewSessionService(sqlite.Open(filepath.Join(t.TempDir(), "sessions.db")),
-		&gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)})
+	db, err := sql.Open(sqlite.DriverName, filepath.Join(t.TempDir(), "sessions.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() }) // adk-go's service has no Close
+	svc, err := database.NewSessionService(&sqlite.Dialector{Conn: db}, &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,9 @@ func benchStores(b *testing.B) (map[string]artifact.Service, int) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	if conns, err := db.DB(); err == nil {
+		b.Cleanup(func() { conns.Close() })
+	}
 	dbSvc := dbartifact.NewService(db, dbartifact.Config{})
 	if err := dbSvc.Migrate(context.Background()); err != nil {
 		b.Fatal(err)

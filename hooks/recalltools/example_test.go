@@ -27,6 +27,9 @@ func ExampleNew() {
 	if err != nil {
 		panic(err)
 	}
+	if conns, err := db.DB(); err == nil {
+		defer conns.Close()
+	}
 	artifacts := dbartifact.NewService(db, dbartifact.Config{})
 	if err := artifacts.Migrate(context.Background()); err != nil {
 		panic(err)

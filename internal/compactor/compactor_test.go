@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -65,50 +66,72 @@ func (b *blocking) waitStarted(t *testing.T) {
 }
 
 // A summarizer that ignores its context cannot hold a compaction past Config.Timeout: the
-// attempt returns, the fallback's summary is stored and the session is released.
+// attempt returns, the fallback's summary is stored and the session is released. In a synctest
+// bubble the clock moves only while every goroutine waits, so the attempt's wait is measured
+// exactly and the fallback's work takes none of the timeout: it gets its share every time, not
+// by the machine's luck.
 func TestCompactorTimeoutIgnoredContext(t *testing.T) {
-	for i := 0; i < 3; i++ { // the fallback must win every time, not by chance
+	synctest.Test(t, func(t *testing.T) {
 		b := newBlocking()
+		defer close(b.release)
 		store := newStore(turns(1, 6)...)
-		c, rep := newCompactor(t, Config{Summarizer: b, Timeout: 400 * time.Millisecond}, store)
+		const timeout = time.Minute
+		c, rep := newCompactor(t, Config{Summarizer: b, Timeout: timeout}, store)
+		start := time.Now()
 		m, err := c.Compact(context.Background(), manual)
-		close(b.release)
+		waited := time.Since(start)
 		if err != nil || m == nil {
-			t.Fatalf("run %d: Compact = %v, %v; want the fallback's marker", i, m, err)
+			t.Fatalf("Compact = %v, %v; want the fallback's marker", m, err)
+		}
+		if waited >= timeout {
+			t.Errorf("the attempt waited %v for the summarizer, want less than Timeout (%v)", waited, timeout)
+		}
+		if b.calls.Load() != 1 || b.active.Load() != 1 {
+			t.Errorf("summarizer: %d calls, %d still running; want 1 call, still blocked when the attempt ended", b.calls.Load(), b.active.Load())
 		}
 		a := rep.lastAttempt(t)
 		if a.Outcome != OutcomeCompacted || !a.FallbackUsed || a.Summarizer != "extractive" || m.Summarizer != "extractive" {
-			t.Fatalf("run %d: attempt %s, fallback %v, summarizer %q", i, a.Outcome, a.FallbackUsed, a.Summarizer)
+			t.Fatalf("attempt %s, fallback %v, summarizer %q", a.Outcome, a.FallbackUsed, a.Summarizer)
 		}
 		if !errors.Is(a.PrimaryErr, context.DeadlineExceeded) {
-			t.Fatalf("run %d: primary error %v, want a deadline", i, a.PrimaryErr)
+			t.Fatalf("primary error %v, want a deadline", a.PrimaryErr)
 		}
 		var se *SummarizerError
 		if !errors.As(a.PrimaryErr, &se) || se.Summarizer != "blocking" {
-			t.Fatalf("run %d: primary error %v is not the summarizer's", i, a.PrimaryErr)
+			t.Fatalf("primary error %v is not the summarizer's", a.PrimaryErr)
 		}
-	}
+	})
 }
 
-// The same in the background: the session's slot is released, Wait returns.
+// The same in the background: the session's slot is released when the attempt times out, and
+// Wait returns then (the bubble's clock shows it waited no longer than Timeout).
 func TestCompactorTimeoutReleasesSession(t *testing.T) {
-	b := newBlocking()
-	defer close(b.release)
-	store := newStore(turns(1, 8)...)
-	c, rep := newCompactor(t, Config{Summarizer: b, NoFallback: true, Timeout: 5 * time.Millisecond, Interval: 2}, store)
-	c.Schedule(Request{Session: sess, Trigger: TriggerInvocations, Invocation: "i8"})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if !c.Wait(ctx, sess) {
-		t.Fatal("Wait: the compaction never ended")
-	}
-	if c.Pending(sess) {
-		t.Error("still pending after Wait")
-	}
-	a := rep.lastAttempt(t)
-	if a.Outcome != OutcomeFailed || !errors.Is(a.Err, context.DeadlineExceeded) || a.Failures != 1 {
-		t.Errorf("attempt: %s, %v, %d failures", a.Outcome, a.Err, a.Failures)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		b := newBlocking()
+		defer close(b.release)
+		store := newStore(turns(1, 8)...)
+		const timeout = time.Minute
+		c, rep := newCompactor(t, Config{Summarizer: b, NoFallback: true, Timeout: timeout, Interval: 2}, store)
+		start := time.Now()
+		c.Schedule(Request{Session: sess, Trigger: TriggerInvocations, Invocation: "i8"})
+		synctest.Wait()
+		if !c.Pending(sess) || b.active.Load() != 1 {
+			t.Fatal("the compaction is not running with its summarizer blocked: the interleaving did not happen")
+		}
+		if !c.Wait(context.Background(), sess) {
+			t.Fatal("Wait: the compaction never ended")
+		}
+		if waited := time.Since(start); waited > timeout {
+			t.Errorf("the session was held %v, more than Timeout (%v)", waited, timeout)
+		}
+		if c.Pending(sess) {
+			t.Error("still pending after Wait")
+		}
+		a := rep.lastAttempt(t)
+		if a.Outcome != OutcomeFailed || !errors.Is(a.Err, context.DeadlineExceeded) || a.Failures != 1 {
+			t.Errorf("attempt: %s, %v, %d failures", a.Outcome, a.Err, a.Failures)
+		}
+	})
 }
 
 // clock is a settable clock for Deps.Now.
@@ -579,59 +602,90 @@ func TestCompactorTwoWriters(t *testing.T) {
 }
 
 // An LLMSummarizer over a model that ignores its context (issue 9's row): the attempt ends at the
-// timeout with the fallback's summary.
+// timeout with the fallback's summary, the model's call still blocked.
 func TestCompactorTimeoutLLMModel(t *testing.T) {
-	model := &stuckModel{block: make(chan struct{}), reply: &response.LLMResponse{
-		Content: genai.NewContentFromText("Goal: late", genai.RoleModel), FinishReason: genai.FinishReasonStop}}
-	defer close(model.block)
-	store := newStore(turns(1, 6)...)
-	c, rep := newCompactor(t, Config{Summarizer: &LLMSummarizer{Model: model}, Timeout: 400 * time.Millisecond}, store)
-	c.Schedule(manual)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if !c.Wait(ctx, sess) {
-		t.Fatal("the compaction never ended")
-	}
-	a := rep.lastAttempt(t)
-	if a.Outcome != OutcomeCompacted || !a.FallbackUsed || a.Marker.Summarizer != "extractive" || !errors.Is(a.PrimaryErr, context.DeadlineExceeded) {
-		t.Errorf("attempt: %s, fallback %v, primary error %v", a.Outcome, a.FallbackUsed, a.PrimaryErr)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		model := &stuckModel{block: make(chan struct{}), reply: &response.LLMResponse{
+			Content: genai.NewContentFromText("Goal: late", genai.RoleModel), FinishReason: genai.FinishReasonStop}}
+		defer close(model.block)
+		store := newStore(turns(1, 6)...)
+		const timeout = time.Minute
+		c, rep := newCompactor(t, Config{Summarizer: &LLMSummarizer{Model: model}, Timeout: timeout}, store)
+		start := time.Now()
+		c.Schedule(manual)
+		if !c.Wait(context.Background(), sess) {
+			t.Fatal("the compaction never ended")
+		}
+		if waited := time.Since(start); waited > timeout {
+			t.Errorf("the compaction took %v, more than Timeout (%v)", waited, timeout)
+		}
+		a := rep.lastAttempt(t)
+		if a.Outcome != OutcomeCompacted || !a.FallbackUsed || a.Marker.Summarizer != "extractive" || !errors.Is(a.PrimaryErr, context.DeadlineExceeded) {
+			t.Errorf("attempt: %s, fallback %v, primary error %v", a.Outcome, a.FallbackUsed, a.PrimaryErr)
+		}
+	})
 }
 
 // A manual compaction waits for the compaction of the session in flight instead of running
-// beside it, and fails after Close.
+// beside it, and fails after Close. The interleaving is fixed in a synctest bubble: the
+// scheduled compaction's summarizer is blocked when the manual one starts, and the manual one
+// is then blocked too, its summarizer not called, until the first ends.
 func TestManualCompactionJoinsTheSingleFlight(t *testing.T) {
-	store := newStore(turns(1, 8)...)
-	release := make(chan struct{})
-	var running, overlap atomic.Int32
-	gate := &funcSummarizer{name: "gate", f: func(ctx context.Context, in SummaryInput) (*Summary, error) {
-		if running.Add(1) > 1 {
-			overlap.Add(1)
+	synctest.Test(t, func(t *testing.T) {
+		store := newStore(turns(1, 8)...)
+		release := make(chan struct{})
+		free := sync.OnceFunc(func() { close(release) })
+		defer free() // a failed test leaves no goroutine blocked in the bubble
+		var calls, running, overlap atomic.Int32
+		gate := &funcSummarizer{name: "gate", f: func(ctx context.Context, in SummaryInput) (*Summary, error) {
+			calls.Add(1)
+			if running.Add(1) > 1 {
+				overlap.Add(1)
+			}
+			defer running.Add(-1)
+			<-release
+			return (&ExtractiveSummarizer{}).Summarize(ctx, in)
+		}}
+		c, rep := newCompactor(t, Config{Interval: 2, RetainRecentInvocations: 2, Summarizer: gate, NoFallback: true}, store)
+		c.Schedule(Request{Session: sess, Trigger: TriggerInvocations, Invocation: "i8"})
+		synctest.Wait()
+		if calls.Load() != 1 || running.Load() != 1 {
+			t.Fatalf("%d summarizer calls, %d running; want the scheduled compaction's, blocked", calls.Load(), running.Load())
 		}
-		defer running.Add(-1)
-		<-release
-		return (&ExtractiveSummarizer{}).Summarize(ctx, in)
-	}}
-	c, _ := newCompactor(t, Config{Interval: 2, RetainRecentInvocations: 2, Summarizer: gate, NoFallback: true}, store)
-	c.Schedule(Request{Session: sess, Trigger: TriggerInvocations, Invocation: "i8"})
-	done := make(chan error, 1)
-	go func() {
-		_, err := c.Compact(context.Background(), Request{Session: sess, Trigger: TriggerManual})
-		done <- err
-	}()
-	close(release)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if !c.Idle(context.Background()) || overlap.Load() != 0 {
-		t.Errorf("the manual compaction ran beside the scheduled one (%d overlaps)", overlap.Load())
-	}
-	if err := c.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Compact(context.Background(), Request{Session: sess, Trigger: TriggerManual}); err == nil {
-		t.Error("Compact after Close succeeded")
-	}
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.Compact(context.Background(), Request{Session: sess, Trigger: TriggerManual})
+			done <- err
+		}()
+		synctest.Wait()
+		select {
+		case err := <-done:
+			t.Fatalf("the manual compaction ended (%v) while the scheduled one was running", err)
+		default:
+		}
+		if calls.Load() != 1 {
+			t.Fatalf("%d summarizer calls while the scheduled compaction runs, want 1: the manual one ran beside it", calls.Load())
+		}
+		free()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		var order []Trigger
+		rep.mu.Lock()
+		for _, a := range rep.all {
+			order = append(order, a.Trigger)
+		}
+		rep.mu.Unlock()
+		if diff := cmp.Diff([]Trigger{TriggerInvocations, TriggerManual}, order); diff != "" || overlap.Load() != 0 {
+			t.Errorf("attempts in order (-want +got):\n%s%d overlaps", diff, overlap.Load())
+		}
+		if err := c.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Compact(context.Background(), Request{Session: sess, Trigger: TriggerManual}); err == nil {
+			t.Error("Compact after Close succeeded")
+		}
+	})
 }
 
 // markerOf is the metadata of a real marker covering events (in scope), as another writer

@@ -76,7 +76,7 @@ func TestSQLiteErrors(t *testing.T) {
 		{
 			name: "busy: adk-go's database session service, over gorm",
 			provoke: func(t *testing.T, path string) error {
-				svc, err := database.NewSessionService(sqlite.Open(path+noWait), &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)})
+				svc, err := database.NewSessionService(&sqlite.Dialector{Conn: openDB(t, path)}, &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,6 +1,7 @@
 // Package reliability is adkctx's red-team suite: each attack an operator's red team ran against
 // adkctx (issue 9) has a test that failed before its fix, here or next to the code it attacks,
-// and each figure (time, memory, goroutines) is a benchmark. The list, with where each lives:
+// and each figure (time, memory, goroutines) is a benchmark and, where it can be counted, a
+// test. The list, with where each lives:
 //
 //	attack                                             test / benchmark
 //	summarizer ignoring its context                    hooks.TestSummarizerIgnoringItsContextIsBounded, compaction (runSummarizer)
@@ -12,8 +13,8 @@
 //	8 parallel results over a 16K window               processors/request TestEnforceBudgetParallelResultsShareOneBudget, TestParallelResultsThroughTheRunner
 //	binary / invalid UTF-8 output, []byte results      hooks TestFullOutputArtifactsAreByteExact
 //	1 GB tool output with an artifact service          hooks BenchmarkHugeToolOutput (peak heap ÷ output)
-//	directory swapped with a symlink (AGENTS.md)       agentsmd TestDiscoverSymlinkSwapRace
-//	AGENTS.md swapped with a FIFO                      agentsmd TestDiscoverFIFOSwapNeverBlocks, instructions TestLoaderFIFOSwap
+//	directory swapped with a symlink (AGENTS.md)       agentsmd TestDiscoverSymlinkSwappedBetweenCheckAndOpen, TestDiscoverSymlinkSwapRace
+//	AGENTS.md swapped with a FIFO                      agentsmd TestDiscoverFIFOSwappedBetweenCheckAndOpen, TestDiscoverFIFOSwapNeverBlocks, instructions TestLoaderFIFOSwap
 //	an AGENTS.md importing 1,000 files of 64 KiB       agentsmd BenchmarkDiscoverImportAmplification
 //	8,192-token window over 200 turns                  TestProviderCountNeverPassesTheHardLimit
 //	4 runners on one session                           TestRunnersShareOneCompaction
@@ -21,5 +22,5 @@
 //	background marker vs a running turn (stale, busy)  hooks TestBackgroundMarkerNeverFailsARunningTurn
 //	storage conflicts by error kind, per backend       internal/errkind (SQLite), internal/errkind (PostgreSQL)
 //	PostgreSQL, several OS processes                   internal/pgtest TestMultiProcessConcurrent, TestMultiProcessAlternating
-//	goroutines and heap over 10,000 invocations        BenchmarkLongSessionIsFlat
+//	goroutines and heap over 10,000 invocations        TestGoroutinesStayFlat, engine TestStateStaysBoundedAcrossSessions, BenchmarkLongSessionIsFlat
 package reliability

@@ -2,6 +2,7 @@ package reliability
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/glebarez/sqlite"
@@ -121,9 +123,16 @@ func (s *stack) send(t testing.TB, sessionID, text string) error {
 	return nil
 }
 
+// sqliteService is adk-go's database service over an SQLite file, its connections closed when
+// the test ends (adk-go's service has no Close).
 func sqliteService(t testing.TB, path string) session.Service {
 	t.Helper()
-	svc, err := database.NewSessionService(sqlite.Open(path+"?_pragma=busy_timeout(5000)"), &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)})
+	db, err := sql.Open(sqlite.DriverName, path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	svc, err := database.NewSessionService(&sqlite.Dialector{Conn: db}, &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +207,7 @@ func TestSkewedReplicasHideNothing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ev := session.NewEvent(fmt.Sprint("foreign-", i))
+			ev := session.NewEventWithContext(context.Background(), fmt.Sprint("foreign-", i))
 			ev.Author, ev.Timestamp = "user", time.Now().Add(-4*time.Second)
 			ev.Content = genai.NewContentFromText(fmt.Sprintf("a note stored by another writer at turn %d", i), genai.RoleUser)
 			if err := foreign.AppendEvent(context.Background(), resp.Session, ev); err != nil {
@@ -298,26 +307,40 @@ func wholeSession(t testing.TB, h *hooks.Hooks, store session.Service) session.S
 }
 
 // A summarizer failing on every call is not retried after every invocation: failures back off.
+// The backoff is the bubble's clock's (synctest): no time passes during the turns, however slow
+// the machine, so the one call is not by luck; once the backoff's 30 s have passed, the next
+// turn tries again.
 func TestFailingSummarizerBacksOff(t *testing.T) {
-	var calls atomic.Int32
-	failing := summarizerFunc(func(context.Context, compaction.SummaryInput) (*compaction.Summary, error) {
-		calls.Add(1)
-		return nil, errors.New("quota exceeded")
-	})
-	cfg := adkctx.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true, Summarizer: failing, NoFallback: true}}
-	s := wire(t, &chatModel{name: "m", answer: strings.Repeat("detail ", 40)}, cfg, session.InMemoryService(), nil)
-	for i := range 20 {
-		if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 30))); err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int32
+		failing := summarizerFunc(func(context.Context, compaction.SummaryInput) (*compaction.Summary, error) {
+			calls.Add(1)
+			return nil, errors.New("quota exceeded")
+		})
+		cfg := adkctx.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true, Summarizer: failing, NoFallback: true}}
+		s := wire(t, &chatModel{name: "m", answer: strings.Repeat("detail ", 40)}, cfg, session.InMemoryService(), nil)
+		turn := func(i int) {
+			t.Helper()
+			if err := s.send(t, "s1", fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 30))); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	if n := calls.Load(); n != 1 {
-		t.Errorf("summarizer called %d times in 20 turns, want 1 (then backoff)", n)
-	}
-	backoffs := s.logs.FilterMessage("compaction").FilterField(zap.String("outcome", string(compactor.OutcomeBackoff))).Len()
-	if backoffs == 0 {
-		t.Error("no attempt was logged as backing off")
-	}
+		for i := range 20 {
+			turn(i)
+		}
+		if n := calls.Load(); n != 1 {
+			t.Errorf("summarizer called %d times in 20 turns, want 1 (then backoff)", n)
+		}
+		backoffs := s.logs.FilterMessage("compaction").FilterField(zap.String("outcome", string(compactor.OutcomeBackoff))).Len()
+		if backoffs == 0 {
+			t.Error("no attempt was logged as backing off")
+		}
+		time.Sleep(30 * time.Second) // the default Backoff
+		turn(20)
+		if n := calls.Load(); n != 2 {
+			t.Errorf("summarizer called %d times after the backoff passed, want 2", n)
+		}
+	})
 }
 
 type summarizerFunc func(context.Context, compaction.SummaryInput) (*compaction.Summary, error)
@@ -453,12 +476,36 @@ func TestProviderCountNeverPassesTheHardLimit(t *testing.T) {
 	}
 }
 
+// heldSummarizer holds every call until release is closed, counting the calls and the most
+// that ran at once; started receives once per call.
+type heldSummarizer struct {
+	release, started         chan struct{}
+	calls, active, maxAtOnce atomic.Int32
+}
+
+func (h *heldSummarizer) Summarize(ctx context.Context, in compaction.SummaryInput) (*compaction.Summary, error) {
+	h.started <- struct{}{}
+	h.calls.Add(1)
+	n := h.active.Add(1)
+	defer h.active.Add(-1)
+	for m := h.maxAtOnce.Load(); n > m && !h.maxAtOnce.CompareAndSwap(m, n); m = h.maxAtOnce.Load() {
+	}
+	<-h.release
+	return (&compaction.ExtractiveSummarizer{}).Summarize(ctx, in)
+}
+
 // Four runners serve one session at the same time with one Hooks: one compaction runs at a
-// time per session, so no two markers summarize the same range.
+// time per session, so no two markers summarize the same range. The overlap is injected, not
+// hoped for: the first compaction is held in its summarizer until every runner has finished its
+// turns, so the triggers of the turns after it find it running (coalesced, and counted), and
+// the summarizer never runs twice at once.
 func TestRunnersShareOneCompaction(t *testing.T) {
 	base := session.InMemoryService()
-	cfg := adkctx.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: &compaction.ExtractiveSummarizer{}}}
-	core, _ := observer.New(zapcore.DebugLevel)
+	held := &heldSummarizer{release: make(chan struct{}), started: make(chan struct{}, 16)}
+	free := sync.OnceFunc(func() { close(held.release) })
+	defer free()
+	cfg := adkctx.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: held}}
+	core, logs := observer.New(zapcore.DebugLevel)
 	cfg.Logger = zap.New(core)
 	h, err := hooks.New(cfg)
 	if err != nil {
@@ -492,10 +539,24 @@ func TestRunnersShareOneCompaction(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	select {
+	case <-held.started:
+	case <-time.After(time.Minute): // a liveness guard, not a timing assertion
+		t.Fatal("no compaction reached its summarizer")
+	}
+	coalesced := logs.FilterMessage("compaction").FilterField(zap.String("outcome", string(compactor.OutcomeCoalesced))).Len()
+	if held.calls.Load() != 1 || coalesced == 0 {
+		t.Errorf("after the runners' turns: %d summarizer calls, %d triggers coalesced; want one held compaction and the triggers after it coalesced",
+			held.calls.Load(), coalesced)
+	}
+	free()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := h.Close(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if n := held.maxAtOnce.Load(); n != 1 {
+		t.Errorf("%d compactions of the session ran at once, want 1", n)
 	}
 	previous := map[string]int{}
 	ids := map[string]int{}
