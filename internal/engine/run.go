@@ -22,8 +22,8 @@ import (
 func (e *Engine) BeforeRun(ctx context.Context, s compactor.Session, invocation string, userMessage *genai.Content, viewed bool, events func() []compaction.Event) {
 	e.Restore(s, invocation, events)
 	if e.CompactionOn() && !viewed {
-		e.WiringError("view_missing", "compaction is configured but the runner's session service is not wrapped: the model sees "+
-			"the whole history, and compaction reads sessions it cannot show. Wrap it with Hooks.SessionService, or use Hooks.Wire")
+		e.WiringError("view_missing", "compaction is configured but the runner's session service is not wrapped: its model reads "+
+			"every stored event, whatever was compacted. Wrap it with Hooks.SessionService, or use Hooks.Wire")
 	}
 	e.waitIfOverHard(ctx, s, invocation, userMessage, true)
 }
