@@ -13,7 +13,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/adk/agent"
-	"google.golang.org/adk/agent/llmagent"
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/platform"
 	"google.golang.org/adk/runner"
@@ -255,24 +254,6 @@ func TestPagedGetIsPassedThrough(t *testing.T) {
 			t.Errorf("%+v through another process (-storage +wrapper):\n%s", req, diff)
 		}
 	}
-}
-
-// runnerWith is a runner over sessions for model m with the read_file tool, wired by h.
-func runnerWith(t *testing.T, h *hooks.Hooks, m model.LLM, sessions session.Service) (*runner.Runner, runner.Config) {
-	t.Helper()
-	a, err := llmagent.New(llmagent.Config{Name: "assistant", Model: m, Instruction: "You are a careful assistant.", Tools: []tool.Tool{readFileTool(t)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc, err := h.Wire(runner.Config{AppName: appName, Agent: a, SessionService: sessions, AutoCreateSession: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := runner.New(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r, rc
 }
 
 // Timestamps lie: adk-go stamps local time and the SQLite driver stores each timestamp as text

@@ -18,9 +18,6 @@ import (
 	"github.com/adkctx/adkctx/internal/engine"
 )
 
-// adkVersion names the adk-go major version this glue serves (in error messages).
-const adkVersion = "adk-go v1"
-
 // callbackContext is what adk-go hands the model callbacks; toolContext the tool callbacks.
 type (
 	callbackContext = agent.CallbackContext

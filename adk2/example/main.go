@@ -11,6 +11,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
@@ -75,7 +76,13 @@ func run(ctx context.Context, args []string, out io.Writer, getenv func(string) 
 	}
 	sessions := session.InMemoryService()
 	if o.db != "" {
-		if sessions, err = database.NewSessionService(sqlite.Open(o.db), &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)}); err != nil {
+		// Opened here so that it is closed on return: adk-go's database service has no Close.
+		db, err := sql.Open(sqlite.DriverName, o.db+"?_pragma=busy_timeout(10000)")
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		if sessions, err = database.NewSessionService(&sqlite.Dialector{Conn: db}, &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)}); err != nil {
 			return err
 		}
 		if err := database.AutoMigrate(sessions); err != nil {

@@ -17,9 +17,6 @@ import (
 	"github.com/adkctx/adkctx/internal/engine"
 )
 
-// adkVersion names the adk-go major version this glue serves (in error messages).
-const adkVersion = "adk-go v2"
-
 // callbackContext is what adk-go hands the model callbacks; toolContext the tool callbacks: one
 // unified agent.Context, of which the callbacks call only what a callback context supports.
 type (

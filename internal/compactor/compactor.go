@@ -211,6 +211,7 @@ func (c *Compactor) fly(f *flight, r Request) {
 			return
 		}
 		r, f.next = *f.next, nil
+		r.Snapshot = nil // read before the run it waited for stored its marker: read again
 		c.mu.Unlock()
 	}
 }

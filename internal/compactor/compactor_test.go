@@ -19,6 +19,7 @@ import (
 	. "github.com/adkctx/adkctx/compaction"
 	. "github.com/adkctx/adkctx/internal/compactor"
 	"github.com/adkctx/adkctx/internal/config"
+	"github.com/adkctx/adkctx/internal/history"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/response"
 )
@@ -787,4 +788,27 @@ func TestOffSettingsStayOff(t *testing.T) {
 	if n := len(rec.inputs[len(rec.inputs)-1].Context); n != 0 {
 		t.Errorf("the second compaction gave the summarizer %d overlap events, want none", n)
 	}
+}
+
+// A trigger coalesced behind a running compaction runs after it on a read taken after it: the
+// snapshot its request carries was read before that compaction stored its marker, and a summary
+// prepared from it would be discarded as a conflict (newer_marker) — the summarizer's call wasted.
+func TestCoalescedRunReadsAfterTheRunItWaitedFor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		b := newBlocking()
+		store := newStore(turns(1, 12)...)
+		c, rep := newCompactor(t, Config{Summarizer: b, Interval: 2}, store)
+		first, _ := store.Read(ctx, sess, history.ForView)
+		c.Schedule(Request{Session: sess, Trigger: TriggerInvocations, Invocation: "i12", Snapshot: first})
+		synctest.Wait() // the first run is held in its summarizer
+		store.add(turns(13, 16)...)
+		second, _ := store.Read(ctx, sess, history.ForView) // read before the first run's marker, as a turn's is
+		c.Schedule(Request{Session: sess, Trigger: TriggerInvocations, Invocation: "i16", Snapshot: second})
+		close(b.release)
+		c.Wait(ctx, sess)
+		if diff := cmp.Diff([]Outcome{OutcomeCoalesced, OutcomeCompacted, OutcomeCompacted}, rep.outcomes()); diff != "" {
+			t.Errorf("outcomes (-want +got):\n%s%d summarizer calls", diff, b.calls.Load())
+		}
+	})
 }
