@@ -209,7 +209,14 @@ func readHints(events []Event, p *plan, w *window, overlap int, now time.Time) {
 	for _, i := range w.covered {
 		newly[i] = true
 	}
+	// The marker itself is needed: stored at now, or right after the newest event when a
+	// clock stamped events later than now (the store stamps it after them).
 	from, known := now, true
+	for i := range events {
+		if events[i].Timestamp.After(from) {
+			from = events[i].Timestamp
+		}
+	}
 	need := func(t time.Time) {
 		if seconds(t) <= 0 {
 			known = false

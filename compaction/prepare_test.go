@@ -266,3 +266,37 @@ func TestPrepareValidates(t *testing.T) {
 		t.Errorf("Prepare with an invalid config = %+v, want the validation error", r)
 	}
 }
+
+// The marker records how far back a reader must reach (ReadFrom): the oldest event the view
+// shows after it. The compaction's clock does not bound it: a session whose events were stamped
+// by a clock ahead of the compacting process (another writer's, adk-go's time provider) gets
+// the same hint as one stamped by the same clock, not "now", which would reach back to before
+// every event and make each reader read the whole session.
+func TestReadFromIsTheOldestEventShown(t *testing.T) {
+	events := stamp(turns(1, 12)...) // from t0, one second apart
+	for name, now := range map[string]time.Time{
+		"clock after the events":  events[len(events)-1].Timestamp.Add(time.Minute),
+		"clock before the events": t0.Add(-time.Hour),
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := Prepare(context.Background(), Config{Interval: 2}, nil, events, Selection{Trigger: TriggerInvocations, Now: now})
+			if r.Marker == nil {
+				t.Fatalf("no marker: %v", r.Err)
+			}
+			covered := map[string]bool{}
+			for _, id := range r.Marker.EventIDs {
+				covered[id] = true
+			}
+			var oldest time.Time
+			for _, e := range events {
+				if !covered[e.ID] {
+					oldest = e.Timestamp
+					break
+				}
+			}
+			if got := fromSeconds(r.Marker.ReadFrom); !got.Equal(oldest) {
+				t.Errorf("ReadFrom = %v, want the oldest event shown, %v", got, oldest)
+			}
+		})
+	}
+}

@@ -432,3 +432,41 @@ func TestWideReadIsReported(t *testing.T) {
 		})
 	}
 }
+
+// The first read of a session in a process is bounded too: a process that never served the
+// session probes its newest events, learns from the newest marker how far back the view
+// reaches, and reads that, not the session. The session's events are stamped by adk-go's time
+// provider, a clock running ahead of the compacting process's, as another writer's may.
+func TestFirstReadInAProcessIsBounded(t *testing.T) {
+	for name, newBase := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			counted := &countingService{Service: newBase()}
+			cfg := adkctx.Config{Compaction: &compaction.Config{Interval: 3, Synchronous: true}}
+			first := wireStack(t, codingModel(), cfg, counted, readFileTool(t))
+			clock := &fakeClock{now: time.Now().Add(time.Hour)}
+			ctx := platform.WithTimeProvider(context.Background(), clock.Now)
+			for i := range 60 {
+				run(ctx, t, first.runner, "s1", fmt.Sprintf("mod%02d please look at it", i))
+			}
+			total := len(stored(t, counted.Service, "s1"))
+			counted.take()
+
+			fresh := wireStack(t, codingModel(), cfg, counted, readFileTool(t)) // another process
+			run(ctx, t, fresh.runner, "s1", "mod60 please look at it")
+			read, gets := counted.take()
+			resp, err := fresh.sessions.Get(ctx, &session.GetRequest{AppName: appName, UserID: "user", SessionID: "s1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			shows := len(hooks.ModelView(resp.Session))
+			t.Logf("the first turn in a fresh process read %d events in %d gets; the view shows %d of %d stored", read, gets, shows, total)
+			if total < 200 {
+				t.Fatalf("the session holds %d events: too short to show anything", total)
+			}
+			if bound := 64 + 2*shows; read > bound {
+				t.Errorf("the first turn read %d events in %d gets, over the probe and twice the view (%d): the session has %d",
+					read, gets, bound, total)
+			}
+		})
+	}
+}
