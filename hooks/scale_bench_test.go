@@ -40,23 +40,24 @@ import (
 type scalePlan struct {
 	sizes []int // stored events per session
 	// turns returns the warm turns an arm plays at a size (after its cold first turn).
-	turns func(size int, withAdkctx bool) int
+	turns func(size int, withAdkctx, rest bool) int
 }
 
 func newScalePlan() scalePlan {
 	if testing.Short() || os.Getenv("ADKCTX_SCALE") == "quick" {
-		return scalePlan{sizes: []int{1_000, 5_000}, turns: func(int, bool) int { return 5 }}
+		return scalePlan{sizes: []int{1_000, 5_000}, turns: func(_ int, withAdkctx, _ bool) int { return map[bool]int{true: 10, false: 5}[withAdkctx] }}
 	}
-	return scalePlan{sizes: []int{1_000, 5_000, 20_000, 50_000}, turns: func(size int, withAdkctx bool) int {
+	// Plain adk-go's turns take seconds at 20k events and more: fewer of them.
+	return scalePlan{sizes: []int{1_000, 5_000, 20_000, 50_000}, turns: func(size int, withAdkctx, rest bool) int {
 		switch {
 		case withAdkctx:
-			return 15
+			return 30 // cheap: more turns, more CPU samples
 		case size <= 5_000:
 			return 10
-		case size <= 20_000:
-			return 5
+		case size <= 20_000 || !rest:
+			return 3
 		}
-		return 3
+		return 2
 	}}
 }
 
@@ -91,18 +92,21 @@ func newScalePlan() scalePlan {
 func BenchmarkScale(b *testing.B) {
 	plan := newScalePlan()
 	text := newScaleText()
-	// Enough invocations for the largest size: four events each, a marker every few.
-	template, clock, err := buildSession(b.Context(), text, slices.Max(plan.sizes)*24/100+50)
+	builder, err := newSessionBuilder(b.Context(), text)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("workload: %s", describeWorkload(template))
+	defer builder.Close(b.Context())
 	var table scaleTable
 	for _, backend := range []string{"sqlite", "postgres"} {
 		b.Run(backend, func(b *testing.B) {
 			for _, size := range plan.sizes {
 				b.Run(fmt.Sprintf("%dk", size/1000), func(b *testing.B) {
-					c := measureCell(b, backend, prefix(template, size), text, clock, plan)
+					events, err := builder.session(size, text)
+					if err != nil {
+						b.Fatal(err)
+					}
+					c := measureCell(b, backend, events, text, plan)
 					c.report(b)
 					a := c.arms["adkctx"]
 					var sites strings.Builder
@@ -146,8 +150,11 @@ type scaleCell struct {
 }
 
 // measureCell loads events into a fresh database and plays the four arms on it.
-func measureCell(b *testing.B, backend string, events []*session.Event, text *scaleText, clock *fakeClock, plan scalePlan) *scaleCell {
+func measureCell(b *testing.B, backend string, events []*session.Event, text *scaleText, plan scalePlan) *scaleCell {
+	b.Logf("workload: %s", describeWorkload(events))
 	db := openScaleDB(b, backend)
+	// The arms' turns follow the session's on its clock.
+	clock := scaleClock(events[len(events)-1].Timestamp)
 	plain := withoutMarkers(events)
 	if err := loadSession(b.Context(), db.loader, "adkctx", events); err != nil {
 		b.Fatal(err)
@@ -181,7 +188,7 @@ func measureCell(b *testing.B, backend string, events []*session.Event, text *sc
 			withAdkctx := strings.HasPrefix(arm, "adkctx")
 			a := &scaleArm{session: arm, adkctx: withAdkctx, rest: strings.HasSuffix(arm, "_rest"), text: text, clock: clock,
 				store: newScaleStore(base, sizes), firstStep: invocation}
-			c.arms[arm] = a.play(b, plan.turns(len(events), withAdkctx))
+			c.arms[arm] = a.play(b, plan.turns(len(events), withAdkctx, a.rest))
 		}
 	}
 	return c
@@ -384,11 +391,12 @@ func (a *scaleArm) take() (scaleReads, int) {
 // viewEvents returns how many events the model's view of the session shows now (its read is
 // not counted).
 func (a *scaleArm) viewEvents(b *testing.B, ctx context.Context) int {
+	a.store.uncounted.Store(true)
+	defer a.store.uncounted.Store(false)
 	resp, err := a.sessionsSvc.Get(ctx, &session.GetRequest{AppName: scaleApp, UserID: scaleUser, SessionID: a.session})
 	if err != nil {
 		b.Fatal(err)
 	}
-	a.take()
 	return len(hooks.ModelView(resp.Session))
 }
 
@@ -479,17 +487,15 @@ func owner(s *profile.Sample) string {
 func (c *scaleCell) report(b *testing.B) {
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	for _, name := range []string{"adkctx", "plain", "adkctx_rest", "plain_rest"} {
-		if r := c.arms[name]; r != nil {
-			b.ReportMetric(ms(r.p50()), name+"_p50_ms")
-		}
-	}
-	for _, name := range []string{"adkctx", "plain"} {
 		r := c.arms[name]
+		b.ReportMetric(ms(r.p50()), name+"_p50_ms")
 		b.ReportMetric(ms(r.cold), name+"_cold_ms")
 		b.ReportMetric(r.perTurn(ms(r.reads.getTime)), name+"_get_ms/turn")
 		b.ReportMetric(r.perTurn(float64(r.reads.events)), name+"_events/turn")
 		b.ReportMetric(r.perTurn(float64(r.reads.bytes)/1024), name+"_KB/turn")
-		b.ReportMetric(r.perTurn(float64(r.sent)/1024), name+"_request_KB/turn")
+	}
+	for _, name := range []string{"adkctx", "plain"} {
+		b.ReportMetric(c.arms[name].perTurn(float64(c.arms[name].sent)/1024), name+"_request_KB/turn")
 	}
 	a := c.arms["adkctx"]
 	b.ReportMetric(a.perTurn(float64(a.reads.whole)), "adkctx_whole_reads/turn")

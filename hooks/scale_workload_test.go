@@ -12,6 +12,7 @@ import (
 	"hash/fnv"
 	"iter"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -203,47 +204,61 @@ func newScaleAgent(text *scaleText, sent func(int)) (agent.Agent, error) {
 // scaleClock is the benchmark's clock: scaleStep per reading, from start.
 func scaleClock(start time.Time) *fakeClock { return &fakeClock{now: start, step: scaleStep} }
 
-// buildSession plays invocations of the workload through adk-go's runner on an in-memory service
-// with adkctx compacting (defaults, synchronously, the extractive summarizer) and returns every
-// stored event, markers included, and the clock, to be continued.
-func buildSession(ctx context.Context, text *scaleText, invocations int) ([]*session.Event, *fakeClock, error) {
+// sessionBuilder plays the workload through adk-go's runner on an in-memory service with adkctx
+// compacting (defaults, synchronously, the extractive summarizer), as far as asked.
+type sessionBuilder struct {
+	h      *hooks.Hooks
+	r      *runner.Runner
+	base   session.Service
+	ctx    context.Context // carries the session's clock
+	next   int             // the next step
+	events []*session.Event
+}
+
+func newSessionBuilder(ctx context.Context, text *scaleText) (*sessionBuilder, error) {
 	h, err := hooks.New(adkctx.Config{Compaction: &compaction.Config{Synchronous: true, Summarizer: &compaction.ExtractiveSummarizer{}}})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	defer h.Close(ctx)
 	a, err := newScaleAgent(text, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	base := session.InMemoryService()
-	rc, err := h.Wire(runner.Config{AppName: scaleApp, Agent: a, SessionService: base, AutoCreateSession: true})
+	sb := &sessionBuilder{h: h, base: session.InMemoryService()}
+	rc, err := h.Wire(runner.Config{AppName: scaleApp, Agent: a, SessionService: sb.base, AutoCreateSession: true})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	r, err := runner.New(rc)
-	if err != nil {
-		return nil, nil, err
+	if sb.r, err = runner.New(rc); err != nil {
+		return nil, err
 	}
-	clock := scaleClock(time.Now().UTC().Truncate(time.Second))
-	ctx = platform.WithTimeProvider(ctx, clock.Now)
-	for n := range invocations {
-		for _, err := range r.Run(ctx, scaleUser, "template", genai.NewContentFromText(text.message(n), genai.RoleUser), agent.RunConfig{}) {
-			if err != nil {
-				return nil, nil, fmt.Errorf("invocation %d: %w", n, err)
-			}
-		}
-	}
-	resp, err := base.Get(ctx, &session.GetRequest{AppName: scaleApp, UserID: scaleUser, SessionID: "template"})
-	if err != nil {
-		return nil, nil, err
-	}
-	var events []*session.Event
-	for e := range resp.Session.Events().All() {
-		events = append(events, e)
-	}
-	return events, clock, nil
+	sb.ctx = platform.WithTimeProvider(ctx, scaleClock(time.Now().UTC().Truncate(time.Second)).Now)
+	return sb, nil
 }
+
+// session returns the first n events of the session (to the end of an invocation; see prefix),
+// playing more invocations when it holds fewer.
+func (sb *sessionBuilder) session(n int, text *scaleText) ([]*session.Event, error) {
+	for len(sb.events) <= n {
+		// Four events an invocation, and a marker every few.
+		for range (n-len(sb.events))/4 + 2 {
+			for _, err := range sb.r.Run(sb.ctx, scaleUser, "template", genai.NewContentFromText(text.message(sb.next), genai.RoleUser), agent.RunConfig{}) {
+				if err != nil {
+					return nil, fmt.Errorf("invocation %d: %w", sb.next, err)
+				}
+			}
+			sb.next++
+		}
+		resp, err := sb.base.Get(sb.ctx, &session.GetRequest{AppName: scaleApp, UserID: scaleUser, SessionID: "template"})
+		if err != nil {
+			return nil, err
+		}
+		sb.events = slices.Collect(resp.Session.Events().All())
+	}
+	return prefix(sb.events, n), nil
+}
+
+func (sb *sessionBuilder) Close(ctx context.Context) error { return sb.h.Close(ctx) }
 
 // loadSession stores events as session id through svc, one AppendEvent each: adk-go's own
 // write path.
