@@ -120,6 +120,8 @@ func TestScaleProfileOwner(t *testing.T) {
 		{stack("runtime.mallocgc", "github.com/adkctx/adkctx/hooks_test.(*scaleLLM).GenerateContent.func1", "github.com/adkctx/adkctx/hooks.(*Hooks).beforeModel"), "benchmark"},
 		{stack("google.golang.org/adk/session/database.(*databaseService).Get", "github.com/adkctx/adkctx/hooks_test.(*scaleStore).Get"), "storage"},
 		{stack("runtime.gcBgMarkWorker"), "other"},
+		{stack("encoding/json.Unmarshal", "github.com/adkctx/adkctx/compaction.parseRecord", "github.com/adkctx/adkctx/hooks.ModelView",
+			"github.com/adkctx/adkctx/hooks_test.(*scaleArm).viewEvents"), "benchmark"},
 		{stack("encoding/json.Marshal", "google.golang.org/adk/internal/llminternal.(*Flow).callLLM"), "other"},
 	} {
 		if got := owner(tc.sample); got != tc.want {
