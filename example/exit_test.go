@@ -89,7 +89,7 @@ func (s *replSession) exit() int {
 // reopen reads a session's stored events from an SQLite file with a store of its own.
 func reopen(t *testing.T, db, sessionID string) []*session.Event {
 	t.Helper()
-	st, err := openStore(db)
+	st, err := openStore(context.Background(), db)
 	if err != nil {
 		t.Fatalf("reopen %s: %v", db, err)
 	}

@@ -200,7 +200,7 @@ func prepare(ctx context.Context, o options, env func(string) string, cl *cleanu
 		cl.add(removeFiles(p))
 	}
 	var err error
-	if a.store, err = openStore(a.dbPath); err != nil {
+	if a.store, err = openStore(ctx, a.dbPath); err != nil {
 		return nil, err
 	}
 	cl.add(a.store.Close)

@@ -24,6 +24,7 @@ import (
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
+	"github.com/adkctx/adkctx/hooks/sessiondb"
 )
 
 // usageError is a bad flag or argument: reported in one line, exit code 2.
@@ -47,8 +48,9 @@ type store struct {
 // and removes the -wal file.
 func (s *store) Close() error { return s.db.Close() }
 
-// openStore opens (creating if needed) the SQLite session store at path.
-func openStore(path string) (*store, error) {
+// openStore opens (creating if needed) the SQLite session store at path, with adkctx's session
+// index (sessiondb): without it, every read of a session scans every stored event.
+func openStore(ctx context.Context, path string) (*store, error) {
 	lower := strings.ToLower(path)
 	if strings.HasPrefix(lower, "postgres://") || strings.HasPrefix(lower, "postgresql://") {
 		return nil, usagef("-db %s: this example ships only the SQLite driver; build it with gorm's postgres driver "+
@@ -73,15 +75,28 @@ func openStore(path string) (*store, error) {
 	if err != nil {
 		return nil, usagef("-db %s: %v", path, oneLine(err))
 	}
-	svc, err := database.NewSessionService(&sqlite.Dialector{Conn: db}, &gorm.Config{Logger: gormlogger.Discard})
+	quiet := &gorm.Config{Logger: gormlogger.Discard}
+	svc, err := database.NewSessionService(&sqlite.Dialector{Conn: db}, quiet)
 	if err == nil {
 		err = database.AutoMigrate(svc)
+	}
+	if err == nil {
+		err = createIndex(ctx, db, quiet)
 	}
 	if err != nil {
 		_ = db.Close()
 		return nil, usagef("-db %s: not a usable SQLite database: %v", path, oneLine(err))
 	}
 	return &store{Service: svc, db: db}, nil
+}
+
+// createIndex creates the session index through the store's own connections.
+func createIndex(ctx context.Context, db *sql.DB, cfg *gorm.Config) error {
+	gdb, err := gorm.Open(&sqlite.Dialector{Conn: db}, cfg)
+	if err != nil {
+		return err
+	}
+	return sessiondb.CreateIndex(ctx, gdb, sessiondb.Config{})
 }
 
 // sqliteFiles are the files SQLite keeps for the database at path.

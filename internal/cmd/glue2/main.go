@@ -37,6 +37,8 @@ type pkg struct {
 var packages = []pkg{
 	{src: "hooks", dst: "adk2/hooks", own: []string{"doc.go", "version.go"}, tests: []string{"people_test.go"}},
 	{src: "hooks/internal/llmtest", dst: "adk2/internal/llmtest", own: []string{"version.go"}},
+	// adk-go's events table is the same in v1 and v2: the package imports neither.
+	{src: "hooks/sessiondb", dst: "adk2/sessiondb"},
 }
 
 // Import path prefixes, v1 → v2 (the more specific first).

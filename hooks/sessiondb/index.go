@@ -1,0 +1,159 @@
+package sessiondb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+	"gorm.io/gorm"
+)
+
+// IndexName is the name of the index CreateIndex creates.
+const IndexName = "adkctx_events_session_time"
+
+// eventsTable is adk-go's events table (session/database, storageEvent.TableName).
+const eventsTable = "events"
+
+// indexColumns are the columns of the index: the session's key, then the time adk-go's query
+// orders and bounds by.
+var indexColumns = []string{"app_name", "user_id", "session_id", "timestamp"}
+
+// Defaults of Config.
+const (
+	defaultPollInterval = 200 * time.Millisecond
+	// maxAttempts bounds how often CreateIndex finds the index gone or invalid again (another
+	// process dropping it meanwhile) before it gives up.
+	maxAttempts = 5
+)
+
+// Config configures CreateIndex. The zero value is ready to use.
+type Config struct {
+	// Logger receives an Info entry when CreateIndex builds the index or waits for another
+	// process's build, and a Warn entry when it rebuilds an invalid one. Default: no logs.
+	Logger *zap.Logger
+	// PollInterval is how often CreateIndex checks an index another process is building
+	// (PostgreSQL). Default 200 ms.
+	PollInterval time.Duration
+}
+
+// ErrNoTable is returned when the database holds no events table: database.AutoMigrate must run
+// first.
+var ErrNoTable = errors.New("sessiondb: adk-go's events table does not exist: run database.AutoMigrate on the session service first")
+
+// ErrInTransaction is returned for a PostgreSQL handle inside a transaction: the index is built
+// CONCURRENTLY, which PostgreSQL runs only outside one.
+var ErrInTransaction = errors.New("sessiondb: CREATE INDEX CONCURRENTLY cannot run inside a transaction: pass a *gorm.DB that is not in one")
+
+// DialectError is returned for a database other than SQLite and PostgreSQL.
+type DialectError struct {
+	Dialect string // gorm's name of the database's dialect
+}
+
+func (e *DialectError) Error() string {
+	return fmt.Sprintf("sessiondb: the %q dialect is not supported (only sqlite and postgres)", e.Dialect)
+}
+
+// ConflictError is returned when an index named IndexName exists but is not the session index:
+// on another table or on other columns. CreateIndex leaves it alone.
+type ConflictError struct {
+	Table   string   // the table it indexes
+	Columns []string // its columns, in order
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("sessiondb: an index %s already exists on %s (%s), not on %s (%s): drop or rename it",
+		IndexName, e.Table, strings.Join(e.Columns, ", "), eventsTable, strings.Join(indexColumns, ", "))
+}
+
+// CreateIndex creates the session index of adk-go's database session service, IndexName on
+// events (app_name, user_id, session_id, timestamp), in the database db is a handle on, unless it
+// exists already. On PostgreSQL it is built CONCURRENTLY (db must not be inside a transaction),
+// waiting for another process's build of it, rebuilding an invalid one an interrupted build left.
+// Canceling ctx stops a build; on PostgreSQL the next call cleans up and builds again.
+func CreateIndex(ctx context.Context, db *gorm.DB, cfg Config) error {
+	if db == nil {
+		return errors.New("sessiondb: CreateIndex needs a *gorm.DB")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = defaultPollInterval
+	}
+	switch dialect := db.Dialector.Name(); dialect {
+	case "sqlite":
+		return createSQLite(db.WithContext(ctx), cfg.Logger)
+	case "postgres":
+		if _, inTx := db.Statement.ConnPool.(gorm.TxCommitter); inTx {
+			return ErrInTransaction
+		}
+		return createPostgres(ctx, db.WithContext(ctx), cfg)
+	default:
+		return &DialectError{Dialect: dialect}
+	}
+}
+
+// createStatement is the statement that creates the index; concurrently for PostgreSQL.
+func createStatement(concurrently bool) string {
+	quoted := make([]string, len(indexColumns))
+	for i, c := range indexColumns {
+		quoted[i] = `"` + c + `"`
+	}
+	how := ""
+	if concurrently {
+		how = "CONCURRENTLY "
+	}
+	return fmt.Sprintf(`CREATE INDEX %sIF NOT EXISTS "%s" ON "%s" (%s)`, how, IndexName, eventsTable, strings.Join(quoted, ", "))
+}
+
+// check returns a ConflictError unless an index on table with columns is the session index.
+func check(table string, columns []string) error {
+	if table != eventsTable || !slices.Equal(columns, indexColumns) {
+		return &ConflictError{Table: table, Columns: columns}
+	}
+	return nil
+}
+
+func createSQLite(db *gorm.DB, log *zap.Logger) error {
+	var tables int64
+	if err := db.Raw("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", eventsTable).Scan(&tables).Error; err != nil {
+		return fmt.Errorf("sessiondb: looking for the events table: %w", err)
+	}
+	if tables == 0 {
+		return ErrNoTable
+	}
+	table, columns, err := sqliteIndex(db)
+	if err != nil || table != "" {
+		return errors.Join(err, check(table, columns))
+	}
+	start := time.Now()
+	if err := db.Exec(createStatement(false)).Error; err != nil {
+		return fmt.Errorf("sessiondb: creating %s: %w", IndexName, err)
+	}
+	log.Info("session index created", zap.String("index", IndexName), zap.String("dialect", "sqlite"),
+		zap.Int64("duration_ms", time.Since(start).Milliseconds()))
+	// Another process may have created an index of that name in between.
+	if table, columns, err = sqliteIndex(db); err != nil {
+		return err
+	}
+	return check(table, columns)
+}
+
+// sqliteIndex returns the table and columns of the index named IndexName ("" when none).
+func sqliteIndex(db *gorm.DB) (table string, columns []string, err error) {
+	var tables []string
+	if err := db.Raw("SELECT tbl_name FROM sqlite_master WHERE type = 'index' AND name = ?", IndexName).Scan(&tables).Error; err != nil {
+		return "", nil, fmt.Errorf("sessiondb: looking for %s: %w", IndexName, err)
+	}
+	if len(tables) == 0 {
+		return "", nil, nil
+	}
+	if err := db.Raw("SELECT name FROM pragma_index_info(?) ORDER BY seqno", IndexName).Scan(&columns).Error; err != nil {
+		return "", nil, fmt.Errorf("sessiondb: reading the columns of %s: %w", IndexName, err)
+	}
+	return tables[0], columns, nil
+}

@@ -1,0 +1,133 @@
+package sessiondb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+	"gorm.io/gorm"
+)
+
+// pgIndex is what PostgreSQL's catalog says of the relation named IndexName in the events
+// table's schema.
+type pgIndex struct {
+	exists   bool   // a relation of that name exists
+	index    bool   // it is an index
+	name     string // schema-qualified, quoted
+	table    string
+	columns  []string
+	valid    bool // usable by queries (an interrupted concurrent build leaves it invalid)
+	building bool // a CREATE INDEX of it is running
+}
+
+// pgIndexQuery reads pgIndex; $1 is IndexName, $2 the events table.
+const pgIndexQuery = `
+SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname),
+       i.indexrelid IS NOT NULL,
+       coalesce(t.relname::text, ''),
+       coalesce((SELECT string_agg(a.attname::text, ',' ORDER BY k.n)
+                   FROM unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, n)
+                   JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum), ''),
+       coalesce(i.indisvalid, false),
+       EXISTS (SELECT 1 FROM pg_stat_progress_create_index p WHERE p.index_relid = c.oid)
+  FROM pg_class c
+  JOIN pg_namespace n ON n.oid = c.relnamespace
+  LEFT JOIN pg_index i ON i.indexrelid = c.oid
+  LEFT JOIN pg_class t ON t.oid = i.indrelid
+ WHERE c.relname = $1
+   AND c.relnamespace = (SELECT relnamespace FROM pg_class WHERE oid = to_regclass($2))`
+
+func readPGIndex(db *gorm.DB) (pgIndex, error) {
+	var tables int64
+	if err := db.Raw("SELECT count(*) FROM pg_class WHERE oid = to_regclass(?)", eventsTable).Scan(&tables).Error; err != nil {
+		return pgIndex{}, fmt.Errorf("sessiondb: looking for the events table: %w", err)
+	}
+	if tables == 0 {
+		return pgIndex{}, ErrNoTable
+	}
+	var st pgIndex
+	var columns string
+	err := db.Raw(pgIndexQuery, IndexName, eventsTable).Row().Scan(&st.name, &st.index, &st.table, &columns, &st.valid, &st.building)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return pgIndex{}, nil
+	case err != nil:
+		return pgIndex{}, fmt.Errorf("sessiondb: looking for %s: %w", IndexName, err)
+	}
+	st.exists = true
+	if columns != "" {
+		st.columns = strings.Split(columns, ",")
+	}
+	return st, nil
+}
+
+// createPostgres builds the index concurrently until the catalog shows it valid: it waits for
+// another process's build and rebuilds an invalid index no build is working on.
+func createPostgres(ctx context.Context, db *gorm.DB, cfg Config) error {
+	log := cfg.Logger.With(zap.String("index", IndexName), zap.String("dialect", "postgres"))
+	for range maxAttempts {
+		st, err := readPGIndex(db)
+		switch {
+		case err != nil:
+			return err
+		case st.exists && !st.index:
+			return fmt.Errorf("sessiondb: %s exists and is not an index: rename it", st.name)
+		case st.exists:
+			if err := check(st.table, st.columns); err != nil {
+				return err
+			}
+		}
+		switch {
+		case st.valid:
+			return nil
+		case st.building:
+			if err := waitForBuild(ctx, db, cfg.PollInterval, log); err != nil {
+				return err
+			}
+		case st.exists:
+			// Invalid and no build running: an interrupted CREATE INDEX CONCURRENTLY left it.
+			log.Warn("session index invalid: rebuilding it")
+			if err := db.Exec("DROP INDEX CONCURRENTLY IF EXISTS " + st.name).Error; err != nil {
+				return fmt.Errorf("sessiondb: dropping the invalid %s: %w", IndexName, err)
+			}
+		default:
+			start := time.Now()
+			if err := db.Exec(createStatement(true)).Error; err != nil {
+				// Another process may have started the same build first: the next round sees it.
+				if again, rerr := readPGIndex(db); rerr != nil || !again.exists {
+					return fmt.Errorf("sessiondb: creating %s: %w", IndexName, err)
+				}
+				continue
+			}
+			log.Info("session index created", zap.Bool("concurrently", true), zap.Int64("duration_ms", time.Since(start).Milliseconds()))
+		}
+	}
+	return fmt.Errorf("sessiondb: %s is still not valid after %d attempts (is another process dropping it?)", IndexName, maxAttempts)
+}
+
+// waitForBuild polls until no build of the index is running.
+func waitForBuild(ctx context.Context, db *gorm.DB, every time.Duration, log *zap.Logger) error {
+	start := time.Now()
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("sessiondb: waiting for another process's build of %s: %w", IndexName, ctx.Err())
+		case <-tick.C:
+		}
+		st, err := readPGIndex(db)
+		if err != nil {
+			return err
+		}
+		if !st.building {
+			log.Info("session index built by another process", zap.Int64("waited_ms", time.Since(start).Milliseconds()),
+				zap.Bool("valid", st.valid))
+			return nil
+		}
+	}
+}
