@@ -229,6 +229,7 @@ func decisionFields(sessionID string, c Call, seq int, limits budget.Limits, d r
 		zap.Int("synthetic_responses", x.norm.SyntheticResponses),
 		zap.Int("orphans_removed", x.norm.OrphansRemoved),
 		zap.Int("responses_reordered", x.norm.Reordered),
+		zap.Int("responses_merged", x.norm.ContentsMerged),
 		zap.Int("instruction_bytes", x.instructionBytes),
 	)
 }
