@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"google.golang.org/adk/agent"
 	"google.golang.org/adk/artifact"
 	"google.golang.org/adk/tool"
 	"google.golang.org/adk/tool/functiontool"
@@ -109,39 +108,34 @@ type recaller struct {
 	cfg Config
 }
 
-func (r *recaller) read(tc agent.ToolContext, args ReadArgs) (Result, error) {
+func (r *recaller) read(tc toolContext, args ReadArgs) (Result, error) {
 	return r.run(tc, recall.ToolReadOutput, func(ctx context.Context, st recall.Store) (*recall.Result, error) {
 		return recall.ReadOutput(ctx, st, args.Name, args.Range, r.cfg.Limits)
 	})
 }
 
-func (r *recaller) search(tc agent.ToolContext, args SearchArgs) (Result, error) {
+func (r *recaller) search(tc toolContext, args SearchArgs) (Result, error) {
 	return r.run(tc, recall.ToolSearchOutputs, func(ctx context.Context, st recall.Store) (*recall.Result, error) {
 		return recall.SearchOutputs(ctx, st, recall.SearchRequest{Query: args.Query, Regexp: args.Regexp, Name: args.Name, Context: args.Context, Cursor: args.Cursor}, r.cfg.Limits)
 	})
 }
 
-func (r *recaller) history(tc agent.ToolContext, args HistoryArgs) (Result, error) {
+func (r *recaller) history(tc toolContext, args HistoryArgs) (Result, error) {
 	return r.run(tc, recall.ToolSearchHistory, func(ctx context.Context, st recall.Store) (*recall.Result, error) {
 		return recall.SearchHistory(ctx, st, viewer(tc), recall.HistoryRequest{Query: args.Query, Before: args.Before}, r.cfg.Limits)
 	})
 }
 
-func (r *recaller) turn(tc agent.ToolContext, args TurnArgs) (Result, error) {
+func (r *recaller) turn(tc toolContext, args TurnArgs) (Result, error) {
 	return r.run(tc, recall.ToolReadTurn, func(ctx context.Context, st recall.Store) (*recall.Result, error) {
 		return recall.ReadTurn(ctx, st, viewer(tc), recall.TurnRequest{Turn: args.Turn, Whole: args.Whole, From: args.From, Entry: args.Entry, Range: args.Range}, r.cfg.Limits)
 	})
 }
 
-// viewer is who calls: v1 has branches and no isolation scope.
-func viewer(tc agent.ToolContext) recall.Viewer {
-	return recall.Viewer{Branch: tc.Branch()}
-}
-
 // run calls f on the calling session's store, within the timeout. An *InputError comes back as
 // the tool's error for the model to read; a storage failure too, after one log entry that holds
 // no query and no result.
-func (r *recaller) run(tc agent.ToolContext, name string, f func(context.Context, recall.Store) (*recall.Result, error)) (Result, error) {
+func (r *recaller) run(tc toolContext, name string, f func(context.Context, recall.Store) (*recall.Result, error)) (Result, error) {
 	ctx, cancel := context.WithTimeout(tc, r.cfg.Timeout)
 	defer cancel()
 	st := SessionStore(r.cfg.Artifacts, tc.AppName(), tc.UserID(), tc.SessionID())

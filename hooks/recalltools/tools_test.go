@@ -80,7 +80,7 @@ func newEnv(t *testing.T, m *llmtest.Model, logger *zap.Logger, runTests func(se
 	}
 	type noArgs struct{}
 	run, err := functiontool.New(functiontool.Config{Name: "run_tests", Description: "runs the tests"},
-		func(tc agent.ToolContext, _ noArgs) (map[string]any, error) {
+		func(tc toolCtx, _ noArgs) (map[string]any, error) {
 			return map[string]any{"output": runTests(tc.SessionID()), "exit_code": 1}, nil
 		})
 	if err != nil {

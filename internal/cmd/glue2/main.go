@@ -37,6 +37,10 @@ type pkg struct {
 var packages = []pkg{
 	{src: "hooks", dst: "adk2/hooks", own: []string{"doc.go", "version.go"}, tests: []string{"people_test.go"}},
 	{src: "hooks/internal/llmtest", dst: "adk2/internal/llmtest", own: []string{"version.go"}},
+	{src: "hooks/recalltools", dst: "adk2/hooks/recalltools", own: []string{"version.go", "version_test.go"},
+		tests: []string{"bench_test.go", "example_test.go", "tools_test.go"}},
+	{src: "hooks/dbartifact", dst: "adk2/hooks/dbartifact", own: []string{"version.go", "databases_test.go"},
+		tests: []string{"service_test.go"}},
 }
 
 // Import path prefixes, v1 → v2 (the more specific first).
