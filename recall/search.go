@@ -226,13 +226,13 @@ type search struct {
 	lines     int // lines written to out
 	roomLines int // lines out may hold (the result's header and footer aside)
 	matches   int // matches written to out
-	read     int64
-	binary   int
-	searched int
-	stop     string  // why it stopped early ("" when it did not)
-	next     *cursor // where it resumes
-	deadline time.Time
-	late     bool // the time bound refused a read
+	read      int64
+	binary    int
+	searched  int
+	stop      string  // why it stopped early ("" when it did not)
+	next      *cursor // where it resumes
+	deadline  time.Time
+	late      bool // the time bound refused a read
 }
 
 func (s *search) stopped() bool { return s.next != nil }
