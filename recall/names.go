@@ -67,11 +67,13 @@ func ValidateOutputName(name string) error {
 }
 
 // OutputNote is the text a truncation note carries when the recall tools are installed: where
-// the full output is and the call that reads it. Without the tools the note stays
+// the full output is and the calls that read it. The name comes first: a cut mark keeps 200
+// bytes of its note, which hold the whole note for names up to about 110 bytes and the name
+// itself up to about 175 (adkctx's names are 60 to 80). Without the tools the note stays
 // `full output saved as artifact "<name>"`.
 func OutputNote(name string) string {
-	return fmt.Sprintf("full output saved as %q — read it with %s(name=%q, range=\"1-200\") or search it with %s(name=%q, query=…)",
-		name, ToolReadOutput, name, ToolSearchOutputs, name)
+	return fmt.Sprintf("full output saved as %q; read it with %s(name, range=\"1-200\") or %s(name, query)",
+		name, ToolReadOutput, ToolSearchOutputs)
 }
 
 // ExcerptNote is the note on a tool result shown as an excerpt in the raw tail, when the recall
