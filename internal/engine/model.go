@@ -65,6 +65,7 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 		e.WiringError("plugin_missing", pluginMissing)
 	}
 
+	e.recallNotes(c, req)
 	instructionBytes := e.injectInstructions(ctx, s.ID, state, req)
 	// What the stream's previous request held unchanged was checked by the steps then: only
 	// what is new is truncated, and unchanged contents keep their prints.

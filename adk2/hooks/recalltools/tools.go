@@ -20,8 +20,12 @@ import (
 // Config configures the recall tools.
 type Config struct {
 	// Artifacts holds the saved outputs and history segments: the runner's artifact service.
-	// Required.
+	// Required unless ArtifactsFrom is set.
 	Artifacts artifact.Service
+	// ArtifactsFrom, when set, returns the artifact service at each call instead of Artifacts
+	// (hooks' RecallTools returns the one Wire captured); a nil service fails the call with an
+	// error the model reads.
+	ArtifactsFrom func() artifact.Service
 	// Limits bound each call; zero fields take recall's defaults (results at most 8 KiB, under
 	// adkctx's default 10 KiB truncation limit, so a recall result is never cut and saved
 	// again). Set Limits.MaxResultBytes below the truncation limit when you lower that.
@@ -73,7 +77,7 @@ type TurnArgs struct {
 
 // New returns the recall tools, in the order of recall.ToolNames.
 func New(cfg Config) ([]tool.Tool, error) {
-	if cfg.Artifacts == nil {
+	if cfg.Artifacts == nil && cfg.ArtifactsFrom == nil {
 		return nil, errors.New("recalltools: Config.Artifacts is required (the runner's artifact service)")
 	}
 	if cfg.Timeout <= 0 {
@@ -104,6 +108,10 @@ const (
 	turnDescription = "Read one earlier, summarized turn by its label from search_history: the user's " +
 		"message, the tool calls, their results (as excerpts unless whole is true) and the answer."
 )
+
+// errNoArtifacts is a call's error when there is no artifact service to read.
+var errNoArtifacts = errors.New("the recall tools have no storage: the runner was not wired with an artifact service " +
+	"(runner.Config.ArtifactService passed to adkctx's Wire); nothing saved can be read in this session")
 
 // recaller runs the tools' calls.
 type recaller struct {
@@ -138,9 +146,18 @@ func (r *recaller) turn(tc toolContext, args TurnArgs) (Result, error) {
 // the tool's error for the model to read; a storage failure too, after one log entry that holds
 // no query and no result.
 func (r *recaller) run(tc toolContext, name string, f func(context.Context, recall.Store) (*recall.Result, error)) (Result, error) {
+	svc := r.cfg.Artifacts
+	if r.cfg.ArtifactsFrom != nil {
+		svc = r.cfg.ArtifactsFrom()
+	}
+	if svc == nil {
+		r.cfg.Logger.Warn("recall tool failed", zap.String("tool", name), zap.String("session_id", tc.SessionID()),
+			zap.String("invocation_id", tc.InvocationID()), zap.String("error_kind", "no_artifact_service"))
+		return Result{}, errNoArtifacts
+	}
 	ctx, cancel := context.WithTimeout(tc, r.cfg.Timeout)
 	defer cancel()
-	st := SessionStore(r.cfg.Artifacts, tc.AppName(), tc.UserID(), tc.SessionID())
+	st := SessionStore(svc, tc.AppName(), tc.UserID(), tc.SessionID())
 	res, err := f(ctx, st)
 	switch {
 	case err == nil:
