@@ -155,7 +155,7 @@ func summaryText(req *model.LLMRequest) string {
 	return ""
 }
 
-var excerptSavedAs = regexp.MustCompile(`its full text is saved as \\"(adkctx-tool-output-[^"\\]+)\\"`)
+var excerptSavedAs = regexp.MustCompile(`full text saved as \\"(adkctx-tool-output-[^"\\]+)\\"`)
 
 // recallResults returns the results (or errors) of the recall calls stored in the session.
 func (s *recallStack) recallResults(t *testing.T, sessionID string) []string {

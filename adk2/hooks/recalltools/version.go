@@ -16,9 +16,16 @@ import (
 type toolContext = agent.Context
 
 // viewer is who calls: the branch and the isolation scope of the caller's invocation, so that
-// history search reaches only what the caller's agent could see.
+// history search reaches only what the caller's agent could see. adk-go v2.2.0's tool context
+// answers IsolationScope with "" and a line on the standard logger; the context it derives
+// with WithAgentCancel (the one a tool runs its own work in) answers with the invocation's.
 func viewer(tc toolContext) recall.Viewer {
-	return recall.Viewer{Branch: tc.Branch(), Scope: tc.IsolationScope()}
+	v := recall.Viewer{Branch: tc.Branch()}
+	if ctx, cancel := tc.WithAgentCancel(); ctx != nil {
+		v.Scope = ctx.IsolationScope()
+		cancel()
+	}
+	return v
 }
 
 // createdAt is an artifact version's creation time (adk-go v2 reports a time.Time).

@@ -35,7 +35,7 @@ type pkg struct {
 
 // packages are the generated packages.
 var packages = []pkg{
-	{src: "hooks", dst: "adk2/hooks", own: []string{"doc.go", "version.go"}, tests: []string{"people_test.go", "recall_test.go"}},
+	{src: "hooks", dst: "adk2/hooks", own: []string{"doc.go", "version.go"}, tests: []string{"people_test.go", "recall_test.go", "recall_figure_test.go"}},
 	{src: "hooks/internal/llmtest", dst: "adk2/internal/llmtest", own: []string{"version.go"}},
 	{src: "hooks/recalltools", dst: "adk2/hooks/recalltools", own: []string{"version.go", "version_test.go"},
 		tests: []string{"bench_test.go", "example_test.go", "tools_test.go"}},
