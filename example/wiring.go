@@ -40,7 +40,7 @@ type agentSetup struct {
 	// Artifacts keeps the full tool outputs, read back by the recall tools (the sessions'
 	// SQLite file here: hooks/dbartifact). Nil: in memory, lost when the process ends.
 	Artifacts artifact.Service
-	WorkDir  string          // AGENTS.md files apply from the project root down to here
+	WorkDir   string // AGENTS.md files apply from the project root down to here
 	// Summarizer: extractive offline; with Gemini the agent's own model (extractive fallback).
 	Summarizer  compaction.Summarizer
 	Synchronous bool                 // compact on the turn that triggers it (the demo's figures)
