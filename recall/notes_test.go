@@ -207,3 +207,27 @@ func TestInstalledIn(t *testing.T) {
 		}
 	}
 }
+
+// Whatever a tool result holds around the view's note, the rewrite neither panics nor changes
+// its input, leaves no view note behind, and is idempotent.
+func FuzzRewriteNotes(f *testing.F) {
+	f.Add("head\n[... output truncated: 3 lines; ", " ...]\ntail", "run_tests")
+	f.Add("", "", "")
+	f.Add("\xff\xfe", compaction.ExcerptNote, "weird/tool name")
+	f.Fuzz(func(t *testing.T, before, after, tool string) {
+		resp := map[string]any{"output": before + compaction.ExcerptNote + after, "items": []any{after, map[string]any{"x": before}}, "n": 1.0}
+		contents := []*genai.Content{{Role: genai.RoleUser, Parts: []*genai.Part{genai.NewPartFromFunctionResponse(tool, resp)}}}
+		in := mustJSON(t, contents)
+		out, rep := RewriteNotes(contents, Installed{Outputs: true, History: true})
+		if mustJSON(t, contents) != in {
+			t.Fatal("the input changed")
+		}
+		if rep.Excerpts != 1 || strings.Contains(mustJSON(t, out), mustJSON(t, compaction.ExcerptNote)[1:len(mustJSON(t, compaction.ExcerptNote))-1]) {
+			t.Fatalf("report %+v, result %s", rep, mustJSON(t, out))
+		}
+		again, rep := RewriteNotes(out, Installed{Outputs: true, History: true})
+		if mustJSON(t, again) != mustJSON(t, out) || rep.Excerpts != 0 {
+			t.Fatal("not idempotent")
+		}
+	})
+}
