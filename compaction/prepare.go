@@ -44,8 +44,10 @@ type Result struct {
 	Marker   *Marker
 	Metadata map[string]any
 	Reason   string
-	// EventsCovered and InvocationsCovered count what the marker newly summarizes.
+	// EventsCovered and InvocationsCovered count what the marker newly summarizes; Covered
+	// holds those events, in stream order (what the recall history keeps of them).
 	EventsCovered, InvocationsCovered int
+	Covered                           []Event
 	OriginalTokens, CompactedTokens   int
 	Summarizer                        string
 	SummarizerUsage                   budget.Usage
@@ -99,6 +101,10 @@ func Prepare(ctx context.Context, cfg Config, v *Viewer, events []Event, sel Sel
 		return r
 	}
 	r.Marker, r.Metadata = m, md
+	r.Covered = make([]Event, 0, len(w.covered))
+	for _, i := range slices.Sorted(slices.Values(w.covered)) {
+		r.Covered = append(r.Covered, events[i])
+	}
 	return r
 }
 

@@ -325,9 +325,7 @@ func (p *plan) itemsOf(events []Event, place map[int][]string) []Item {
 		it := Item{Index: i}
 		e := &events[i]
 		if n := excerpts[e.Scope][e.ID]; n > 0 && e.ID != "" {
-			if c, cut, _ := truncate.Responses(e.Content, truncate.Config{MaxBytes: n, MaxLines: max(n/40, 16)}, excerptNote); cut > 0 {
-				it.Content = c
-			}
+			it.Content = excerptOf(e.Content, n)
 		}
 		items = append(items, it)
 	}
@@ -445,10 +443,58 @@ func excerptsOf(live map[string]liveMarker) map[string]map[string]int {
 	return out
 }
 
-// excerptNote is the note in the cut mark of an excerpted tool result: what happened, and how
-// the model gets the rest.
-func excerptNote(truncate.Cut) string {
-	return "older tool result shortened when the history was summarized; call the tool again for all of it"
+// ExcerptNote is the note in the cut mark of a tool result a view shows as an excerpt: what
+// happened, and how the model gets the rest. A request step for a model that has the recall
+// tools replaces it with one naming the saved result (package recall).
+const ExcerptNote = "older tool result shortened when the history was summarized; call the tool again for all of it"
+
+func excerptNote(truncate.Cut) string { return ExcerptNote }
+
+// excerptOf returns c with its tool results cut to excerpts of n bytes, as a view shows them;
+// nil when none is cut.
+func excerptOf(c *genai.Content, n int) *genai.Content {
+	if out, cut, _ := truncate.Responses(c, truncate.Config{MaxBytes: n, MaxLines: max(n/40, 16)}, excerptNote); cut > 0 {
+		return out
+	}
+	return nil
+}
+
+// Excerpted is a tool result a view shows as an excerpt: the function response as stored and
+// as the view shows it.
+type Excerpted struct {
+	EventID, InvocationID string
+	// Tool is the function response's name.
+	Tool          string
+	Stored, Shown map[string]any
+}
+
+// ExcerptsOf returns the tool results a view shows as excerpts while marker m wins (the events
+// of m's scope it lists in ExcerptedEventIDs, found among events), in stream order, each as
+// stored and exactly as the view shows it. The compactor that stores m saves them whole for the
+// recall tools; nil when m cuts none.
+func ExcerptsOf(events []Event, m *Marker) []Excerpted {
+	if m == nil || m.ExcerptBytes <= 0 || len(m.ExcerptedEventIDs) == 0 {
+		return nil
+	}
+	n := excerptsOf(map[string]liveMarker{m.Scope: {m: m}})[m.Scope]
+	var out []Excerpted
+	for i := range events {
+		e := &events[i]
+		if e.Scope != m.Scope || e.ID == "" || n[e.ID] <= 0 || e.isMarkerOnly() {
+			continue
+		}
+		shown := excerptOf(e.Content, n[e.ID])
+		if shown == nil {
+			continue
+		}
+		for j, p := range shown.Parts {
+			if p != e.Content.Parts[j] && p.FunctionResponse != nil { // a cut part is a copy
+				out = append(out, Excerpted{EventID: e.ID, InvocationID: e.InvocationID, Tool: p.FunctionResponse.Name,
+					Stored: e.Content.Parts[j].FunctionResponse.Response, Shown: p.FunctionResponse.Response})
+			}
+		}
+	}
+	return out
 }
 
 func reasonOf(err error) string {

@@ -224,7 +224,7 @@ func prepare(ctx context.Context, o options, env func(string) string, cl *cleanu
 		return nil, usagef("-dir %s: %v", a.workDir, err)
 	}
 	a.setup = agentSetup{
-		LLM: a.choice.llm, Tools: tools, Sessions: a.store, WorkDir: a.workDir,
+		LLM: a.choice.llm, Tools: tools, Sessions: a.store, Artifacts: a.store.artifacts, WorkDir: a.workDir,
 		Summarizer: a.choice.summarizer, Models: a.choice.models, Logger: logger,
 	}
 	if a.metrics != nil {

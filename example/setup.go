@@ -24,6 +24,7 @@ import (
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
+	"github.com/adkctx/adkctx/hooks/dbartifact"
 	"github.com/adkctx/adkctx/hooks/sessiondb"
 )
 
@@ -38,10 +39,12 @@ func usagef(format string, args ...any) error {
 
 // store is adk-go's database session service over one SQLite file, with the connection pool
 // the example closes itself: adk-go's service has no Close, and an SQLite file left open keeps
-// its data in the -wal file.
+// its data in the -wal file. The saved tool outputs live in the same file (hooks/dbartifact),
+// so they survive a restart with the sessions.
 type store struct {
 	session.Service
-	db *sql.DB
+	artifacts *dbartifact.Service
+	db        *sql.DB
 }
 
 // Close closes the database: the last connection checkpoints the write-ahead log into the file
@@ -83,11 +86,26 @@ func openStore(ctx context.Context, path string) (*store, error) {
 	if err == nil {
 		err = createIndex(ctx, db, quiet)
 	}
+	var artifacts *dbartifact.Service
+	if err == nil {
+		artifacts, err = openArtifacts(db)
+	}
 	if err != nil {
 		_ = db.Close()
 		return nil, usagef("-db %s: not a usable SQLite database: %v", path, oneLine(err))
 	}
-	return &store{Service: svc, db: db}, nil
+	return &store{Service: svc, artifacts: artifacts, db: db}, nil
+}
+
+// openArtifacts returns the artifact service on the sessions' database: the full tool outputs
+// adkctx saves, and what the recall tools read.
+func openArtifacts(db *sql.DB) (*dbartifact.Service, error) {
+	gdb, err := gorm.Open(&sqlite.Dialector{Conn: db}, &gorm.Config{Logger: gormlogger.Discard})
+	if err != nil {
+		return nil, err
+	}
+	artifacts := dbartifact.NewService(gdb, dbartifact.Config{})
+	return artifacts, artifacts.Migrate(context.Background())
 }
 
 // createIndex creates the session index through the store's own connections.

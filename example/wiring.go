@@ -1,6 +1,8 @@
 package main
 
 import (
+	"slices"
+
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 	"google.golang.org/adk/agent"
@@ -35,7 +37,10 @@ type agentSetup struct {
 	LLM      model.LLM
 	Tools    []tool.Tool
 	Sessions session.Service // the storage (SQLite here); adkctx wraps it
-	WorkDir  string          // AGENTS.md files apply from the project root down to here
+	// Artifacts keeps the full tool outputs, read back by the recall tools (the sessions'
+	// SQLite file here: hooks/dbartifact). Nil: in memory, lost when the process ends.
+	Artifacts artifact.Service
+	WorkDir   string // AGENTS.md files apply from the project root down to here
 	// Summarizer: extractive offline; with Gemini the agent's own model (extractive fallback).
 	Summarizer  compaction.Summarizer
 	Synchronous bool                 // compact on the turn that triggers it (the demo's figures)
@@ -58,16 +63,27 @@ func wire(s agentSetup) (*hooks.Hooks, runner.Config, error) {
 	if err != nil {
 		return nil, runner.Config{}, err
 	}
-	coder, err := llmagent.New(llmagent.Config{Name: agentName, Model: s.LLM, Instruction: instruction, Tools: s.Tools})
+	// The recall tools: the agent reads back what its requests left out (truncated outputs,
+	// summarized turns) through the artifact service Wire captures.
+	recallTools, err := h.RecallTools()
 	if err != nil {
 		return nil, runner.Config{}, err
+	}
+	tools := append(slices.Clip(s.Tools), recallTools...)
+	coder, err := llmagent.New(llmagent.Config{Name: agentName, Model: s.LLM, Instruction: instruction, Tools: tools})
+	if err != nil {
+		return nil, runner.Config{}, err
+	}
+	artifacts := s.Artifacts
+	if artifacts == nil {
+		artifacts = artifact.InMemoryService()
 	}
 	rc, err := h.Wire(runner.Config{
 		AppName:        appName,
 		Agent:          coder,
 		SessionService: s.Sessions,
-		// Truncated tool outputs are saved whole here (use a persistent artifact.Service in production).
-		ArtifactService: artifact.InMemoryService(),
+		// Truncated tool outputs are saved whole here; the recall tools read them.
+		ArtifactService: artifacts,
 	})
 	if err != nil {
 		return nil, runner.Config{}, err

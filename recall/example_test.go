@@ -28,5 +28,5 @@ func ExampleIsTool() {
 	fmt.Println(recall.OutputNote("adkctx-tool-output-run_tests-c1.txt"))
 	// Output:
 	// true false
-	// full output saved as "adkctx-tool-output-run_tests-c1.txt" — read it with read_saved_output(name="adkctx-tool-output-run_tests-c1.txt", range="1-200") or search it with search_saved_outputs(name="adkctx-tool-output-run_tests-c1.txt", query=…)
+	// full output saved as "adkctx-tool-output-run_tests-c1.txt"; read it with read_saved_output
 }

@@ -89,7 +89,7 @@ func TestHistorySearchFindsPlantedFacts(t *testing.T) {
 			t.Errorf("result %d bytes", len(res.Text))
 		}
 		// The turn reads back with the fact in the result when asked whole, as an excerpt if not.
-		whole, err := ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: strings.TrimPrefix(label, "turn "), Whole: true}, Limits{MaxResultBytes: 64 << 10})
+		whole, err := ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: strings.TrimPrefix(label, "turn "), Whole: true}, Limits{MaxResultBytes: 64 << 10, MaxResultLines: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -198,7 +198,8 @@ func formatHits(ctx context.Context, hits []*hit, req HistoryRequest, searched [
 		t := h.seg.header.Turns[e.Turn]
 		item := fmt.Sprintf("[%d] turn %d.%d · %s · %s\n    %s\n", shown+1, h.seg.seq, e.Turn+1,
 			time.UnixMilli(t.Time).UTC().Format("2006-01-02 15:04"), entryLabel(e.Kind, e.Author, e.Name), snippet)
-		if body.Len()+len(item) > lim.MaxResultBytes-headerReserve {
+		// Two lines an item; the header, the footer and the "older turns" line aside.
+		if body.Len()+len(item) > lim.MaxResultBytes-headerReserve || 2*(shown+1) > lim.MaxResultLines-3 {
 			break
 		}
 		body.WriteString(item)
@@ -315,11 +316,11 @@ func ReadTurn(ctx context.Context, st Store, v Viewer, req TurnRequest, lim Limi
 	}
 	t := seg.header.Turns[k-1]
 	var b strings.Builder
-	room := lim.MaxResultBytes - headerReserve
+	room, roomLines := lim.MaxResultBytes-headerReserve, lim.MaxResultLines-2 // header and footer lines
 	last := from - 1
 	for n := from; n <= len(visible); n++ {
 		i := visible[n-1]
-		item, err := renderEntry(ctx, seg, req, n, i, lim, room-b.Len(), n == from)
+		item, err := renderEntry(ctx, seg, req, n, i, lim, room-b.Len(), roomLines-strings.Count(b.String(), "\n"), n == from)
 		if err != nil {
 			return nil, err
 		}
@@ -338,9 +339,13 @@ func ReadTurn(ctx context.Context, st Store, v Viewer, req TurnRequest, lim Limi
 	return &Result{Text: text, BytesRead: seg.o.read}, nil
 }
 
-// renderEntry shows entry i (n-th visible) in at most room bytes; "" when it does not fit and
-// is not the first shown (the first is then shown cut, with the call that pages it).
-func renderEntry(ctx context.Context, seg *openedSegment, req TurnRequest, n, i int, lim Limits, room int, first bool) (string, error) {
+// excerptLines bounds the lines of each side of a result's excerpt in read_turn.
+const excerptLines = 12
+
+// renderEntry shows entry i (n-th visible) in at most room bytes and roomLines lines; "" when it
+// does not fit and is not the first shown (the first is then shown cut, with the call that pages
+// it).
+func renderEntry(ctx context.Context, seg *openedSegment, req TurnRequest, n, i int, lim Limits, room, roomLines int, first bool) (string, error) {
 	e := seg.header.Entries[i]
 	label := fmt.Sprintf("[%d] %s", n, entryLabel(e.Kind, e.Author, e.Name))
 	excerpt := e.Kind == kindResult && !req.Whole && e.Len > int64(lim.ExcerptBytes)
@@ -354,13 +359,15 @@ func renderEntry(ctx context.Context, seg *openedSegment, req TurnRequest, n, i 
 		if err != nil {
 			return "", err
 		}
-		hb = hb[:runeFloor(hb, len(hb))]
+		hb = firstLines(hb[:runeFloor(hb, len(hb))], excerptLines)
+		hb = bytes.TrimSuffix(hb, []byte("\n"))
 		for len(tb) > 0 && tb[0]&0xC0 == 0x80 {
 			tb = tb[1:]
 		}
+		tb = lastLines(tb, excerptLines/2)
 		item := fmt.Sprintf("%s (%d bytes, excerpt)\n%s\n[… %d bytes omitted: %s(turn=%q, whole=true, from=%d) …]\n%s\n\n",
 			label, e.Len, sanitize(hb), e.Len-int64(len(hb)+len(tb)), ToolReadTurn, req.Turn, n, sanitize(tb))
-		if len(item) <= room {
+		if len(item) <= room && strings.Count(item, "\n") <= roomLines {
 			return item, nil
 		}
 		if !first {
@@ -372,7 +379,10 @@ func renderEntry(ctx context.Context, seg *openedSegment, req TurnRequest, n, i 
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("%s\n%s\n\n", label, sanitize(text)), nil
+		// The label, the text's lines and a blank line.
+		if bytes.Count(text, []byte("\n"))+3 <= roomLines {
+			return fmt.Sprintf("%s\n%s\n\n", label, sanitize(text)), nil
+		}
 	}
 	if !first {
 		return "", nil
@@ -382,7 +392,9 @@ func renderEntry(ctx context.Context, seg *openedSegment, req TurnRequest, n, i 
 	if err != nil {
 		return "", err
 	}
-	text = text[:runeFloor(text, len(text))]
+	// The label, the text's lines and the footer line.
+	text = firstLines(text[:runeFloor(text, len(text))], max(roomLines-2, 1))
+	text = bytes.TrimSuffix(text, []byte("\n"))
 	return fmt.Sprintf("%s (%d bytes, first %d shown)\n%s\n[rest of this entry: %s(turn=%q, entry=%d, range=\"bytes=%d-\")]\n",
 		label, e.Len, len(text), sanitize(text), ToolReadTurn, req.Turn, n, len(text)), nil
 }
@@ -409,9 +421,9 @@ func readEntry(ctx context.Context, seg *openedSegment, req TurnRequest, visible
 	o := memoryOutput(name, text)
 	var page string
 	if r.Unit == Lines {
-		page, err = o.pageLines(ctx, r, lim.MaxResultBytes-headerReserve)
+		page, err = o.pageLines(ctx, r, lim)
 	} else {
-		page, err = o.pageBytes(ctx, r, lim.MaxResultBytes-headerReserve)
+		page, err = o.pageBytes(ctx, r, lim)
 	}
 	if err != nil {
 		return nil, err

@@ -67,11 +67,14 @@ func ValidateOutputName(name string) error {
 }
 
 // OutputNote is the text a truncation note carries when the recall tools are installed: where
-// the full output is and the call that reads it. Without the tools the note stays
+// the full output is and the tool that reads it (its description says how to page and search).
+// It is short, since every request carries the notes of the results it shows: 25 bytes more
+// than without the tools. The name comes first: a cut mark keeps 200 bytes of its note, which
+// hold the whole note for names up to about 150 bytes and the name itself up to about 175
+// (adkctx's names are 60 to 80). Without the tools the note stays
 // `full output saved as artifact "<name>"`.
 func OutputNote(name string) string {
-	return fmt.Sprintf("full output saved as %q — read it with %s(name=%q, range=\"1-200\") or search it with %s(name=%q, query=…)",
-		name, ToolReadOutput, name, ToolSearchOutputs, name)
+	return fmt.Sprintf("full output saved as %q; read it with %s", name, ToolReadOutput)
 }
 
 // ExcerptNote is the note on a tool result shown as an excerpt in the raw tail, when the recall
@@ -82,8 +85,8 @@ func OutputNote(name string) string {
 // search meanwhile.
 func ExcerptNote(name string) string {
 	if name != "" {
-		return fmt.Sprintf("older tool result shortened; its full text is saved as %q — read it with %s(name=%q, range=…), do not run the tool again",
-			name, ToolReadOutput, name)
+		return fmt.Sprintf("older tool result shortened; full text saved as %q: read it with %s, do not run the tool again",
+			name, ToolReadOutput)
 	}
 	return fmt.Sprintf("older tool result shortened; do not run the tool again — once earlier turns are summarized, find it with %s(query=…) and read it with %s(turn=…, whole=true)",
 		ToolSearchHistory, ToolReadTurn)

@@ -45,9 +45,9 @@ func ReadOutput(ctx context.Context, st Store, name, rangeSpec string, lim Limit
 	case r.Unit == Lines && !o.lay.Text:
 		return nil, inputErrorf("%s is binary (%s, %d bytes), not lines of text: read it as a hex dump with range=\"bytes=0-1023\"", name, o.lay.MIMEType, o.lay.Size)
 	case r.Unit == Lines:
-		text, err = o.pageLines(ctx, r, lim.MaxResultBytes-headerReserve)
+		text, err = o.pageLines(ctx, r, lim)
 	default:
-		text, err = o.pageBytes(ctx, r, lim.MaxResultBytes-headerReserve)
+		text, err = o.pageBytes(ctx, r, lim)
 	}
 	if err != nil {
 		return nil, err
@@ -63,8 +63,9 @@ func notFound(err error, name string) error {
 	return err
 }
 
-// pageLines shows lines r asks for, within room bytes.
-func (o *output) pageLines(ctx context.Context, r Range, room int) (string, error) {
+// pageLines shows lines r asks for, within lim's bounds.
+func (o *output) pageLines(ctx context.Context, r Range, lim Limits) (string, error) {
+	room, roomLines := lim.MaxResultBytes-headerReserve, int64(lim.MaxResultLines-2) // header and footer lines
 	total := o.lay.Lines()
 	start, end := r.Start, total
 	if r.Last > 0 {
@@ -85,7 +86,7 @@ func (o *output) pageLines(ctx context.Context, r Range, room int) (string, erro
 	}
 	var body strings.Builder
 	line, pos := start, 0
-	for line <= end && pos < len(buf) {
+	for line <= end && pos < len(buf) && line-start < roomLines {
 		nl := bytes.IndexByte(buf[pos:], '\n')
 		complete := nl >= 0 || off+int64(len(buf)) == o.lay.Size
 		if nl < 0 {
@@ -123,9 +124,10 @@ func (o *output) pageLines(ctx context.Context, r Range, room int) (string, erro
 	return head + body.String() + foot, nil
 }
 
-// pageBytes shows the bytes r asks for, within room bytes: text as it is (cut on UTF-8
+// pageBytes shows the bytes r asks for, within lim's bounds: text as it is (cut on UTF-8
 // boundaries), binary as a hex dump.
-func (o *output) pageBytes(ctx context.Context, r Range, room int) (string, error) {
+func (o *output) pageBytes(ctx context.Context, r Range, lim Limits) (string, error) {
+	room, roomLines := lim.MaxResultBytes-headerReserve, lim.MaxResultLines-2 // header and footer lines
 	size := o.lay.Size
 	start, end := r.Start, size // end exclusive
 	if r.Last > 0 {
@@ -139,7 +141,7 @@ func (o *output) pageBytes(ctx context.Context, r Range, room int) (string, erro
 	perLine := 16
 	capacity := int64(room)
 	if !o.lay.Text {
-		capacity = int64(room / hexLineBytes * perLine)
+		capacity = int64(min(room/hexLineBytes, roomLines) * perLine)
 	}
 	stop := min(end, start+capacity)
 	buf, err := o.readAt(ctx, start, stop)
@@ -157,7 +159,7 @@ func (o *output) pageBytes(ctx context.Context, r Range, room int) (string, erro
 		if stop < size {
 			cut = max(runeFloor(buf, len(buf)), skip)
 		}
-		buf = buf[skip:cut]
+		buf = firstLines(buf[skip:cut], roomLines)
 		start += int64(skip)
 		stop = start + int64(len(buf))
 		body = string(buf)
@@ -191,6 +193,40 @@ func (o *output) pageBytes(ctx context.Context, r Range, room int) (string, erro
 		sep = ""
 	}
 	return head + "\n" + body + sep + foot, nil
+}
+
+// firstLines returns the head of b holding at most n lines: b when it has fewer, else up to and
+// including its n-th line break.
+func firstLines(b []byte, n int) []byte {
+	end := 0
+	for range n {
+		i := bytes.IndexByte(b[end:], '\n')
+		if i < 0 {
+			return b
+		}
+		end += i + 1
+	}
+	if end == len(b) {
+		return b
+	}
+	return b[:end]
+}
+
+// lastLines returns the tail of b holding at most n lines: b when it has fewer, else what
+// follows the line break before them (a final line break ends the last line).
+func lastLines(b []byte, n int) []byte {
+	end := len(b)
+	if end > 0 && b[end-1] == '\n' {
+		end--
+	}
+	for range n {
+		i := bytes.LastIndexByte(b[:end], '\n')
+		if i < 0 {
+			return b
+		}
+		end = i
+	}
+	return b[end+1:]
 }
 
 // runeFloor returns the largest n' ≤ n such that b[:n'] does not end inside a UTF-8 sequence

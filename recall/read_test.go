@@ -261,3 +261,61 @@ func TestResultsFitTheBound(t *testing.T) {
 		}
 	}
 }
+
+// Every result fits the line bound too (adkctx's truncation counts lines as well as bytes), on
+// an output of short lines, with the default and a small bound.
+func TestResultsFitTheLineBound(t *testing.T) {
+	var short strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&short, "x%d\n", i%10)
+	}
+	st := newMemStore(4096)
+	saveLog(t, st, logName, short.String())
+	events := turnEvents(0, "", "step 0: print the short lines", short.String()[:30000])
+	if _, err := WriteHistory(context.Background(), st, events); err != nil {
+		t.Fatal(err)
+	}
+	for _, maxLines := range []int{0, 30} {
+		lim := Limits{MaxResultLines: maxLines}
+		want := DefaultMaxResultLines
+		if maxLines > 0 {
+			want = maxLines
+		}
+		calls := map[string]func() (*Result, error){
+			"lines": func() (*Result, error) { return ReadOutput(context.Background(), st, logName, "1-20000", lim) },
+			"bytes": func() (*Result, error) { return ReadOutput(context.Background(), st, logName, "bytes=0-", lim) },
+			"search": func() (*Result, error) {
+				return SearchOutputs(context.Background(), st, SearchRequest{Query: "x1", Name: logName, Context: MaxContextLines}, lim)
+			},
+			"search-all": func() (*Result, error) {
+				return SearchOutputs(context.Background(), st, SearchRequest{Query: "x", Context: 1}, lim)
+			},
+			"turn-whole": func() (*Result, error) {
+				return ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "1.1", Whole: true, From: 3}, lim)
+			},
+			"turn": func() (*Result, error) {
+				return ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "1.1"}, lim)
+			},
+			"entry": func() (*Result, error) {
+				return ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "1.1", Entry: 3}, lim)
+			},
+			"entry-bytes": func() (*Result, error) {
+				return ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "1.1", Entry: 3, Range: "bytes=0-"}, lim)
+			},
+		}
+		for name, call := range calls {
+			t.Run(fmt.Sprintf("%s/%d", name, maxLines), func(t *testing.T) {
+				res, err := call()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := strings.Count(strings.TrimSuffix(res.Text, "\n"), "\n") + 1; n > want {
+					t.Errorf("%d lines, over %d:\n%s", n, want, res.Text[:min(len(res.Text), 300)])
+				}
+				if !strings.Contains(res.Text, "x") {
+					t.Errorf("shows nothing:\n%s", res.Text)
+				}
+			})
+		}
+	}
+}

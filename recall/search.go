@@ -145,10 +145,12 @@ func SearchOutputs(ctx context.Context, st Store, req SearchRequest, lim Limits)
 	if req.Context < 0 || req.Context > MaxContextLines {
 		return nil, inputErrorf("context is %d lines; between 0 and %d", req.Context, MaxContextLines)
 	}
-	s := &search{m: m, context: req.Context, lim: lim, deadline: time.Now().Add(lim.MaxScanTime)}
+	s := &search{m: m, context: req.Context, lim: lim, deadline: time.Now().Add(lim.MaxScanTime), roomLines: lim.MaxResultLines - 2}
 	if s.context == 0 && req.Context == 0 {
 		s.context = defaultContextLines
 	}
+	// A group (its heading, one match and its context) always fits the line bound.
+	s.context = min(s.context, (s.roomLines-2)/2)
 	if req.Name != "" {
 		if err := ValidateOutputName(req.Name); err != nil {
 			return nil, err
@@ -220,15 +222,17 @@ type search struct {
 	context int
 	lim     Limits
 
-	out      strings.Builder
-	matches  int // matches written to out
-	read     int64
-	binary   int
-	searched int
-	stop     string  // why it stopped early ("" when it did not)
-	next     *cursor // where it resumes
-	deadline time.Time
-	late     bool // the time bound refused a read
+	out       strings.Builder
+	lines     int // lines written to out
+	roomLines int // lines out may hold (the result's header and footer aside)
+	matches   int // matches written to out
+	read      int64
+	binary    int
+	searched  int
+	stop      string  // why it stopped early ("" when it did not)
+	next      *cursor // where it resumes
+	deadline  time.Time
+	late      bool // the time bound refused a read
 }
 
 func (s *search) stopped() bool { return s.next != nil }
@@ -309,6 +313,18 @@ func (s *search) scan(ctx context.Context, o *output, idx int, from int64) error
 				s.next, s.stop = &cursor{idx, g.off}, "the result is full"
 				return nil
 			}
+			var newBefore int
+			for _, b := range before {
+				if b.no > g.last {
+					newBefore++
+				}
+			}
+			// The group's heading, its lines, this match with its context: past the line bound,
+			// the result stops here (a group alone always fits: the next call shows it).
+			if s.lines+1+len(g.lines)+newBefore+1+s.context > s.roomLines {
+				stopAt(off, "the result is full")
+				return nil
+			}
 			if g.matches == 0 {
 				g.off = off
 			}
@@ -352,11 +368,13 @@ func (s *search) flush(g *matchGroup, o *output, written *bool) bool {
 		}
 		fmt.Fprintf(&b, "%d%s%s\n", l.no, sep, l.text)
 	}
-	if s.out.Len()+b.Len() > s.lim.MaxResultBytes-headerReserve {
+	lines := 1 + len(g.lines)
+	if s.out.Len()+b.Len() > s.lim.MaxResultBytes-headerReserve || s.lines+lines > s.roomLines {
 		return false
 	}
 	*written = true
 	s.out.WriteString(b.String())
+	s.lines += lines
 	s.matches += g.matches
 	last := g.last
 	*g = matchGroup{lines: g.lines[:0], last: last}

@@ -57,6 +57,9 @@ type Limits struct {
 	// MaxResultBytes bounds the text one call returns. Default 8 KiB (adkctx truncates tool
 	// results at 10 KiB by default: a recall result must never be cut and saved again).
 	MaxResultBytes int
+	// MaxResultLines bounds the lines of the text one call returns. Default 200 (adkctx cuts
+	// tool results at 256 lines by default: lines count as well as bytes); at least 20.
+	MaxResultLines int
 	// MaxScanBytes bounds the bytes one search reads from storage. Default 8 MiB.
 	MaxScanBytes int64
 	// MaxMatches bounds the matches (lines, or ranked excerpts) one search returns. Default 20.
@@ -72,12 +75,16 @@ type Limits struct {
 // Default limits.
 const (
 	DefaultMaxResultBytes = 8 << 10
+	DefaultMaxResultLines = 200
 	DefaultMaxScanBytes   = 8 << 20
 	DefaultMaxMatches     = 20
 	DefaultExcerptBytes   = 1 << 10
 	DefaultMaxScanTime    = 5 * time.Second
 	// minResultBytes is the smallest MaxResultBytes honoured: a page must hold its header.
 	minResultBytes = 1024
+	// minResultLines is the smallest MaxResultLines honoured: a search group with its context
+	// and the result's header and footer.
+	minResultLines = 20
 )
 
 func (l Limits) withDefaults() Limits {
@@ -85,6 +92,10 @@ func (l Limits) withDefaults() Limits {
 		l.MaxResultBytes = DefaultMaxResultBytes
 	}
 	l.MaxResultBytes = max(l.MaxResultBytes, minResultBytes)
+	if l.MaxResultLines <= 0 {
+		l.MaxResultLines = DefaultMaxResultLines
+	}
+	l.MaxResultLines = max(l.MaxResultLines, minResultLines)
 	if l.MaxScanBytes <= 0 {
 		l.MaxScanBytes = DefaultMaxScanBytes
 	}

@@ -38,6 +38,8 @@ type Hooks struct {
 
 	mu    sync.Mutex
 	store *service // the one session store it holds (nil until wrapped)
+
+	recall recallWiring // the artifact service Wire captured, for RecallTools
 }
 
 // New validates cfg (every problem, as joined *adkctx.ConfigError values) and builds the hooks.
@@ -52,8 +54,9 @@ func New(cfg adkctx.Config) (*Hooks, error) {
 // Wire returns rc with adkctx wired in: its plugin added (after the application's own plugins)
 // and its session service wrapped. One Hooks holds one session store: every runner wired with
 // it must use the same store (a launcher and a background runner over one database is fine), and
-// rc may already carry the wrapper Wire returned before. It fails when rc has no session service
-// or agent, already has adkctx's plugin, or uses another store than the one this Hooks holds.
+// rc may already carry the wrapper Wire returned before. It captures rc's artifact service for
+// RecallTools. It fails when rc has no session service or agent, already has adkctx's plugin, or
+// uses another session store or artifact service than the one this Hooks holds.
 func (h *Hooks) Wire(rc runner.Config) (runner.Config, error) {
 	switch {
 	case rc.SessionService == nil:
@@ -65,6 +68,9 @@ func (h *Hooks) Wire(rc runner.Config) (runner.Config, error) {
 		if p != nil && p.Name() == pluginName {
 			return rc, errors.New("adkctx: runner.Config is already wired (it has the adkctx plugin)")
 		}
+	}
+	if err := h.recall.capture(rc.ArtifactService); err != nil {
+		return rc, err
 	}
 	sessions, err := h.wrap(rc.SessionService)
 	if err != nil {

@@ -283,7 +283,7 @@ func (s *Service) GetArtifactVersion(ctx context.Context, req *artifact.GetArtif
 	return &artifact.GetArtifactVersionResponse{ArtifactVersion: &artifact.ArtifactVersion{
 		Version:        row.Version,
 		MimeType:       row.MIMEType,
-		CreateTime:     float64(row.CreatedUnixNano) / 1e9,
+		CreateTime:     createTime(time.Unix(0, row.CreatedUnixNano)),
 		CustomMetadata: map[string]any{"size_bytes": row.Size},
 	}}, nil
 }

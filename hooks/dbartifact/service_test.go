@@ -19,19 +19,8 @@ import (
 	gormlogger "gorm.io/gorm/logger"
 
 	"github.com/adkctx/adkctx/hooks/dbartifact"
-	"github.com/adkctx/adkctx/hooks/internal/pgtest"
 	"github.com/adkctx/adkctx/recall"
 )
-
-// databases opens a fresh database per kind: SQLite in a temp file always, PostgreSQL when
-// $ADKCTX_POSTGRES_DSN is set.
-var databases = []struct {
-	name string
-	open func(t testing.TB) *gorm.DB
-}{
-	{"sqlite", openSQLite},
-	{"postgres", pgtest.Open},
-}
 
 func openSQLite(t testing.TB) *gorm.DB {
 	t.Helper()

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"google.golang.org/adk/artifact"
 	"google.golang.org/genai"
@@ -57,7 +56,7 @@ func (s *sessionStore) Layout(ctx context.Context, name string) (*recall.Layout,
 		return nil, err
 	}
 	lay := *w.lay
-	lay.Created = time.Unix(0, int64(meta.ArtifactVersion.CreateTime*1e9))
+	lay.Created = createdAt(meta.ArtifactVersion.CreateTime)
 	return &lay, nil
 }
 
@@ -122,7 +121,7 @@ func (s *sessionStore) Recent(ctx context.Context, prefix string, skip, limit in
 		if err != nil {
 			continue // deleted since it was listed
 		}
-		out = append(out, recall.OutputInfo{Name: name, Created: time.Unix(0, int64(meta.ArtifactVersion.CreateTime*1e9))})
+		out = append(out, recall.OutputInfo{Name: name, Created: createdAt(meta.ArtifactVersion.CreateTime)})
 	}
 	// Newest first; services that record no time (adk-go's in-memory one) fall back to names,
 	// which sort history segments by number.

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"google.golang.org/adk/agent"
 	"google.golang.org/adk/artifact"
 	"google.golang.org/adk/tool"
 	"google.golang.org/adk/tool/functiontool"
@@ -19,8 +18,12 @@ import (
 // Config configures the recall tools.
 type Config struct {
 	// Artifacts holds the saved outputs and history segments: the runner's artifact service.
-	// Required.
+	// Required unless ArtifactsFrom is set.
 	Artifacts artifact.Service
+	// ArtifactsFrom, when set, returns the artifact service at each call instead of Artifacts
+	// (hooks' RecallTools returns the one Wire captured); a nil service fails the call with an
+	// error the model reads.
+	ArtifactsFrom func() artifact.Service
 	// Limits bound each call; zero fields take recall's defaults (results at most 8 KiB, under
 	// adkctx's default 10 KiB truncation limit, so a recall result is never cut and saved
 	// again). Set Limits.MaxResultBytes below the truncation limit when you lower that.
@@ -72,7 +75,7 @@ type TurnArgs struct {
 
 // New returns the recall tools, in the order of recall.ToolNames.
 func New(cfg Config) ([]tool.Tool, error) {
-	if cfg.Artifacts == nil {
+	if cfg.Artifacts == nil && cfg.ArtifactsFrom == nil {
 		return nil, errors.New("recalltools: Config.Artifacts is required (the runner's artifact service)")
 	}
 	if cfg.Timeout <= 0 {
@@ -104,47 +107,55 @@ const (
 		"message, the tool calls, their results (as excerpts unless whole is true) and the answer."
 )
 
+// errNoArtifacts is a call's error when there is no artifact service to read.
+var errNoArtifacts = errors.New("the recall tools have no storage: the runner was not wired with an artifact service " +
+	"(runner.Config.ArtifactService passed to adkctx's Wire); nothing saved can be read in this session")
+
 // recaller runs the tools' calls.
 type recaller struct {
 	cfg Config
 }
 
-func (r *recaller) read(tc agent.ToolContext, args ReadArgs) (Result, error) {
+func (r *recaller) read(tc toolContext, args ReadArgs) (Result, error) {
 	return r.run(tc, recall.ToolReadOutput, func(ctx context.Context, st recall.Store) (*recall.Result, error) {
 		return recall.ReadOutput(ctx, st, args.Name, args.Range, r.cfg.Limits)
 	})
 }
 
-func (r *recaller) search(tc agent.ToolContext, args SearchArgs) (Result, error) {
+func (r *recaller) search(tc toolContext, args SearchArgs) (Result, error) {
 	return r.run(tc, recall.ToolSearchOutputs, func(ctx context.Context, st recall.Store) (*recall.Result, error) {
 		return recall.SearchOutputs(ctx, st, recall.SearchRequest{Query: args.Query, Regexp: args.Regexp, Name: args.Name, Context: args.Context, Cursor: args.Cursor}, r.cfg.Limits)
 	})
 }
 
-func (r *recaller) history(tc agent.ToolContext, args HistoryArgs) (Result, error) {
+func (r *recaller) history(tc toolContext, args HistoryArgs) (Result, error) {
 	return r.run(tc, recall.ToolSearchHistory, func(ctx context.Context, st recall.Store) (*recall.Result, error) {
 		return recall.SearchHistory(ctx, st, viewer(tc), recall.HistoryRequest{Query: args.Query, Before: args.Before}, r.cfg.Limits)
 	})
 }
 
-func (r *recaller) turn(tc agent.ToolContext, args TurnArgs) (Result, error) {
+func (r *recaller) turn(tc toolContext, args TurnArgs) (Result, error) {
 	return r.run(tc, recall.ToolReadTurn, func(ctx context.Context, st recall.Store) (*recall.Result, error) {
 		return recall.ReadTurn(ctx, st, viewer(tc), recall.TurnRequest{Turn: args.Turn, Whole: args.Whole, From: args.From, Entry: args.Entry, Range: args.Range}, r.cfg.Limits)
 	})
 }
 
-// viewer is who calls: v1 has branches and no isolation scope.
-func viewer(tc agent.ToolContext) recall.Viewer {
-	return recall.Viewer{Branch: tc.Branch()}
-}
-
 // run calls f on the calling session's store, within the timeout. An *InputError comes back as
 // the tool's error for the model to read; a storage failure too, after one log entry that holds
 // no query and no result.
-func (r *recaller) run(tc agent.ToolContext, name string, f func(context.Context, recall.Store) (*recall.Result, error)) (Result, error) {
+func (r *recaller) run(tc toolContext, name string, f func(context.Context, recall.Store) (*recall.Result, error)) (Result, error) {
+	svc := r.cfg.Artifacts
+	if r.cfg.ArtifactsFrom != nil {
+		svc = r.cfg.ArtifactsFrom()
+	}
+	if svc == nil {
+		r.cfg.Logger.Warn("recall tool failed", zap.String("tool", name), zap.String("session_id", tc.SessionID()),
+			zap.String("invocation_id", tc.InvocationID()), zap.String("error_kind", "no_artifact_service"))
+		return Result{}, errNoArtifacts
+	}
 	ctx, cancel := context.WithTimeout(tc, r.cfg.Timeout)
 	defer cancel()
-	st := SessionStore(r.cfg.Artifacts, tc.AppName(), tc.UserID(), tc.SessionID())
+	st := SessionStore(svc, tc.AppName(), tc.UserID(), tc.SessionID())
 	res, err := f(ctx, st)
 	switch {
 	case err == nil:

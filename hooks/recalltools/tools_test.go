@@ -86,13 +86,19 @@ func newEnv(t *testing.T, m *llmtest.Model, logger *zap.Logger, runTests func(se
 	}
 	type noArgs struct{}
 	run, err := functiontool.New(functiontool.Config{Name: "run_tests", Description: "runs the tests"},
-		func(tc agent.ToolContext, _ noArgs) (map[string]any, error) {
+		func(tc toolCtx, _ noArgs) (map[string]any, error) {
 			return map[string]any{"output": runTests(tc.SessionID()), "exit_code": 1}, nil
 		})
 	if err != nil {
 		t.Fatal(err)
 	}
-	recallTools, err := recalltools.New(recalltools.Config{Artifacts: artifacts, Logger: logger})
+	// The tools as the hooks give them: they read through the artifact service Wire captures.
+	h, err := hooks.New(adkctx.Config{Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close(context.Background()) })
+	recallTools, err := h.RecallTools()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,11 +106,6 @@ func newEnv(t *testing.T, m *llmtest.Model, logger *zap.Logger, runTests func(se
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := hooks.New(adkctx.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close(context.Background()) })
 	rc, err := h.Wire(runner.Config{AppName: appName, Agent: a, SessionService: sessions, ArtifactService: artifacts, AutoCreateSession: true})
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +147,8 @@ func (e *env) responses(t *testing.T, sessionID string) []map[string]any {
 	return out
 }
 
-var savedAs = regexp.MustCompile(`full output saved as artifact "([^"]+)"`)
+// savedAs finds the name in a truncation note (recall.OutputNote with the tools installed).
+var savedAs = regexp.MustCompile(`full output saved as (?:artifact )?"([^"]+)"`)
 
 // savedName returns the saved output a request's newest truncation note names.
 func savedName(req *model.LLMRequest) string {

@@ -112,6 +112,21 @@ type Deps struct {
 	// Due reports what the last read of a session showed raw (history.Reader.RawInvocations),
 	// so that a sliding window that is not due reads nothing. Nil: always read.
 	Due func(Session) (raw, keep int, ok bool)
+	// Recall keeps what a stored marker takes out of the view reachable by the recall tools.
+	// Nil: nothing is kept.
+	Recall Recall
+}
+
+// Recall keeps what a marker takes out of the view reachable by the recall tools (package
+// recall): the engine implements it over the artifact store the glue captured. Its methods
+// handle (log) their own failures: none fails a compaction.
+type Recall interface {
+	// SaveExcerpts saves whole the tool results marker m shows as excerpts among events (the
+	// read the marker was prepared from), before m is stored: the notes naming them appear
+	// with it.
+	SaveExcerpts(ctx context.Context, s Session, m *compaction.Marker, events []compaction.Event)
+	// WriteHistory keeps the events a stored marker newly covers (Result.Covered).
+	WriteHistory(ctx context.Context, s Session, covered []compaction.Event)
 }
 
 // Compactor runs compactions: in the background (one at a time per session, coalescing
@@ -433,6 +448,9 @@ func (c *Compactor) store(ctx context.Context, r Request, snap Snapshot, a *Atte
 		a.Outcome, a.Reason = OutcomeConflict, "newer_marker"
 		return
 	}
+	if c.deps.Recall != nil {
+		c.deps.Recall.SaveExcerpts(ctx, r.Session, a.Marker, snap.Events())
+	}
 	read := func(ctx context.Context) (Snapshot, error) { return c.deps.Store.Read(ctx, r.Session, history.ForView) }
 	var id string
 	_, err := history.Append(ctx, snap, func(s Snapshot) (err error) {
@@ -450,6 +468,9 @@ func (c *Compactor) store(ctx context.Context, r Request, snap Snapshot, a *Atte
 		a.Outcome, a.MarkerID = OutcomeCompacted, id
 		// Views of reads that hold only this marker need nothing older.
 		c.deps.Viewer.Remember(id, a.Marker, a.Ledger, a.Summary)
+		if c.deps.Recall != nil {
+			c.deps.Recall.WriteHistory(ctx, r.Session, a.Covered)
+		}
 	case errors.Is(err, errNewerMarker):
 		a.Outcome, a.Reason = OutcomeConflict, "newer_marker"
 	case errors.As(err, &exhausted):

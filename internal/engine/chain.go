@@ -25,15 +25,16 @@ type chainReport struct {
 	reused       int
 }
 
-// runChain runs the request processors on req, in this order: AGENTS.md instructions (the
-// system instruction), truncation of function responses in history, call/response
-// normalization, budget. The contents are measured once (request.Measures): a content the
+// runChain runs the request processors on req, in this order: the recall tools' notes (when
+// req declares them), AGENTS.md instructions (the system instruction), truncation of function
+// responses in history, call/response normalization, budget. The contents are measured once (request.Measures): a content the
 // stream's previous request held at the same place with the same print keeps its size; a step
 // that changes a content replaces it, and the new one is measured when asked. The steps never
 // call back into the engine; with a check set (tests), every content is checked after each step
 // against what was measured of it.
-func (e *Engine) runChain(ctx context.Context, sessionID string, state StateReader, req *request.LLMRequest, in callInput) chainReport {
+func (e *Engine) runChain(ctx context.Context, c Call, sessionID string, state StateReader, req *request.LLMRequest, in callInput) chainReport {
 	var r chainReport
+	e.recallNotes(c, req)
 	r.instructionBytes = e.injectInstructions(ctx, sessionID, state, req)
 	// What the stream's previous request held unchanged was checked by the steps then: only
 	// what is new is truncated.

@@ -75,6 +75,8 @@ type Engine struct {
 	// (compaction.SummaryInput.Prefix), so BeforeModel keeps it. Set with the compactor.
 	keepSent atomic.Bool
 
+	recall recallState // the recall tools' needs (UseRecall)
+
 	mu        sync.Mutex
 	compactor *compactor.Compactor // nil until a store is set (compaction on)
 	wiring    []error              // wiring problems found, each logged once (*adkctx.WiringError)
@@ -157,6 +159,7 @@ func (e *Engine) UseStore(st compactor.Store) error {
 		Limits: e.Limits,
 		Report: e.reportCompaction,
 		Due:    e.reader.RawInvocations,
+		Recall: recallKeeper{e},
 	})
 	if err != nil {
 		return config.Nest("Compaction", err) // validated in New: does not happen

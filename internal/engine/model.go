@@ -49,7 +49,7 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 	if e.CompactionOn() && !in.plugin {
 		e.WiringError("plugin_missing", pluginMissing)
 	}
-	r := e.runChain(ctx, s.ID, state, req, in)
+	r := e.runChain(ctx, c, s.ID, state, req, in)
 
 	sent := e.sentCopy(req, r.err)
 	st.mu.Lock()

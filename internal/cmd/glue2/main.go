@@ -35,10 +35,14 @@ type pkg struct {
 
 // packages are the generated packages.
 var packages = []pkg{
-	{src: "hooks", dst: "adk2/hooks", own: []string{"doc.go", "version.go"}, tests: []string{"people_test.go"}},
+	{src: "hooks", dst: "adk2/hooks", own: []string{"doc.go", "version.go"}, tests: []string{"people_test.go", "recall_test.go", "recall_figure_test.go"}},
 	{src: "hooks/internal/llmtest", dst: "adk2/internal/llmtest", own: []string{"version.go"}},
 	// adk-go's events table is the same in v1 and v2: the package imports neither.
-	{src: "hooks/sessiondb", dst: "adk2/sessiondb"},
+	{src: "hooks/sessiondb", dst: "adk2/hooks/sessiondb"},
+	{src: "hooks/recalltools", dst: "adk2/hooks/recalltools", own: []string{"version.go", "version_test.go"},
+		tests: []string{"bench_test.go", "example_test.go", "tools_test.go"}},
+	{src: "hooks/dbartifact", dst: "adk2/hooks/dbartifact", own: []string{"version.go", "databases_test.go"},
+		tests: []string{"service_test.go"}},
 }
 
 // Import path prefixes, v1 → v2 (the more specific first).

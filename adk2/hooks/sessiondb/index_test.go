@@ -17,7 +17,7 @@ import (
 	"gorm.io/gorm"
 	gormlogger "gorm.io/gorm/logger"
 
-	"github.com/adkctx/adkctx/adk2/sessiondb"
+	"github.com/adkctx/adkctx/adk2/hooks/sessiondb"
 )
 
 // The v2 copy is generated from the v1 package (hooks/sessiondb), whose tests cover SQLite and

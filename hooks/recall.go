@@ -1,0 +1,93 @@
+package hooks
+
+import (
+	"fmt"
+	"sync"
+
+	"google.golang.org/adk/artifact"
+	"google.golang.org/adk/tool"
+
+	"github.com/adkctx/adkctx/hooks/recalltools"
+	"github.com/adkctx/adkctx/internal/compactor"
+	"github.com/adkctx/adkctx/recall"
+)
+
+// RecallTools returns the recall tools (package recalltools): read a saved tool output by line
+// or byte range, search saved outputs, search the turns that summaries cover, read one such
+// turn. Give them to the agent and wire the runner with an artifact service:
+//
+//	tools, err := h.RecallTools()
+//	agent, err := llmagent.New(llmagent.Config{..., Tools: append(myTools, tools...)})
+//	rc, err := h.Wire(runner.Config{..., Agent: agent, ArtifactService: artifacts})
+//
+// The tools read through the artifact service Wire captures (the one truncated outputs are
+// saved to; hooks/dbartifact keeps them in the sessions' database), only the calling session's
+// data, each call bounded below the truncation limits. Asking for them turns on what they need:
+// a request that declares them gets notes that name them (the truncation note names the tool and
+// the output, an excerpt's note the saved result, the summary says earlier turns can be
+// searched; a request without them keeps today's bytes), and each compaction saves whole the
+// tool results its view shows as excerpts and the turns it covers as a history segment (failures
+// are logged, never fail the compaction). The list is static: the same four declarations on
+// every request. A call before Wire, or on a runner without an artifact service, returns an
+// error the model reads.
+func (h *Hooks) RecallTools() ([]tool.Tool, error) {
+	h.recall.mu.Lock()
+	defer h.recall.mu.Unlock()
+	if h.recall.tools == nil {
+		tools, err := recalltools.New(recalltools.Config{ArtifactsFrom: h.recall.service, Limits: h.e.RecallLimits(), Logger: h.e.Logger()})
+		if err != nil {
+			return nil, err
+		}
+		h.recall.tools = tools
+		h.e.UseRecall(func(s compactor.Session) recall.Store {
+			if svc := h.recall.service(); svc != nil {
+				return recalltools.SessionStore(svc, s.App, s.User, s.ID)
+			}
+			return nil
+		})
+	}
+	return append([]tool.Tool(nil), h.recall.tools...), nil
+}
+
+// recallWiring is what the recall tools need of the hooks: the artifact service Wire captured.
+type recallWiring struct {
+	mu    sync.Mutex
+	tools []tool.Tool
+
+	svcMu sync.Mutex
+	svc   artifact.Service
+}
+
+// service returns the artifact service captured at Wire (nil: none yet).
+func (r *recallWiring) service() artifact.Service {
+	r.svcMu.Lock()
+	defer r.svcMu.Unlock()
+	return r.svc
+}
+
+// capture records the runner's artifact service. One Hooks reads one: a second, different
+// service is refused (the tools would not find what the other runner saved).
+func (r *recallWiring) capture(svc artifact.Service) error {
+	if svc == nil {
+		return nil
+	}
+	r.svcMu.Lock()
+	defer r.svcMu.Unlock()
+	if r.svc != nil && !sameArtifacts(r.svc, svc) {
+		return fmt.Errorf("adkctx: this Hooks was wired with another artifact service (%T): wire every runner with the same one, "+
+			"or make another Hooks", r.svc)
+	}
+	r.svc = svc
+	return nil
+}
+
+// sameArtifacts reports whether a and b are the same artifact service (false when the type
+// cannot be compared).
+func sameArtifacts(a, b artifact.Service) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
+}

@@ -1,0 +1,381 @@
+package hooks_test
+
+// The recall tools as Hooks.RecallTools gives them, through adk-go's runner with SQLite sessions
+// and saved outputs in the same database. The adk-go v2 glue runs the same tests
+// (adk2/hooks/recall_test.go is generated from this file).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/glebarez/sqlite"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+	"google.golang.org/adk/agent"
+	"google.golang.org/adk/agent/llmagent"
+	"google.golang.org/adk/artifact"
+	"google.golang.org/adk/model"
+	"google.golang.org/adk/runner"
+	"google.golang.org/adk/session"
+	"google.golang.org/adk/session/database"
+	"google.golang.org/adk/tool"
+	"google.golang.org/genai"
+	"gorm.io/gorm"
+	gormlogger "gorm.io/gorm/logger"
+
+	"github.com/adkctx/adkctx"
+	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/hooks"
+	"github.com/adkctx/adkctx/hooks/dbartifact"
+	"github.com/adkctx/adkctx/hooks/internal/llmtest"
+	"github.com/adkctx/adkctx/internal/scenario"
+	"github.com/adkctx/adkctx/recall"
+)
+
+const recallApp = "recall-app"
+
+// recallStack is a Hooks with compaction (every 2 invocations beyond the 2 kept raw, on the
+// turn, extractive summaries) over SQLite sessions and the saved outputs in the same database.
+type recallStack struct {
+	h         *hooks.Hooks
+	sessions  session.Service
+	artifacts *dbartifact.Service
+	logs      *observer.ObservedLogs
+}
+
+func newRecallStack(t *testing.T) *recallStack {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "app.db") + "?_pragma=busy_timeout(10000)"
+	gcfg := &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)}
+	sessions, err := database.NewSessionService(sqlite.Open(path), gcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := database.AutoMigrate(sessions); err != nil {
+		t.Fatal(err)
+	}
+	db, err := gorm.Open(sqlite.Open(path), gcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	artifacts := dbartifact.NewService(db, dbartifact.Config{})
+	if err := artifacts.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	core, logs := observer.New(zap.DebugLevel)
+	h, err := hooks.New(adkctx.Config{Logger: zap.New(core),
+		Compaction: &compaction.Config{Synchronous: true, Interval: 2, Summarizer: &compaction.ExtractiveSummarizer{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close(context.Background()) })
+	return &recallStack{h: h, sessions: sessions, artifacts: artifacts, logs: logs}
+}
+
+// runner returns a runner of agent "coder" on m with tools, wired with s's hooks, sessions and
+// saved outputs (artifacts: false leaves the runner without an artifact service).
+func (s *recallStack) runner(t *testing.T, m model.LLM, tools []tool.Tool, artifacts bool) *runner.Runner {
+	t.Helper()
+	a, err := llmagent.New(llmagent.Config{Name: "coder", Model: m, Instruction: "You are a careful coding assistant.", Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := runner.Config{AppName: recallApp, Agent: a, SessionService: s.sessions, AutoCreateSession: true}
+	if artifacts {
+		rc.ArtifactService = s.artifacts
+	}
+	if rc, err = s.h.Wire(rc); err != nil {
+		t.Fatal(err)
+	}
+	r, err := runner.New(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func recallSend(t *testing.T, r *runner.Runner, sessionID, text string) {
+	t.Helper()
+	for _, err := range r.Run(context.Background(), "user", sessionID, genai.NewContentFromText(text, genai.RoleUser), agent.RunConfig{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// scenarioTools are the session's read_file, list_files and run_tests, plus extra.
+func scenarioTools(t *testing.T, extra ...tool.Tool) []tool.Tool {
+	t.Helper()
+	tools, err := llmtest.ScenarioTools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(tools, extra...)
+}
+
+// readTurn is a turn reading the file of step i, then answering.
+func readTurn(i int) []llmtest.Step {
+	return []llmtest.Step{
+		llmtest.Call(&genai.FunctionCall{Name: scenario.ReadFile, Args: map[string]any{"path": scenario.Path(i)}}),
+		llmtest.Text(fmt.Sprintf("Decision %s: %s is fine.", scenario.Decision(i), scenario.Path(i))),
+	}
+}
+
+// responseTexts returns the JSON of every function response of req, in order.
+func responseTexts(req *model.LLMRequest) []string {
+	var out []string
+	for _, c := range req.Contents {
+		for _, p := range c.Parts {
+			if p != nil && p.FunctionResponse != nil {
+				b, _ := json.Marshal(p.FunctionResponse.Response)
+				out = append(out, p.FunctionResponse.Name+" "+string(b))
+			}
+		}
+	}
+	return out
+}
+
+// summaryText returns the text of req's summary ("" when it has none).
+func summaryText(req *model.LLMRequest) string {
+	for _, c := range req.Contents {
+		if compaction.IsSummary(c) {
+			var b strings.Builder
+			for _, p := range c.Parts {
+				b.WriteString(p.Text)
+			}
+			return b.String()
+		}
+	}
+	return ""
+}
+
+var excerptSavedAs = regexp.MustCompile(`full text saved as \\"(adkctx-tool-output-[^"\\]+)\\"`)
+
+// recallResults returns the results (or errors) of the recall calls stored in the session.
+func (s *recallStack) recallResults(t *testing.T, sessionID string) []string {
+	t.Helper()
+	resp, err := s.sessions.Get(context.Background(), &session.GetRequest{AppName: recallApp, UserID: "user", SessionID: sessionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for ev := range resp.Session.Events().All() {
+		if ev.Content == nil {
+			continue
+		}
+		for _, p := range ev.Content.Parts {
+			if p.FunctionResponse != nil && recall.IsTool(p.FunctionResponse.Name) {
+				r, _ := p.FunctionResponse.Response["result"].(string)
+				if e, ok := p.FunctionResponse.Response["error"].(string); ok {
+					r = "error: " + e
+				}
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// extends reports whether b's contents start with a's, byte for byte (a provider's prompt cache
+// serves a's part of b).
+func extends(a, b *model.LLMRequest) bool {
+	if len(b.Contents) < len(a.Contents) {
+		return false
+	}
+	x, _ := json.Marshal(a.Contents)
+	y, _ := json.Marshal(b.Contents[:len(a.Contents)])
+	return string(x) == string(y)
+}
+
+// With the recall tools installed, the model is told: the truncation note names the tool and
+// the output, an excerpt's note names its saved result, the summary says the earlier turns can
+// be searched; the requests between two compactions still extend each other byte for byte; the
+// agent reaches the excerpted result, the summarized turns and their words with the tools; its
+// recall calls count nowhere in the ledger; nothing it asked or read is logged.
+func TestRecallToolsThroughWire(t *testing.T) {
+	s := newRecallStack(t)
+	recallTools, err := s.h.RecallTools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &llmtest.Model{}
+	r := s.runner(t, m, scenarioTools(t, recallTools...), true)
+	for i := range 5 {
+		m.Script = append(m.Script, readTurn(i)...)
+		recallSend(t, r, "s1", scenario.UserMessage(i))
+	}
+	reqs := m.Requests()
+	// The truncation note of turn 0's file names the tool.
+	if got := responseTexts(reqs[1]); len(got) != 1 || !strings.Contains(got[0], `full output saved as \"adkctx-tool-output-read_file-`) ||
+		!strings.Contains(got[0], "read it with "+recall.ToolReadOutput) {
+		t.Errorf("truncation note: %.300v", got)
+	}
+	// Turn 4's first request: the summary of turns 0 and 1 (stored after turn 3) with its line,
+	// turn 2's result as an excerpt naming its saved result, turn 3's whole.
+	first := reqs[8]
+	if sum := summaryText(first); !strings.HasSuffix(sum, recall.SummaryLine()) {
+		t.Fatalf("summary without its line:\n%s", sum)
+	}
+	var excerptName string
+	for _, resp := range responseTexts(first) {
+		if strings.Contains(resp, compaction.ExcerptNote) {
+			t.Errorf("an excerpt keeps the view's note: %.300s", resp)
+		}
+		if mm := excerptSavedAs.FindStringSubmatch(resp); mm != nil {
+			excerptName = mm[1]
+		}
+	}
+	if excerptName == "" {
+		t.Fatalf("no excerpt names its saved result: %v", responseTexts(first))
+	}
+	if !extends(reqs[8], reqs[9]) {
+		t.Error("turn 4's second request does not extend its first")
+	}
+
+	// The agent reads the excerpted result, searches the summarized turns and reads one.
+	m.Script = append(m.Script,
+		llmtest.Call(&genai.FunctionCall{Name: recall.ToolReadOutput, Args: map[string]any{"name": excerptName, "range": "1-5"}}),
+		llmtest.Call(&genai.FunctionCall{Name: recall.ToolSearchHistory, Args: map[string]any{"query": scenario.Identifier(0)}}),
+		llmtest.Call(&genai.FunctionCall{Name: recall.ToolReadTurn, Args: map[string]any{"turn": "1.1"}}),
+		llmtest.Text("found them"),
+	)
+	recallSend(t, r, "s1", "[step 5] What did the files of steps 0 and 2 say?")
+	got := s.recallResults(t, "s1")
+	if len(got) != 3 {
+		t.Fatalf("recall results: %q", got)
+	}
+	if !strings.Contains(got[0], "// Package mod02 implements "+scenario.Identifier(2)) {
+		t.Errorf("read_saved_output of the excerpt:\n%s", got[0])
+	}
+	if !strings.Contains(got[1], "turn 1.1") || !strings.Contains(got[1], scenario.Identifier(0)) {
+		t.Errorf("search_history:\n%s", got[1])
+	}
+	if !strings.Contains(got[2], "read_file result") || !strings.Contains(got[2], scenario.UserMessage(0)) {
+		t.Errorf("read_turn:\n%s", got[2])
+	}
+	all := m.Requests()
+	for k := 9; k < len(all); k++ {
+		if !extends(all[k-1], all[k]) {
+			t.Errorf("request %d does not extend request %d", k, k-1)
+		}
+	}
+
+	// Two more turns: the recall turn is summarized, and the ledger counts no recall call.
+	for i := 6; i < 9; i++ {
+		m.Script = append(m.Script, readTurn(i)...)
+		recallSend(t, r, "s1", scenario.UserMessage(i))
+	}
+	last := m.Requests()[len(m.Requests())-1]
+	sum := strings.TrimSuffix(summaryText(last), recall.SummaryLine())
+	if !strings.Contains(sum, "read_file ×") || strings.Contains(sum, recall.ToolReadOutput) || strings.Contains(sum, recall.ToolSearchHistory) ||
+		strings.Contains(sum, recall.ToolReadTurn) {
+		t.Errorf("the ledger counts recall calls, or lost read_file:\n%s", sum)
+	}
+	for _, e := range s.logs.All() {
+		text := fmt.Sprint(e.Message, e.ContextMap())
+		if strings.Contains(text, scenario.Identifier(0)) || strings.Contains(text, scenario.Identifier(2)) {
+			t.Errorf("a log entry holds a query or a result: %s", text)
+		}
+	}
+	list, err := s.artifacts.List(context.Background(), &artifact.ListRequest{AppName: recallApp, UserID: "user", SessionID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(list.FileNames, recall.HistoryName(1)) || !slices.Contains(list.FileNames, excerptName) {
+		t.Errorf("saved: %v", list.FileNames)
+	}
+}
+
+// An agent without the recall tools sees today's bytes, request for request, also when another
+// agent of the application has them (one view serves every agent): the same session played by
+// a Hooks that never gave out the tools sends the same requests.
+func TestRecallOffKeepsTodaysBytes(t *testing.T) {
+	play := func(giveTools bool) []*model.LLMRequest {
+		s := newRecallStack(t)
+		if giveTools {
+			if _, err := s.h.RecallTools(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m := &llmtest.Model{}
+		r := s.runner(t, m, scenarioTools(t), true)
+		for i := range 8 {
+			m.Script = append(m.Script, readTurn(i)...)
+			recallSend(t, r, "s1", scenario.UserMessage(i))
+		}
+		return m.Requests()
+	}
+	with, without := play(true), play(false)
+	if len(with) != len(without) {
+		t.Fatalf("%d requests, want %d", len(with), len(without))
+	}
+	excerpts := 0
+	for k := range with {
+		// Call ids, and so the names of saved outputs, differ from run to run.
+		a := callIDs.ReplaceAllString(mustJSONOf(t, with[k].Contents), "adk-ID")
+		b := callIDs.ReplaceAllString(mustJSONOf(t, without[k].Contents), "adk-ID")
+		if a != b {
+			i := 0
+			for i < min(len(a), len(b)) && a[i] == b[i] {
+				i++
+			}
+			t.Fatalf("request %d differs at byte %d:\n%.300s\n%.300s", k, i, a[i:], b[i:])
+		}
+		excerpts += strings.Count(a, compaction.ExcerptNote)
+		if strings.Contains(a, recall.ToolReadOutput) || strings.Contains(a, recall.ToolSearchHistory) {
+			t.Fatalf("request %d names a recall tool:\n%s", k, a)
+		}
+	}
+	if excerpts == 0 {
+		t.Error("no request showed an excerpt: the test shows nothing")
+	}
+}
+
+var callIDs = regexp.MustCompile(`adk-[0-9a-f-]{36}`)
+
+func mustJSONOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// The tools read through what Wire captured: before Wire, or on a runner without an artifact
+// service, a call is an error the model reads; a second, different artifact service is refused.
+func TestRecallToolsNeedWiring(t *testing.T) {
+	s := newRecallStack(t)
+	recallTools, err := s.h.RecallTools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &llmtest.Model{Script: []llmtest.Step{
+		llmtest.Call(&genai.FunctionCall{Name: recall.ToolSearchOutputs, Args: map[string]any{"query": "FAIL"}}),
+		llmtest.Text("nothing"),
+	}}
+	r := s.runner(t, m, scenarioTools(t, recallTools...), false)
+	recallSend(t, r, "s1", "find the failure")
+	if got := s.recallResults(t, "s1"); len(got) != 1 || !strings.Contains(got[0], "error: ") || !strings.Contains(got[0], "artifact service") {
+		t.Errorf("a call without an artifact service: %q", got)
+	}
+	s.runner(t, &llmtest.Model{}, scenarioTools(t, recallTools...), true) // captures it
+	a, err := llmagent.New(llmagent.Config{Name: "other", Model: &llmtest.Model{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.h.Wire(runner.Config{AppName: recallApp, Agent: a, SessionService: s.sessions, ArtifactService: artifact.InMemoryService()})
+	if err == nil || !strings.Contains(err.Error(), "another artifact service") {
+		t.Errorf("Wire with a second artifact service: %v", err)
+	}
+	again, err := s.h.RecallTools()
+	if err != nil || len(again) != len(recallTools) || again[0] != recallTools[0] {
+		t.Errorf("RecallTools again: %v, %v; want the same tools", again, err)
+	}
+}

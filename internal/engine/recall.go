@@ -1,0 +1,155 @@
+package engine
+
+import (
+	"context"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/compactor"
+	"github.com/adkctx/adkctx/internal/errkind"
+	"github.com/adkctx/adkctx/internal/lru"
+	"github.com/adkctx/adkctx/processors/request"
+	"github.com/adkctx/adkctx/processors/truncate"
+	"github.com/adkctx/adkctx/recall"
+)
+
+// RecallStore returns the recall store of one session: the glue's, over the artifact service it
+// captured at Wire; nil when there is none (no artifact service, or not wired yet).
+type RecallStore func(s compactor.Session) recall.Store
+
+// truncationDefaultLines is truncate.Config's line limit when MaxLines is zero.
+const truncationDefaultLines = 256
+
+// maxRecallCalls bounds the agents' calls whose last request the engine remembers.
+const maxRecallCalls = 10_000
+
+// recallState is what the recall tools need of the engine. Its zero value is recall off.
+type recallState struct {
+	mu     sync.Mutex
+	stores RecallStore // nil: the recall tools are not in use
+	// outputs remembers, per agent call (invocation, branch, agent), whether its last request
+	// declared read_saved_output: the truncation notes of its tool calls name it then.
+	outputs *lru.Cache[recallCallKey, bool]
+}
+
+type recallCallKey struct {
+	s compactor.Session
+	k callKey
+}
+
+// UseRecall turns on what the recall tools need (the glue calls it when the application asks for
+// the tools): notes that name them in requests that declare them, the results a compaction shows
+// as excerpts saved whole, and a history segment of the events each stored marker covers, all
+// through stores.
+func (e *Engine) UseRecall(stores RecallStore) {
+	e.recall.mu.Lock()
+	defer e.recall.mu.Unlock()
+	e.recall.stores = stores
+	if e.recall.outputs == nil {
+		e.recall.outputs = lru.New[recallCallKey, bool](maxRecallCalls)
+	}
+}
+
+// recallStores returns the stores set by UseRecall; nil when the tools are not in use.
+func (e *Engine) recallStores() RecallStore {
+	e.recall.mu.Lock()
+	defer e.recall.mu.Unlock()
+	return e.recall.stores
+}
+
+// recallNotes is BeforeModel's recall step: when the recall tools are in use and req declares
+// them, the notes of the view name them (recall.RewriteNotes: excerpt notes point at the saved
+// result, the summary says earlier turns can be searched); otherwise req keeps today's bytes. It
+// remembers for the call's AfterTool whether req declared read_saved_output.
+func (e *Engine) recallNotes(c Call, req *request.LLMRequest) {
+	if e.recallStores() == nil {
+		return
+	}
+	in := recall.InstalledIn(req.Config)
+	e.recall.outputs.Put(recallCallKey{keyOf(c), callKey{c.InvocationID(), c.Branch(), c.AgentName()}}, in.Outputs)
+	if in != (recall.Installed{}) {
+		req.Contents, _ = recall.RewriteNotes(req.Contents, in)
+	}
+}
+
+// recallOutputs reports whether the last request of c's agent call declared read_saved_output
+// (with the recall tools in use).
+func (e *Engine) recallOutputs(c Call) bool {
+	if e.recallStores() == nil {
+		return false
+	}
+	v, _ := e.recall.outputs.Get(recallCallKey{keyOf(c), callKey{c.InvocationID(), c.Branch(), c.AgentName()}})
+	return v
+}
+
+// recallKeeper is the compactor's Recall: it keeps what a stored marker takes out of the view
+// reachable through the recall tools' stores, and logs (never fails on) what it cannot keep.
+type recallKeeper struct{ e *Engine }
+
+var _ compactor.Recall = recallKeeper{}
+
+func (k recallKeeper) store(s compactor.Session) recall.Store {
+	if stores := k.e.recallStores(); stores != nil {
+		return stores(s)
+	}
+	return nil
+}
+
+// SaveExcerpts implements compactor.Recall.
+func (k recallKeeper) SaveExcerpts(ctx context.Context, s compactor.Session, m *compaction.Marker, events []compaction.Event) {
+	st := k.store(s)
+	results := compaction.ExcerptsOf(events, m)
+	if st == nil || len(results) == 0 {
+		return
+	}
+	n, err := recall.SaveExcerpts(ctx, st, results)
+	if err != nil {
+		k.failed(s, "recall: excerpted tool results not saved", err)
+		return
+	}
+	k.e.log.Debug("recall: excerpted tool results saved", zap.String("session_id", s.ID), zap.Int("results", len(results)), zap.Int("outputs_saved", n))
+}
+
+// WriteHistory implements compactor.Recall.
+func (k recallKeeper) WriteHistory(ctx context.Context, s compactor.Session, covered []compaction.Event) {
+	st := k.store(s)
+	if st == nil || len(covered) == 0 {
+		return
+	}
+	seg, err := recall.WriteHistory(ctx, st, covered)
+	if err != nil {
+		k.failed(s, "recall: history not written", err)
+		return
+	}
+	if seg != nil {
+		k.e.log.Debug("recall: history written", zap.String("session_id", s.ID), zap.String("artifact", seg.Name),
+			zap.Int("turns", seg.Turns), zap.Int("entries", seg.Entries), zap.Int("bytes", seg.Bytes))
+	}
+}
+
+// failed logs a failure to keep something for the recall tools: its kind and redacted message,
+// never the conversation's text.
+func (k recallKeeper) failed(s compactor.Session, msg string, err error) {
+	kind, text := errkind.Of(err)
+	k.e.log.Warn(msg, zap.String("session_id", s.ID), zap.String("error_kind", string(kind)), zap.String("error", text))
+}
+
+// RecallLimits are the bounds of the recall tools' results under this engine's truncation
+// limits (Config.Truncation): a result is never cut and saved again. Results take at most
+// 8 KiB and 200 lines (recall's defaults), less when the truncation limits are lower: 1 KiB
+// under their bytes, four fifths of their lines.
+func (e *Engine) RecallLimits() recall.Limits {
+	maxBytes, maxLines := e.cfg.Truncation.MaxBytes, e.cfg.Truncation.MaxLines
+	if maxBytes <= 0 {
+		maxBytes = truncate.DefaultMaxBytes
+	}
+	if maxLines <= 0 {
+		maxLines = truncationDefaultLines
+	}
+	return recall.Limits{
+		MaxResultBytes: min(recall.DefaultMaxResultBytes, maxBytes-1024),
+		MaxResultLines: min(recall.DefaultMaxResultLines, maxLines*4/5),
+	}
+}
