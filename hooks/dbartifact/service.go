@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/adkctx/adkctx/internal/errkind"
 	"github.com/adkctx/adkctx/recall"
 )
 
@@ -133,14 +135,34 @@ func (s *Service) Save(ctx context.Context, req *artifact.SaveRequest) (*artifac
 			}
 			return nil
 		})
-		if !errors.As(err, &errVersionTaken{}) {
+		if !retryable(err) {
 			break
+		}
+		if kind, _ := errkind.Of(err); kind == errkind.Busy {
+			// SQLite refuses a lock upgrade that would deadlock without waiting (readers of
+			// MAX(version) holding shared locks): let the winner commit first.
+			select {
+			case <-ctx.Done():
+				return nil, fmt.Errorf("dbartifact: saving %q: %w", req.FileName, ctx.Err())
+			case <-time.After(time.Duration(1+rand.IntN(10)) * time.Millisecond):
+			}
 		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("dbartifact: saving %q: %w", req.FileName, err)
 	}
 	return &artifact.SaveResponse{Version: row.Version}, nil
+}
+
+// retryable reports whether a save's transaction failed to another writer of the same name:
+// its version row was taken (errVersionTaken), or the store was busy with the other writer
+// (SQLite's SQLITE_BUSY, also from the commit); Save then tries again from a fresh read.
+func retryable(err error) bool {
+	if errors.As(err, &errVersionTaken{}) {
+		return true
+	}
+	kind, _ := errkind.Of(err)
+	return kind == errkind.Busy
 }
 
 // errVersionTaken is an insert of a version row that failed: most likely another writer took

@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/glebarez/sqlite"
@@ -330,5 +332,47 @@ func TestConcurrentSaves(t *testing.T) {
 				t.Errorf("versions saved vs stored (-stored +returned):\n%s", diff)
 			}
 		})
+	}
+}
+
+// Concurrent saves of one name each get a version of their own, also when they race: every
+// writer reads the newest version before any inserts (a gorm callback holds each read of
+// MAX(version) until all have read), so all try the same next version.
+func TestConcurrentSavesRacingForOneVersion(t *testing.T) {
+	const writers = 6
+	db := openSQLite(t)
+	var arrived atomic.Int32
+	var read sync.WaitGroup
+	read.Add(writers)
+	if err := db.Callback().Row().After("gorm:row").Register("test:all_read_before_any_insert", func(tx *gorm.DB) {
+		if strings.Contains(tx.Statement.SQL.String(), "MAX(version)") && arrived.Add(1) <= writers {
+			read.Done()
+			read.Wait()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	svc := newService(t, db, dbartifact.Config{})
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := svc.Save(context.Background(), &artifact.SaveRequest{AppName: "app", UserID: "u", SessionID: "s", FileName: "f",
+				Part: genai.NewPartFromText(fmt.Sprintf("writer %d", w))})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	resp, err := svc.Versions(context.Background(), &artifact.VersionsRequest{AppName: "app", UserID: "u", SessionID: "s", FileName: "f"})
+	if err != nil || len(resp.Versions) != writers {
+		t.Errorf("versions stored: %v, %v; want %d", resp, err, writers)
 	}
 }
