@@ -154,6 +154,9 @@ EOF
   psql_admin <<EOF
 CREATE ROLE $role LOGIN CREATEDB PASSWORD '$password';
 CREATE DATABASE $dbname OWNER $role;
+-- DROP DATABASE ... WITH (FORCE) in the tests' cleanup ends any backend still in the database,
+-- an autovacuum worker too; without this grant that fails for a role that is not a superuser.
+GRANT pg_signal_backend TO $role;
 EOF
   (
     umask 077

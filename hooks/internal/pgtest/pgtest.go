@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver, as gorm's postgres driver uses
@@ -61,9 +62,19 @@ func DSN(t testing.TB) string {
 			return
 		}
 		defer conn.Close(ctx)
-		// FORCE ends any connection the test left open.
-		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
-			t.Errorf("pgtest: DROP DATABASE %s: %v", name, err)
+		// FORCE ends any connection the test left open. A backend the server starts on its own
+		// (autovacuum) can still be entering the database: try again briefly before failing.
+		drop := "DROP DATABASE IF EXISTS " + pgx.Identifier{name}.Sanitize() + " WITH (FORCE)"
+		for attempt := 1; ; attempt++ {
+			_, err := conn.Exec(ctx, drop)
+			if err == nil {
+				return
+			}
+			if attempt == 10 {
+				t.Errorf("pgtest: DROP DATABASE %s: %v", name, err)
+				return
+			}
+			time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
 		}
 	})
 	return dsn
