@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
@@ -25,9 +26,6 @@ import (
 // reported usage beside it, it lets any process rebuild a session's calibration and accounting
 // from its stored events.
 const CallRecordKey = "_adkctx_call"
-
-// growthDecay lets an old large growth between two requests count less at each request.
-const growthDecay = 0.9
 
 // BeforeModel runs the request processors on req, in this order: AGENTS.md instructions,
 // truncation of function responses in history, call/response normalization, budget. It writes
@@ -94,13 +92,13 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 		cl.estimate, cl.predicted = d.FinalEstimatedTokens, d.FinalTokens
 		sm.prefix, sm.sized, sm.turnsDrop = print, sized, d.TurnsDropped
 	}
-	prevSent := st.swapSent(sent, c.InvocationID())
-	tokenLimit, approaching := e.track(st, req.Model, limits, d, err == nil)
+	prevSent := st.swapSent(sent, print, limits.Usable)
+	tokenLimit := e.track(st, req.Model, limits, d, err == nil)
 	st.mu.Unlock()
 
-	if cp := e.getCompactor(); cp != nil && (d.OverSoft || approaching) {
+	if cp := e.getCompactor(); cp != nil && d.OverSoft {
 		cp.Schedule(compactor.Request{Session: s, Trigger: compaction.TriggerTokens, Invocation: c.InvocationID(),
-			Live: true, Limits: limits, TokenLimit: tokenLimit, Link: trace.SpanContextFromContext(ctx), LastRequest: prevSent})
+			Live: true, Limits: limits, TokenLimit: tokenLimit, Link: trace.SpanContextFromContext(ctx), Sent: prevSent})
 	}
 
 	fields := decisionFields(s.ID, c, seq, limits, d, decisionExtras{reused: reused, cut: cut, norm: norm,
@@ -115,15 +113,18 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 	return nil
 }
 
-// swapSent records sent (nil: keep the one recorded) as the last request of the session, sent by
-// invocation inv, and returns the one recorded before: a compaction triggered now gets that one,
-// since sent is not sent yet (later callbacks may still change it) and may not be in the
-// provider's cache. Hold st.mu.
-func (st *sessionState) swapSent(sent *request.LLMRequest, inv string) *request.LLMRequest {
-	prev := st.sent
-	if sent != nil {
-		st.sent, st.sentBy = sent, inv
+// swapSent keeps sent (nil: nothing to keep), whose contents p prints, in the session's log of
+// sent requests (usable: the model's usable input) and returns the requests kept before it,
+// newest first: a compaction triggered now gets those, since sent is not sent yet (later
+// callbacks may still change it) and may not be in the provider's cache. Hold st.mu.
+func (st *sessionState) swapSent(sent *request.LLMRequest, p prefixPrint, usable int) []*request.LLMRequest {
+	now := time.Now()
+	prev := st.sent.recent(now)
+	if sent == nil {
+		return prev
 	}
+	st.sent.add(sent, p.contents, p.sizes, usable, now)
+	st.sent.armExpiry(&st.mu)
 	return prev
 }
 
@@ -177,19 +178,15 @@ func (e *Engine) injectInstructions(ctx context.Context, sessionID string, state
 }
 
 // track records decision d in the session's state (st.mu held) and returns the soft limit in the
-// compactor's unit (estimated tokens of the history alone) and whether the next request is
-// expected to pass the soft limit: when, grown by the largest recent growth or by one more tool
-// result at the truncation limit, it would — so the summary is ready before it is built.
-func (e *Engine) track(st *sessionState, model string, limits budget.Limits, d request.BudgetDecision, sent bool) (tokenLimit int, approaching bool) {
+// compactor's unit (estimated tokens of the history alone). What is stored next is added to the
+// projection of the next request (waitIfOverHard), which schedules the token compaction once
+// that request passes the soft limit.
+func (e *Engine) track(st *sessionState, model string, limits budget.Limits, d request.BudgetDecision, sent bool) (tokenLimit int) {
 	if sent {
-		st.lastEstimate, st.lastModel, st.added = d.FinalEstimatedTokens, model, 0
+		st.lastEstimate, st.lastModel, st.added, st.softTriggered = d.FinalEstimatedTokens, model, 0, false
 	}
 	st.tokenLimit = max(int(float64(limits.Soft)/calibrationFactor(d))-d.FixedTokens, 1)
-	if st.lastPredicted > 0 && d.PredictedTokens > st.lastPredicted {
-		st.growth = max(float64(d.PredictedTokens-st.lastPredicted), st.growth*growthDecay)
-	}
-	st.lastPredicted = d.PredictedTokens
-	return st.tokenLimit, d.PredictedTokens+max(int(st.growth), e.maxResultTokens(d)) > limits.Soft
+	return st.tokenLimit
 }
 
 // decisionExtras is what the "budget decision" log entry reports besides the decision itself.
@@ -247,16 +244,6 @@ func limitFields(l budget.Limits) []zap.Field {
 		zap.Int("soft_limit", l.Soft),
 		zap.Int("hard_limit", l.Hard),
 	}
-}
-
-// maxResultTokens is what one tool result at the truncation limit adds to a request (at a
-// conservative 3 bytes per token), predicted.
-func (e *Engine) maxResultTokens(d request.BudgetDecision) int {
-	maxBytes := e.cfg.Truncation.MaxBytes
-	if maxBytes == 0 {
-		maxBytes = truncate.DefaultMaxBytes
-	}
-	return int(float64(maxBytes) / 3 * calibrationFactor(d))
 }
 
 func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
@@ -389,7 +376,7 @@ func (e *Engine) Restore(s compactor.Session, invocation string, events func() [
 		return // no call stored, or this process saw every one
 	}
 	st.calib, st.tally, st.seq = map[string]*budget.Calibration{}, budget.Tally{}, newest[0].Seq
-	st.lastPredicted, st.growth = 0, 0
+	st.softTriggered = false
 	st.limits = e.Limits(newest[0].Model)
 	st.lastEstimate, st.lastModel, st.added = newest[0].Estimate, newest[0].Model, added
 	if newest[0].Tally != nil {
