@@ -25,6 +25,16 @@ type Scenario struct {
 // NewScenario returns the session's model named name, measuring against soft (0: no limit).
 func NewScenario(name string, soft int) Scenario { return Scenario{scenario.NewModel(soft), name} }
 
+// NewScenarioFor is NewScenario measuring session s.
+func NewScenarioFor(name string, soft int, s scenario.Session) Scenario {
+	return Scenario{scenario.NewModelFor(soft, s), name}
+}
+
+// NewScenarioWith is NewScenario measuring as r says.
+func NewScenarioWith(name string, r scenario.Recorder) Scenario {
+	return Scenario{scenario.NewRecordingModel(r), name}
+}
+
 // Name implements model.LLM.
 func (m Scenario) Name() string { return m.name }
 
