@@ -275,6 +275,7 @@ type sessionState struct {
 	// softTriggered: the projection of the next request passed the soft limit since the last
 	// request was sent, and a token compaction was scheduled.
 	softTriggered bool
+	userTokens    int                            // estimate of the last user message (BeforeRun)
 	seq           int                            // model calls so far (call_seq)
 	calls         *lru.Cache[callKey, *call]     // calls in flight
 	streams       *lru.Cache[streamKey, *stream] // per agent and branch

@@ -40,18 +40,26 @@ func (e *Engine) OnEvent(ctx context.Context, s compactor.Session, invocation st
 // waitIfOverHard adds what was stored to the session's projection of its next request. When
 // running (an event of a running invocation, which has the invoke_agent span its compaction is
 // linked to) and the projection passes the soft limit, it schedules a token compaction, so the
-// next request is built from the new summary when it is ready (at once when Synchronous); a
-// user message that takes it past the soft limit schedules one in BeforeModel. When wait and the
-// projection passes the hard limit while a compaction of the session is pending, it waits for
-// the compaction (at most Compaction.Timeout).
+// next request is built from the new summary when it is ready (at once when Synchronous). After
+// an invocation's final event the next request is the next turn's: it is projected with a user
+// message as large as this turn's; a larger one that takes the request past the soft limit
+// schedules the compaction in BeforeModel (BeforeRun has no invoke_agent span to link). When
+// wait and the projection passes the hard limit while a compaction of the session is pending, it
+// waits for the compaction (at most Compaction.Timeout).
 func (e *Engine) waitIfOverHard(ctx context.Context, s compactor.Session, invocation string, added *genai.Content, wait, running bool) {
 	st := e.state(s)
 	st.mu.Lock()
-	st.added += budget.EstimateContent(added)
+	tokens := budget.EstimateContent(added)
+	st.added += tokens
 	projected, hard := st.projected(), st.limits.Hard
 	var soft *compactor.Request
-	if running {
-		soft = st.softTrigger(s, invocation, st.runSpan(invocation, trace.SpanContextFromContext(ctx)))
+	switch {
+	case !running:
+		st.userTokens = tokens
+	case wait:
+		soft = st.softTrigger(s, invocation, st.runSpan(invocation, trace.SpanContextFromContext(ctx)), 0)
+	default: // the invocation's final event
+		soft = st.softTrigger(s, invocation, st.runSpan(invocation, trace.SpanContextFromContext(ctx)), st.userTokens)
 	}
 	st.mu.Unlock()
 	c := e.getCompactor()
@@ -167,13 +175,14 @@ const pluginMissing = "compaction is configured but the adkctx plugin does not r
 	"Register Hooks.Plugin() with the runner, or use Hooks.Wire"
 
 // softTrigger returns the token compaction to schedule when the next request, projected from the
-// last one sent and what was stored since, passes the soft limit (once per request sent): the
-// compaction comes when the window needs it. A trigger earlier by one tool result at the
-// truncation limit, so that the summary is ready in time, compacted at small windows, where that
-// result is a large part of the limit, on nearly every call. Hold st.mu.
-func (st *sessionState) softTrigger(s compactor.Session, inv string, link trace.SpanContext) *compactor.Request {
+// last one sent, what was stored since and more (estimated tokens still to come), passes the
+// soft limit (once per request sent): the compaction comes when the window needs it. A trigger
+// earlier by one tool result at the truncation limit, so that the summary is ready in time,
+// compacted at small windows, where that result is a large part of the limit, on nearly every
+// call. Hold st.mu.
+func (st *sessionState) softTrigger(s compactor.Session, inv string, link trace.SpanContext, more int) *compactor.Request {
 	if st.softTriggered || st.lastEstimate == 0 || st.limits.Soft == 0 ||
-		st.calibration(st.lastModel).Predict(st.lastEstimate+st.added).Tokens <= st.limits.Soft {
+		st.calibration(st.lastModel).Predict(st.lastEstimate+st.added+more).Tokens <= st.limits.Soft {
 		return nil
 	}
 	st.softTriggered = true
