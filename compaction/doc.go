@@ -54,11 +54,12 @@
 // [LLMSummarizer] asks a model (best the agent's own) for goal, instructions, decisions,
 // files, errors and open tasks, and gets the ledger's facts appended (the user's messages first),
 // so messages are quoted and counts and paths never invented. On the agent's own model it
-// sends the agent's last request cut after what the summary covers, with its instruction
-// appended (SummaryInput.Prefix): the system instruction, tools and contents the provider's
-// prompt cache already holds, which costs a fraction of a transcript and shows the summarizer
-// what the agent saw. On another model, with a custom template, with
-// [LLMSummarizer.NoSharedPrefix], or when that request did not show every covered event, it
+// sends a request the agent sent, the newest of the last few that shows every covered event
+// ([Selection.Sent]), cut after what the summary covers, with its instruction appended
+// (SummaryInput.Prefix): the system instruction, tools and contents the provider's prompt cache
+// still holds, which costs a fraction of a transcript and shows the summarizer what the agent
+// saw. On another model, with a custom template, with [LLMSummarizer.NoSharedPrefix], or when no
+// request sent showed every covered event, it
 // sends a transcript, as it does after a reply to the shared prefix that calls a tool or holds
 // no text. A summary is rejected (and the fallback used) when it is empty, holds only thoughts,
 // calls a tool, is cut off, is larger than what it replaces or is larger than

@@ -116,7 +116,8 @@ func (a *fuzzAgent) compact(t *testing.T, r Selection, inv string) {
 	// The request the model was last sent: the view, as adk-go sends it.
 	before := a.store.snapshot()
 	var shown []Item // the items the request shows, one per content
-	r.LastRequest = &request.LLMRequest{Model: "gemini-2.5-flash"}
+	last := &request.LLMRequest{Model: "gemini-2.5-flash"}
+	r.Sent = []*request.LLMRequest{last}
 	for _, it := range NewViewer(nil).View(before) {
 		c := it.Summary
 		switch {
@@ -129,14 +130,14 @@ func (a *fuzzAgent) compact(t *testing.T, r Selection, inv string) {
 			continue // adk-go sends nothing for it
 		}
 		shown = append(shown, it)
-		r.LastRequest.Contents = append(r.LastRequest.Contents, sentContent(c))
+		last.Contents = append(last.Contents, sentContent(c))
 	}
 	m, err := a.c.Compact(context.Background(), r)
 	if err != nil {
 		t.Fatalf("Compact(%s, %s): %v", r.Trigger, inv, err)
 	}
 	if m != nil {
-		checkPrefix(t, a.c.cfg.Summarizer.(*recorder).last(t).Prefix, r.LastRequest, before, shown, m)
+		checkPrefix(t, a.c.cfg.Summarizer.(*recorder).last(t).Prefix, last, before, shown, m)
 	}
 	events := a.store.snapshot()
 	p := NewViewer(nil).plan(events)

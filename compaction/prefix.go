@@ -9,15 +9,40 @@ import (
 	"github.com/adkctx/adkctx/processors/request"
 )
 
-// promptPrefix returns req cut right after the content that shows the last event of covered
-// (positions in events): the conversation up to the end of what a summary covers, exactly as the
-// model was sent it. It is nil unless req shows every covered event the model sees, in stream
-// order: each one's content is found (a call by its function's name and arguments, since adk-go
-// sends calls without their ids; a text by its role and text; a tool response right after the
-// content matched before it, by its function's name, since a view may show it cut), and none
-// holds only parts it cannot recognize (media, code). Contents and config are shared with req,
-// never modified.
-func promptPrefix(req *request.LLMRequest, events []Event, covered []int) *request.LLMRequest {
+// promptPrefix returns, of the requests sent (newest first), the newest that shows every event
+// of covered (positions in events), those on model first, cut right after the content that
+// shows the last one (cutAfter): the conversation up to the end of what a summary covers,
+// exactly as the model was sent it, which a provider's cache may still hold. It is nil when none
+// does.
+func promptPrefix(sent []*request.LLMRequest, model string, events []Event, covered []int) *request.LLMRequest {
+	for _, onModel := range []bool{true, false} {
+		for _, req := range sent {
+			if req == nil || (req.Model == model) != onModel {
+				continue
+			}
+			if p := cutAfter(req, events, covered); p != nil {
+				return p
+			}
+		}
+	}
+	return nil
+}
+
+// summarizerModel is the name of the model s calls, or "".
+func summarizerModel(s Summarizer) string {
+	if l, ok := s.(*LLMSummarizer); ok && l.Model != nil {
+		return l.Model.Name()
+	}
+	return ""
+}
+
+// cutAfter returns req cut right after the content that shows the last event of covered. It is
+// nil unless req shows every covered event the model sees, in stream order: each one's content
+// is found (a call by its function's name and arguments, since adk-go sends calls without their
+// ids; a text by its role and text; a tool response right after the content matched before it,
+// by its function's name, since a view may show it cut), and none holds only parts it cannot
+// recognize (media, code). Contents and config are shared with req, never modified.
+func cutAfter(req *request.LLMRequest, events []Event, covered []int) *request.LLMRequest {
 	if req == nil {
 		return nil
 	}

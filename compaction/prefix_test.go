@@ -108,7 +108,7 @@ func TestPromptPrefix(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := promptPrefix(tc.req, tc.events, tc.covered)
+			got := cutAfter(tc.req, tc.events, tc.covered)
 			if tc.want < 0 {
 				if got != nil {
 					t.Fatalf("prefix of %d contents, want none", len(got.Contents))
@@ -128,13 +128,52 @@ func TestPromptPrefix(t *testing.T) {
 	}
 }
 
+// Of the requests sent, the summary prompt extends the newest that shows every covered event,
+// on the summarizer's model when one does: a provider's cache holds the prefix of each.
+func TestPromptPrefixAmongSentRequests(t *testing.T) {
+	events := concat(toolTurn("i1", "read_file", "a.go"), turn("i2"), toolTurn("i3", "read_file", "b.go"))
+	covered := []int{0, 1, 2, 3, 4, 5} // i1 and i2
+	full := requestOf(events)
+	trimmed := requestOf(events)
+	trimmed.Contents = slices.Delete(trimmed.Contents, 1, 5) // i1 left out to fit the window
+	earlier := requestOf(events[:7])
+	other := requestOf(events)
+	other.Model = "another-model"
+	tests := []struct {
+		name string
+		sent []*request.LLMRequest // newest first
+		want *request.LLMRequest   // the request extended; nil: none
+	}{
+		{"the newest shows every covered event", []*request.LLMRequest{full, earlier}, full},
+		{"the newest is trimmed: an earlier one", []*request.LLMRequest{trimmed, earlier}, earlier},
+		{"on another model: one on the summarizer's first", []*request.LLMRequest{other, trimmed, earlier}, earlier},
+		{"only another model's: that one", []*request.LLMRequest{trimmed, other}, other},
+		{"none shows them all", []*request.LLMRequest{trimmed, nil}, nil},
+		{"none sent", nil, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := promptPrefix(tc.sent, full.Model, events, covered)
+			switch {
+			case tc.want == nil && got != nil:
+				t.Fatalf("prefix of %d contents (model %s), want none", len(got.Contents), got.Model)
+			case tc.want == nil:
+			case got == nil:
+				t.Fatal("no prefix")
+			case got.Model != tc.want.Model || len(got.Contents) != 7 || &got.Contents[0] != &tc.want.Contents[0]:
+				t.Errorf("prefix of %d contents on %s, not the first 7 of the request wanted", len(got.Contents), got.Model)
+			}
+		})
+	}
+}
+
 // The summarizer sends the shared prefix with its instruction when it can, and a transcript
 // otherwise.
 func TestLLMSummarizerSharesThePrefix(t *testing.T) {
 	events := concat(toolTurn("i1", "read_file", "a.go"), turn("i2"))
 	in := summaryInput()
 	in.Events = events
-	in.Prefix = promptPrefix(requestOf(events), events, []int{0, 1, 2, 3, 4, 5})
+	in.Prefix = cutAfter(requestOf(events), events, []int{0, 1, 2, 3, 4, 5})
 	if in.Prefix == nil || len(in.Prefix.Contents) != 7 {
 		t.Fatalf("prefix %v, want the summary and six contents", in.Prefix)
 	}

@@ -30,10 +30,11 @@ type Selection struct {
 	// Now is the time of the compaction (the marker's range when no covered event has a usable
 	// timestamp). Zero: time.Now().
 	Now time.Time
-	// LastRequest is the last request the session's model was sent, as sent (system
-	// instruction, tools, and contents after adkctx's steps); nil: unknown. When it shows every
-	// event the summary covers, the summarizer gets its prefix (SummaryInput.Prefix).
-	LastRequest *request.LLMRequest
+	// Sent are the newest requests the session's model was sent, as sent (system instruction,
+	// tools, and contents after adkctx's steps), newest first: what a provider's prompt cache may
+	// still hold; none: unknown. The summarizer gets the prefix of the newest one that shows every
+	// event the summary covers (SummaryInput.Prefix), preferring the summarizer's model.
+	Sent []*request.LLMRequest
 }
 
 // Result is what Prepare decided.
@@ -90,7 +91,7 @@ func Prepare(ctx context.Context, cfg Config, v *Viewer, events []Event, sel Sel
 		return r
 	}
 	readHints(events, p, w, max(cfg.Overlap, 0), sel.Now)
-	w.input.Prefix = promptPrefix(sel.LastRequest, events, w.covered)
+	w.input.Prefix = promptPrefix(sel.Sent, summarizerModel(cfg.Summarizer), events, w.covered)
 	m := summarize(ctx, cfg, sel, w, &r)
 	if m == nil {
 		return r

@@ -43,13 +43,14 @@ type SummaryInput struct {
 	// MaxTokens is the largest summary, in estimated tokens, the compactor accepts (a larger one
 	// is rejected); a summarizer should stay under it. 0: no bound.
 	MaxTokens int
-	// Prefix is the session's last model request cut right after the content that shows the last
-	// event this summary covers: the conversation as the model was sent it, the previous summary
-	// first. It is nil when unknown, or when that request does not show every covered event in
-	// order as far as they can be matched (calls by name and arguments, texts by role and text,
-	// a response right after the content before it; an event showing only media or code cannot
-	// be). An LLMSummarizer on the same model sends it with its instruction appended: a
-	// provider's prompt cache already holds it, so it costs a fraction of a transcript.
+	// Prefix is a request the session's model was sent (the newest of Selection.Sent that shows
+	// every event this summary covers, in order) cut right after the content that shows the last
+	// one: the conversation as the model was sent it, the previous summary first. It is nil when
+	// unknown, or when no request sent shows every covered event in order as far as they can be
+	// matched (calls by name and arguments, texts by role and text, a response right after the
+	// content before it; an event showing only media or code cannot be). An LLMSummarizer on the
+	// same model sends it with its instruction appended: a provider's prompt cache still holds
+	// it, so it costs a fraction of a transcript.
 	Prefix *request.LLMRequest
 }
 

@@ -17,27 +17,49 @@ import (
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/scenario"
+	"github.com/adkctx/adkctx/processors/truncate"
 )
 
 type scenarioRun struct {
-	figures scenario.Figures
-	soft    int
-	base    session.Service
+	figures    scenario.Figures
+	soft, hard int
+	base       session.Service
 }
+
+// modelName is the session's model.
+const modelName = "scenario-model"
 
 // runScenario plays the scripted session through a v2 runner and llmagent with the given window,
 // with or without adkctx (wired with Wire, extractive summarizer, synchronous compaction so the
 // figures do not depend on timing) — as the v1 figure test does.
 func runScenario(tb testing.TB, window int, withAdkctx bool) scenarioRun {
-	return runScenarioWith(tb, window, withAdkctx, nil)
+	return runSession(tb, figureRun{window: window, invocations: scenario.Invocations, adkctx: withAdkctx})
 }
 
-// runScenarioWith is runScenario with summaries written by summarizer on the session's model
-// (nil: extractive), its prompts recorded beside the session's (scenario.Figures.Aside*).
-func runScenarioWith(tb testing.TB, window int, withAdkctx bool, summarizer *scenario.SummarizerModel) scenarioRun {
-	info := budget.ModelInfo{Name: "scenario-model", ContextWindow: window, MaxOutputTokens: 8_192}
+// figureRun is one run of a figure session (as in the v1 figure tests).
+type figureRun struct {
+	session     scenario.Session // what the user says; zero: scenario.Default()
+	window      int
+	invocations int
+	adkctx      bool
+	// summarizer writes the summaries on the session's model (nil: extractive), its prompts
+	// recorded beside the session's (scenario.Figures.Aside*).
+	summarizer *scenario.SummarizerModel
+	// resultBytes bounds each tool result (adkctx.Config.Truncation.MaxBytes); 0: the default,
+	// 10 KiB.
+	resultBytes int
+	noFallback  bool // compaction.Config.NoFallback
+}
+
+// runSession plays the session fr names through a v2 runner and llmagent.
+func runSession(tb testing.TB, fr figureRun) scenarioRun {
+	info := budget.ModelInfo{Name: modelName, ContextWindow: fr.window, MaxOutputTokens: 8_192}
 	limits := budget.LimitsFor(budget.NewRegistry(info), info.Name, budget.LimitConfig{})
-	m := llmtest.NewScenario(info.Name, limits.Soft)
+	m := llmtest.NewScenarioWith(info.Name, scenario.Recorder{Soft: limits.Soft, Session: fr.session, ResultBytes: fr.resultBytes})
+	s := fr.session
+	if s.Message == nil {
+		s = scenario.Default()
+	}
 	tools, err := llmtest.ScenarioTools()
 	if err != nil {
 		tb.Fatal(err)
@@ -46,16 +68,16 @@ func runScenarioWith(tb testing.TB, window int, withAdkctx bool, summarizer *sce
 	if err != nil {
 		tb.Fatal(err)
 	}
-	out := scenarioRun{soft: limits.Soft, base: session.InMemoryService()}
+	out := scenarioRun{soft: limits.Soft, hard: limits.Hard, base: session.InMemoryService()}
 	rc := runner.Config{AppName: appName, Agent: a, SessionService: out.base, AutoCreateSession: true}
 	var h *hooks.Hooks
-	if withAdkctx {
+	if fr.adkctx {
 		var sum compaction.Summarizer = &compaction.ExtractiveSummarizer{}
-		if summarizer != nil {
-			sum = &compaction.LLMSummarizer{Model: summarizer.On(m.Model)}
+		if fr.summarizer != nil {
+			sum = &compaction.LLMSummarizer{Model: fr.summarizer.On(m.Model)}
 		}
-		if h, err = hooks.New(adkctx.Config{Models: []budget.ModelInfo{info},
-			Compaction: &compaction.Config{Synchronous: true, Summarizer: sum}}); err != nil {
+		if h, err = hooks.New(adkctx.Config{Models: []budget.ModelInfo{info}, Truncation: truncate.Config{MaxBytes: fr.resultBytes},
+			Compaction: &compaction.Config{Synchronous: true, NoFallback: fr.noFallback, Summarizer: sum}}); err != nil {
 			tb.Fatal(err)
 		}
 		if rc, err = h.Wire(rc); err != nil {
@@ -66,8 +88,8 @@ func runScenarioWith(tb testing.TB, window int, withAdkctx bool, summarizer *sce
 	if err != nil {
 		tb.Fatal(err)
 	}
-	for i := range scenario.Invocations {
-		if err := run(tb, r, "s1", genai.NewContentFromText(scenario.UserMessage(i), genai.RoleUser)); err != nil {
+	for i := range fr.invocations {
+		if err := run(tb, r, "s1", genai.NewContentFromText(s.Message(i), genai.RoleUser)); err != nil {
 			tb.Fatalf("turn %d: %v", i, err)
 		}
 	}
@@ -82,42 +104,108 @@ func runScenarioWith(tb testing.TB, window int, withAdkctx bool, summarizer *sce
 	return out
 }
 
-// The continuity and cache figures of the v1 glue (hooks.TestFigureContinuity), reproduced
-// through an adk-go v2 runner: 200 invocations with a 1M and a 32K window; the same properties
-// (scenario.Figures.Problems) and the final summary's ledger exact.
+// The continuity, cache and cost figures of the v1 glue (hooks.TestFigureContinuity), reproduced
+// through an adk-go v2 runner: 200 invocations with a 1M, a 32K and an 8K window (tool results
+// cut at 2 KiB there), extractive and LLM summarizer on the agent's model; the same properties
+// (scenario.Figures.Problems), no summary prompt a transcript, the session with its summaries
+// within the same bounds, and the final summary's ledger exact.
 func TestFigureContinuity(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("figure run skipped in -short and -race mode; run: go test -run TestFigure ./hooks/")
 	}
 	without := runScenario(t, 1_048_576, false)
-	for _, window := range []int{1_048_576, 32_768} {
-		t.Run(fmt.Sprint(window), func(t *testing.T) {
-			with := runScenario(t, window, true)
-			t.Logf("with adkctx: %s", with.figures)
-			t.Logf("without: %s", without.figures)
-			t.Logf("%s", with.figures.Against(without.figures))
-			for _, p := range with.figures.Problems(without.figures, with.soft, window == 1_048_576) {
-				t.Error(p)
+	for _, window := range []int{1_048_576, 32_768, 8_192} {
+		for _, llm := range []bool{false, true} {
+			fr := figureRun{window: window, invocations: scenario.Invocations, adkctx: true}
+			name := fmt.Sprint(window)
+			if llm {
+				fr.summarizer, name = scenario.NewSummarizerModel(modelName), name+"/llm-summarizer"
 			}
-			checkLedger(t, with.base)
-		})
+			if window == 8_192 {
+				fr.resultBytes = 2 << 10
+			}
+			t.Run(name, func(t *testing.T) {
+				with := runSession(t, fr)
+				f := with.figures
+				t.Logf("with adkctx: %s", f)
+				t.Logf("without: %s", without.figures)
+				t.Logf("%s", f.Against(without.figures))
+				limit := with.soft
+				if fr.resultBytes > 0 {
+					limit = with.hard
+				}
+				for _, p := range f.Problems(without.figures, limit, window == 1_048_576 && !llm) {
+					t.Error(p)
+				}
+				if llm {
+					total := 100 * (f.Effective + f.AsideEffective) / without.figures.Effective
+					t.Logf("summarizer: %d calls (%d transcripts), %d prompt tokens, effective %.0f; the session with them: %.2f%% of without",
+						f.AsideRequests, f.AsideTranscripts, f.AsidePrompt, f.AsideEffective, total)
+					checkSummaryCost(t, f, total, window)
+				}
+				checkLedger(t, with.base)
+			})
+		}
 	}
-	// With an LLM summarizer on the agent's model, its prompts extend the agent's last request
-	// (the v1 figure test measures the same, against another model's transcripts).
-	t.Run("1048576/llm-summarizer", func(t *testing.T) {
-		with := runScenarioWith(t, 1_048_576, true, scenario.NewSummarizerModel("scenario-model"))
-		f := with.figures
-		total := 100 * (f.Effective + f.AsideEffective) / without.figures.Effective
-		t.Logf("%s; summarizer: %d calls, %d prompt tokens, effective %.0f; the session with them: %.2f%% of without",
-			f.Against(without.figures), f.AsideRequests, f.AsidePrompt, f.AsideEffective, total)
-		for _, p := range f.Problems(without.figures, with.soft, false) {
-			t.Error(p)
+}
+
+// checkSummaryCost checks what summaries on the agent's model cost, as the v1 figure test does.
+func checkSummaryCost(t *testing.T, f scenario.Figures, total float64, window int) {
+	t.Helper()
+	bound := scenario.MaxEffectiveWithSummariesPct
+	if window == 1_048_576 {
+		bound = scenario.MaxEffectivePct
+	}
+	if f.AsideRequests == 0 || f.AsideTranscripts > 0 {
+		t.Errorf("%d of %d summary prompts are transcripts, want none (and some prompts)", f.AsideTranscripts, f.AsideRequests)
+	}
+	if f.AsideEffective > 0.2*float64(f.AsidePrompt) || total > bound {
+		t.Errorf("summaries cost %.0f of their %d prompt tokens, the session %.2f%% of without; want ≤ 20%% and ≤ %.1f%%",
+			f.AsideEffective, f.AsidePrompt, total, bound)
+	}
+}
+
+// The instruction-phrasing figure of the v1 glue (hooks.TestFigureInstructionPhrasings) through
+// an adk-go v2 runner: standing rules in other languages and phrasings, none with the English
+// words the ledger once looked for, in a session whose user text fits
+// compaction.UserTextTokens, are in every request after the turn that gave them, at a 1M and a
+// 32K window, with the extractive summarizer and the LLM one (scenario.SummarizerModel on the
+// agent's model, which quotes no rule: a rule in its summary comes from the ledger's facts).
+func TestFigureInstructionPhrasings(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("figure run skipped in -short and -race mode; run: go test -run TestFigure ./hooks/")
+	}
+	s := scenario.Phrasings()
+	userTokens := 0
+	for i := range scenario.PhrasingTurns {
+		userTokens += budget.EstimateText(s.Message(i))
+	}
+	if userTokens > compaction.UserTextTokens {
+		t.Fatalf("the session's user text is %d tokens, over the budget (%d): the figure is about sessions within it", userTokens, compaction.UserTextTokens)
+	}
+	for _, window := range []int{1_048_576, 32_768} {
+		for _, summarizer := range []string{"extractive", "llm"} {
+			t.Run(fmt.Sprintf("%d/%s", window, summarizer), func(t *testing.T) {
+				fr := figureRun{session: s, window: window, invocations: scenario.PhrasingTurns, adkctx: true, noFallback: true}
+				if summarizer == "llm" {
+					fr.summarizer = scenario.NewSummarizerModel(modelName)
+				}
+				f := runSession(t, fr).figures
+				t.Logf("user text %d tokens; %s; rules present %d of %d times (in the summary %d)",
+					userTokens, f, f.InstructionsKept, f.InstructionsChecked, f.InstructionsInSummary)
+				if f.InstructionsKept != f.InstructionsChecked || f.InstructionsChecked == 0 {
+					t.Errorf("rules present %d of %d times, want all", f.InstructionsKept, f.InstructionsChecked)
+				}
+				if 2*f.InstructionsInSummary < f.InstructionsChecked || f.SummaryPresent != f.SummaryChecked {
+					t.Errorf("rules in the summary %d of %d times, summary in %d of %d requests after the first",
+						f.InstructionsInSummary, f.InstructionsChecked, f.SummaryPresent, f.SummaryChecked)
+				}
+				if f.PreviousTurnRaw != f.PreviousTurnChecked {
+					t.Errorf("previous turn raw in %d of %d requests", f.PreviousTurnRaw, f.PreviousTurnChecked)
+				}
+			})
 		}
-		if f.AsideRequests == 0 || f.AsideEffective > 0.2*float64(f.AsidePrompt) || total > scenario.MaxEffectivePct {
-			t.Errorf("summaries cost %.0f of their %d prompt tokens, the session %.2f%% of without; want ≤ 20%% and ≤ %.1f%%",
-				f.AsideEffective, f.AsidePrompt, total, scenario.MaxEffectivePct)
-		}
-	})
+	}
 }
 
 // checkLedger compares the live summary's ledger with the tool calls its chain hides.

@@ -7,6 +7,7 @@ package hooks_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -50,14 +51,18 @@ func startRecallProcess(t *testing.T, path string, m model.LLM, withTools bool, 
 	gcfg := &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)}
 	// WAL and synchronous=NORMAL: what a server would set, and fewer fsyncs for the figure.
 	dsn := path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
-	sessions, err := database.NewSessionService(sqlite.Open(dsn), gcfg)
+	conns, err := sql.Open(sqlite.DriverName, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions, err := database.NewSessionService(&sqlite.Dialector{Conn: conns}, gcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := database.AutoMigrate(sessions); err != nil {
 		t.Fatal(err)
 	}
-	db, err := gorm.Open(sqlite.Open(dsn), gcfg)
+	db, err := gorm.Open(&sqlite.Dialector{Conn: conns}, gcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,9 +105,7 @@ func startRecallProcess(t *testing.T, path string, m model.LLM, withTools bool, 
 		if err := h.Close(ctx); err != nil {
 			t.Error(err)
 		}
-		if sqlDB, err := db.DB(); err == nil {
-			sqlDB.Close()
-		}
+		conns.Close() // adk-go's service and gorm's DB have no Close of their own
 	}}
 }
 

@@ -8,6 +8,7 @@ package hooks_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -55,14 +56,19 @@ func newRecallStack(t *testing.T) *recallStack {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "app.db") + "?_pragma=busy_timeout(10000)"
 	gcfg := &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)}
-	sessions, err := database.NewSessionService(sqlite.Open(path), gcfg)
+	conns, err := sql.Open(sqlite.DriverName, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conns.Close() }) // adk-go's service and gorm's DB have no Close of their own
+	sessions, err := database.NewSessionService(&sqlite.Dialector{Conn: conns}, gcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := database.AutoMigrate(sessions); err != nil {
 		t.Fatal(err)
 	}
-	db, err := gorm.Open(sqlite.Open(path), gcfg)
+	db, err := gorm.Open(&sqlite.Dialector{Conn: conns}, gcfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,8 +62,9 @@ type Request struct {
 	TokenLimit int
 	// Link is the span of the call that triggered the compaction (for the compaction's span).
 	Link trace.SpanContext
-	// LastRequest is the session's last model request as sent (see compaction.Selection).
-	LastRequest *request.LLMRequest
+	// Sent are the session's newest model requests as sent, newest first (see
+	// compaction.Selection).
+	Sent []*request.LLMRequest
 	// Snapshot, when set, is a read of the session that holds its view (the triggering
 	// invocation's, with the events it appended): a compaction that needs no more does not read
 	// the session again.
@@ -399,7 +400,7 @@ func (c *Compactor) run(ctx context.Context, r Request, a *Attempt) {
 	a.Result = compaction.Prepare(ctx, c.cfg, c.deps.Viewer, snap.Events(), compaction.Selection{
 		Trigger: r.Trigger, Invocation: r.Invocation, Live: r.Live,
 		Limits: r.Limits, TokenLimit: r.TokenLimit, LimitsFor: c.deps.Limits, Now: c.deps.Now(),
-		LastRequest: r.LastRequest,
+		Sent: r.Sent,
 	})
 	switch {
 	case a.Err != nil:

@@ -25,7 +25,6 @@ import (
 	"github.com/adkctx/adkctx/internal/config"
 	"github.com/adkctx/adkctx/internal/history"
 	"github.com/adkctx/adkctx/internal/lru"
-	"github.com/adkctx/adkctx/processors/request"
 )
 
 // Bounds of the per-process state.
@@ -71,7 +70,7 @@ type Engine struct {
 	// the request chain against what was measured of them (request.Measures.Check).
 	stepCheck func(step string, err error)
 
-	// keepSent: the summarizer is an LLMSummarizer, which may send the agent's last request
+	// keepSent: the summarizer is an LLMSummarizer, which may send a request the agent sent
 	// (compaction.SummaryInput.Prefix), so BeforeModel keeps it. Set with the compactor.
 	keepSent atomic.Bool
 
@@ -280,19 +279,18 @@ type sessionState struct {
 	// the next request is projected from them.
 	tokenLimit, lastEstimate, added int
 	lastModel                       string
-	// lastPredicted is the predicted size of the last request as it came in; growth the largest
-	// recent growth between two requests (decaying).
-	lastPredicted int
-	growth        float64
+	// softTriggered: the projection of the next request passed the soft limit since the last
+	// request was sent, and a token compaction was scheduled.
+	softTriggered bool
+	userTokens    int                            // estimate of the last user message (BeforeRun)
 	seq           int                            // model calls so far (call_seq)
 	calls         *lru.Cache[callKey, *call]     // calls in flight
 	streams       *lru.Cache[streamKey, *stream] // per agent and branch
 	runs          []run                          // invocations the plugin saw start (newest last)
-	// sent is the last request sent in the session, as sent, and sentBy its invocation: a
-	// summary of what it shows shares its prefix (compaction.Selection.LastRequest). Kept only
-	// when the summarizer is an LLMSummarizer (Engine.keepSent), until its invocation ends.
-	sent   *request.LLMRequest
-	sentBy string
+	// sent are the newest requests sent in the session, as sent: a summary of what one of them
+	// shows shares its prefix (compaction.Selection.Sent). Kept only when the summarizer is an
+	// LLMSummarizer (Engine.keepSent).
+	sent sentLog
 }
 
 // run is an invocation the plugin saw start, with the span of its first model call.
@@ -350,7 +348,8 @@ func (e *Engine) state(s compactor.Session) *sessionState {
 	var st *sessionState
 	e.sessions.Update(s, func() *sessionState {
 		return &sessionState{calib: map[string]*budget.Calibration{},
-			calls: lru.New[callKey, *call](maxCallsInSession), streams: lru.New[streamKey, *stream](maxCallsInSession)}
+			calls: lru.New[callKey, *call](maxCallsInSession), streams: lru.New[streamKey, *stream](maxCallsInSession),
+			sent: sentLog{ttl: sentTTL}}
 	},
 		func(v *sessionState) *sessionState { st = v; return v })
 	return st
@@ -369,14 +368,7 @@ func (st *sessionState) calibration(model string) *budget.Calibration {
 	return c
 }
 
-// forgetInvocation drops the calls of a finished invocation and returns the last request it
-// sent (nil when a later invocation sent one since). Hold st.mu.
-func (st *sessionState) forgetInvocation(inv string) *request.LLMRequest {
+// forgetInvocation drops the calls of a finished invocation. Hold st.mu.
+func (st *sessionState) forgetInvocation(inv string) {
 	st.calls.DeleteFunc(func(k callKey) bool { return k.invocation == inv })
-	if st.sentBy != inv {
-		return nil
-	}
-	sent := st.sent
-	st.sent, st.sentBy = nil, ""
-	return sent
 }

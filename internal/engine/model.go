@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
@@ -17,7 +18,6 @@ import (
 	"github.com/adkctx/adkctx/internal/errkind"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/response"
-	"github.com/adkctx/adkctx/processors/truncate"
 )
 
 // CallRecordKey is the CustomMetadata key of the record adkctx puts on every model response
@@ -25,9 +25,6 @@ import (
 // reported usage beside it, it lets any process rebuild a session's calibration and accounting
 // from its stored events.
 const CallRecordKey = "_adkctx_call"
-
-// growthDecay lets an old large growth between two requests count less at each request.
-const growthDecay = 0.9
 
 // BeforeModel runs the request processors on req (see runChain) and writes one "budget
 // decision" log entry, span event and metric point for them; it returns a
@@ -58,13 +55,13 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 		in.call.estimate, in.call.predicted = r.decision.FinalEstimatedTokens, r.decision.FinalTokens
 		in.stream.prefix, in.stream.sized, in.stream.turnsDrop = r.print, r.sized, r.decision.TurnsDropped
 	}
-	prevSent := st.swapSent(sent, c.InvocationID())
-	tokenLimit, approaching := e.track(st, req.Model, in.limits, r.decision, r.err == nil)
+	prevSent := st.swapSent(sent, r.print, in.limits.Usable)
+	tokenLimit := e.track(st, req.Model, in.limits, r.decision, r.err == nil)
 	st.mu.Unlock()
 
-	if cp := e.getCompactor(); cp != nil && (r.decision.OverSoft || approaching) {
+	if cp := e.getCompactor(); cp != nil && r.decision.OverSoft {
 		cp.Schedule(compactor.Request{Session: s, Trigger: compaction.TriggerTokens, Invocation: c.InvocationID(),
-			Live: true, Limits: in.limits, TokenLimit: tokenLimit, Link: trace.SpanContextFromContext(ctx), LastRequest: prevSent})
+			Live: true, Limits: in.limits, TokenLimit: tokenLimit, Link: trace.SpanContextFromContext(ctx), Sent: prevSent})
 	}
 	e.report(ctx, s.ID, c, in, r, len(req.Contents))
 	return r.err
@@ -124,15 +121,18 @@ func (e *Engine) report(ctx context.Context, sessionID string, c Call, in callIn
 	ce.Write(fields...)
 }
 
-// swapSent records sent (nil: keep the one recorded) as the last request of the session, sent by
-// invocation inv, and returns the one recorded before: a compaction triggered now gets that one,
-// since sent is not sent yet (later callbacks may still change it) and may not be in the
-// provider's cache. Hold st.mu.
-func (st *sessionState) swapSent(sent *request.LLMRequest, inv string) *request.LLMRequest {
-	prev := st.sent
-	if sent != nil {
-		st.sent, st.sentBy = sent, inv
+// swapSent keeps sent (nil: nothing to keep), whose contents p prints, in the session's log of
+// sent requests (usable: the model's usable input) and returns the requests kept before it,
+// newest first: a compaction triggered now gets those, since sent is not sent yet (later
+// callbacks may still change it) and may not be in the provider's cache. Hold st.mu.
+func (st *sessionState) swapSent(sent *request.LLMRequest, p prefixPrint, usable int) []*request.LLMRequest {
+	now := time.Now()
+	prev := st.sent.recent(now)
+	if sent == nil {
+		return prev
 	}
+	st.sent.add(sent, p.contents, p.sizes, usable, now)
+	st.sent.armExpiry(&st.mu)
 	return prev
 }
 
@@ -175,19 +175,15 @@ func (e *Engine) injectInstructions(ctx context.Context, sessionID string, state
 }
 
 // track records decision d in the session's state (st.mu held) and returns the soft limit in the
-// compactor's unit (estimated tokens of the history alone) and whether the next request is
-// expected to pass the soft limit: when, grown by the largest recent growth or by one more tool
-// result at the truncation limit, it would — so the summary is ready before it is built.
-func (e *Engine) track(st *sessionState, model string, limits budget.Limits, d request.BudgetDecision, sent bool) (tokenLimit int, approaching bool) {
+// compactor's unit (estimated tokens of the history alone). What is stored next is added to the
+// projection of the next request (waitIfOverHard), which schedules the token compaction once
+// that request passes the soft limit.
+func (e *Engine) track(st *sessionState, model string, limits budget.Limits, d request.BudgetDecision, sent bool) (tokenLimit int) {
 	if sent {
-		st.lastEstimate, st.lastModel, st.added = d.FinalEstimatedTokens, model, 0
+		st.lastEstimate, st.lastModel, st.added, st.softTriggered = d.FinalEstimatedTokens, model, 0, false
 	}
 	st.tokenLimit = max(int(float64(limits.Soft)/calibrationFactor(d))-d.FixedTokens, 1)
-	if st.lastPredicted > 0 && d.PredictedTokens > st.lastPredicted {
-		st.growth = max(float64(d.PredictedTokens-st.lastPredicted), st.growth*growthDecay)
-	}
-	st.lastPredicted = d.PredictedTokens
-	return st.tokenLimit, d.PredictedTokens+max(int(st.growth), e.maxResultTokens(d)) > limits.Soft
+	return st.tokenLimit
 }
 
 // decisionExtras is what the "budget decision" log entry reports besides the decision itself.
@@ -246,16 +242,6 @@ func limitFields(l budget.Limits) []zap.Field {
 		zap.Int("soft_limit", l.Soft),
 		zap.Int("hard_limit", l.Hard),
 	}
-}
-
-// maxResultTokens is what one tool result at the truncation limit adds to a request (at a
-// conservative 3 bytes per token), predicted.
-func (e *Engine) maxResultTokens(d request.BudgetDecision) int {
-	maxBytes := e.cfg.Truncation.MaxBytes
-	if maxBytes == 0 {
-		maxBytes = truncate.DefaultMaxBytes
-	}
-	return int(float64(maxBytes) / 3 * calibrationFactor(d))
 }
 
 func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
@@ -390,7 +376,7 @@ func (e *Engine) Restore(s compactor.Session, invocation string, events func() [
 		return // no call stored, or this process saw every one
 	}
 	st.calib, st.tally, st.seq = map[string]*budget.Calibration{}, budget.Tally{}, newest[0].Seq
-	st.lastPredicted, st.growth = 0, 0
+	st.softTriggered = false
 	st.limits = e.Limits(newest[0].Model)
 	st.lastEstimate, st.lastModel, st.added = newest[0].Estimate, newest[0].Model, added
 	if newest[0].Tally != nil {

@@ -25,27 +25,47 @@ func (e *Engine) BeforeRun(ctx context.Context, s compactor.Session, invocation 
 		e.WiringError("view_missing", "compaction is configured but the runner's session service is not wrapped: its model reads "+
 			"every stored event, whatever was compacted. Wrap it with Hooks.SessionService, or use Hooks.Wire")
 	}
-	e.waitIfOverHard(ctx, s, invocation, userMessage, true)
+	e.waitIfOverHard(ctx, s, invocation, userMessage, true, false)
 }
 
 // OnEvent runs before an event of a running invocation is stored. Its content will be part of
-// the next request: when that request (the invocation's next, for an event that does not end it)
-// is projected over the hard limit while a compaction is pending, it waits for the compaction,
-// so the request is built from the new summary.
+// the next request: when that request is projected over the soft limit, it schedules a token
+// compaction; when it (the invocation's next, for an event that does not end it) is projected
+// over the hard limit while a compaction is pending, it waits for the compaction, so the request
+// is built from the new summary.
 func (e *Engine) OnEvent(ctx context.Context, s compactor.Session, invocation string, content *genai.Content, final bool) {
-	e.waitIfOverHard(ctx, s, invocation, content, !final)
+	e.waitIfOverHard(ctx, s, invocation, content, !final, true)
 }
 
-// waitIfOverHard adds what was stored to the session's projection of its next request and, when
-// wait and the projection passes the hard limit while a compaction of the session is pending,
+// waitIfOverHard adds what was stored to the session's projection of its next request. When
+// running (an event of a running invocation, which has the invoke_agent span its compaction is
+// linked to) and the projection passes the soft limit, it schedules a token compaction, so the
+// next request is built from the new summary when it is ready (at once when Synchronous). After
+// an invocation's final event the next request is the next turn's: it is projected with a user
+// message as large as this turn's; a larger one that takes the request past the soft limit
+// schedules the compaction in BeforeModel (BeforeRun has no invoke_agent span to link). When
+// wait and the projection passes the hard limit while a compaction of the session is pending, it
 // waits for the compaction (at most Compaction.Timeout).
-func (e *Engine) waitIfOverHard(ctx context.Context, s compactor.Session, invocation string, added *genai.Content, wait bool) {
+func (e *Engine) waitIfOverHard(ctx context.Context, s compactor.Session, invocation string, added *genai.Content, wait, running bool) {
 	st := e.state(s)
 	st.mu.Lock()
-	st.added += budget.EstimateContent(added)
+	tokens := budget.EstimateContent(added)
+	st.added += tokens
 	projected, hard := st.projected(), st.limits.Hard
+	var soft *compactor.Request
+	switch {
+	case !running:
+		st.userTokens = tokens
+	case wait:
+		soft = st.softTrigger(s, invocation, st.runSpan(invocation, trace.SpanContextFromContext(ctx)), 0)
+	default: // the invocation's final event
+		soft = st.softTrigger(s, invocation, st.runSpan(invocation, trace.SpanContextFromContext(ctx)), st.userTokens)
+	}
 	st.mu.Unlock()
 	c := e.getCompactor()
+	if c != nil && soft != nil {
+		c.Schedule(*soft)
+	}
 	if !wait || c == nil || !c.Pending(s) {
 		return
 	}
@@ -69,13 +89,14 @@ func (e *Engine) waitIfOverHard(ctx context.Context, s compactor.Session, invoca
 func (e *Engine) AfterRun(ctx context.Context, s compactor.Session, invocation string, snap compactor.Snapshot) {
 	st := e.state(s)
 	st.mu.Lock()
-	sent := st.forgetInvocation(invocation)
+	st.forgetInvocation(invocation)
+	sent := st.sent.recent(time.Now())
 	limits, tokenLimit := st.limits, st.tokenLimit
 	link := st.runSpan(invocation, trace.SpanContextFromContext(ctx))
 	st.mu.Unlock()
 	if c := e.getCompactor(); c != nil {
 		c.Schedule(compactor.Request{Session: s, Trigger: compaction.TriggerInvocations, Invocation: invocation,
-			Limits: limits, TokenLimit: tokenLimit, Link: link, LastRequest: sent, Snapshot: snap})
+			Limits: limits, TokenLimit: tokenLimit, Link: link, Sent: sent, Snapshot: snap})
 	}
 }
 
@@ -152,3 +173,19 @@ func (e *Engine) NoteAppend(s compactor.Session, invocation, author string) {
 const pluginMissing = "compaction is configured but the adkctx plugin does not run: nothing is compacted, and neither " +
 	"budgets, truncation, normalization nor AGENTS.md apply unless the model and tool callbacks are registered. " +
 	"Register Hooks.Plugin() with the runner, or use Hooks.Wire"
+
+// softTrigger returns the token compaction to schedule when the next request, projected from the
+// last one sent, what was stored since and more (estimated tokens still to come), passes the
+// soft limit (once per request sent): the compaction comes when the window needs it. A trigger
+// earlier by one tool result at the truncation limit, so that the summary is ready in time,
+// compacted at small windows, where that result is a large part of the limit, on nearly every
+// call. Hold st.mu.
+func (st *sessionState) softTrigger(s compactor.Session, inv string, link trace.SpanContext, more int) *compactor.Request {
+	if st.softTriggered || st.lastEstimate == 0 || st.limits.Soft == 0 ||
+		st.calibration(st.lastModel).Predict(st.lastEstimate+st.added+more).Tokens <= st.limits.Soft {
+		return nil
+	}
+	st.softTriggered = true
+	return &compactor.Request{Session: s, Trigger: compaction.TriggerTokens, Invocation: inv, Live: true,
+		Limits: st.limits, TokenLimit: st.tokenLimit, Link: link, Sent: st.sent.recent(time.Now())}
+}

@@ -30,17 +30,22 @@ const (
 	// 1 − Fresh/Prompt, so it rises only with larger requests, which cost more. Measured 89.6%;
 	// this floor guards it.
 	MinPrefixReusedPct = 88.0
+	// MaxEffectiveWithSummariesPct bounds the effective prompt tokens of the session with the
+	// summaries of an LLM summarizer on the agent's model, at every window, in % of the session
+	// without adkctx (issue 19).
+	MaxEffectiveWithSummariesPct = 4.5
 	// MinCacheablePct is the share of the tokens a cache could serve (Prompt − Fresh) that it
 	// does serve (PrefixReused): what compaction and trimming cost the cache.
 	MinCacheablePct = 97.0
 )
 
-// Problems lists how the figures of a run with adkctx (f, its soft limit soft) miss the
-// continuity properties against the same session without adkctx (b): the previous user turn raw
-// and its tool results whole in every request, every planted instruction kept, the summary in
-// every request once there is one, cumulative prompt tokens ≤ MaxPromptPct, no request over
-// soft. cache adds the prompt-cache properties of a window that never needs a trim.
-func (f Figures) Problems(b Figures, soft int, cache bool) []string {
+// Problems lists how the figures of a run with adkctx (f) miss the continuity properties against
+// the same session without adkctx (b): the previous user turn raw and its tool results whole in
+// every request, every planted instruction kept, the summary in every request once there is one,
+// cumulative prompt tokens ≤ MaxPromptPct, no request over limit (the soft limit; the hard limit
+// at a window where the session's turns do not fit under the soft one). cache adds the
+// prompt-cache properties of a window that never needs a trim.
+func (f Figures) Problems(b Figures, limit int, cache bool) []string {
 	var out []string
 	add := func(bad bool, format string, args ...any) {
 		if bad {
@@ -52,7 +57,7 @@ func (f Figures) Problems(b Figures, soft int, cache bool) []string {
 	add(f.InstructionsKept != f.InstructionsChecked, "planted instructions present %d of %d times, want all", f.InstructionsKept, f.InstructionsChecked)
 	add(f.SummaryChecked == 0 || f.SummaryPresent != f.SummaryChecked, "summary present in %d of %d requests after the first compaction, want all", f.SummaryPresent, f.SummaryChecked)
 	add(pct(f.Prompt, b.Prompt) > MaxPromptPct, "cumulative prompt tokens %.1f%% of without, want ≤ %.0f%%", pct(f.Prompt, b.Prompt), MaxPromptPct)
-	add(f.Largest > soft, "largest request %d tokens, over the soft limit %d", f.Largest, soft)
+	add(f.Largest > limit, "largest request %d tokens, over the limit %d", f.Largest, limit)
 	if cache {
 		add(pct(f.PrefixReused, f.Prompt) < MinPrefixReusedPct, "prefix reused %.1f%% of prompt tokens, want ≥ %.0f%%", pct(f.PrefixReused, f.Prompt), MinPrefixReusedPct)
 		add(pct(f.PrefixReused, f.Prompt-f.Fresh) < MinCacheablePct, "prefix reused %.1f%% of the tokens the previous request held, want ≥ %.0f%%", pct(f.PrefixReused, f.Prompt-f.Fresh), MinCacheablePct)
@@ -120,6 +125,11 @@ func NewModel(soft int) *Model { return &Model{rec: &Recorder{Soft: soft}} }
 
 // NewModelFor returns a model measuring session s against soft.
 func NewModelFor(soft int, s Session) *Model { return &Model{rec: &Recorder{Soft: soft, Session: s}} }
+
+// NewRecordingModel returns a model measuring as r says (its figures start empty).
+func NewRecordingModel(r Recorder) *Model {
+	return &Model{rec: &Recorder{Soft: r.Soft, Session: r.Session, ResultBytes: r.ResultBytes}}
+}
 
 // Respond records req and answers it.
 func (m *Model) Respond(req *request.LLMRequest) *response.LLMResponse {

@@ -1,8 +1,10 @@
 package scenario
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"slices"
 	"strings"
@@ -12,30 +14,41 @@ import (
 	"github.com/adkctx/adkctx/budget"
 )
 
-// CacheReadPrice is the price of a prompt token served from a provider's cache, relative to a
-// fresh one (Gemini, Claude and OpenAI bill cache reads at 10–25%; the figures use 10%).
-const CacheReadPrice = 0.10
+// The figures' cache model: a request's prompt tokens are billed at CacheReadPrice for its longest
+// prefix (system instruction and tools, then content by content) that one of the CacheDepth
+// requests the model was sent before it in the session holds (the agent's and the summarizer's),
+// in full for the rest. Providers cache the prefixes of recent requests for minutes after their
+// last use (OpenAI, Gemini's implicit caching; Anthropic at the request's cache breakpoints);
+// the scripted session has no clock, so it counts every one of those requests as recent. adkctx
+// keeps as many of the agent's requests for its summarizer (internal/engine).
+const (
+	// CacheReadPrice is the price of a prompt token served from a provider's cache, relative to
+	// a fresh one (Gemini, Claude and OpenAI bill cache reads at 10–25%; the figures use 10%).
+	CacheReadPrice = 0.10
+	// CacheDepth is how many of the requests before one a cached prefix may come from.
+	CacheDepth = 8
+)
 
 // Figures is what a run of the session measured, request by request.
 type Figures struct {
 	Requests int
 	// Prompt is the sum of the prompt tokens the model reported; Largest the largest one.
 	Prompt, Largest int
-	// PrefixReused is the sum of the tokens each request shares, from its start, with the
-	// request before it (what a prompt cache can serve); Effective the prompt tokens billed with
-	// those at CacheReadPrice.
+	// PrefixReused is the sum of the tokens each request shares, from its start, with one of the
+	// CacheDepth requests before it (what a prompt cache can serve); Effective the prompt tokens
+	// billed with those at CacheReadPrice.
 	PrefixReused int
 	Effective    float64
-	// Fresh is the sum of the tokens of each request's contents that the request before it did
-	// not hold at all (the tool result, call or message just produced, a new summary): no prompt
+	// Fresh is the sum of the tokens of each request's contents that none of the requests before
+	// it held at all (the tool result, call or message just produced, a new summary): no prompt
 	// cache can serve them, so PrefixReused ≤ Prompt − Fresh.
 	Fresh int
 	// PreviousTurnRaw counts the requests (of turns after the first) that carry the previous
 	// user message itself, out of PreviousTurnChecked.
 	PreviousTurnRaw, PreviousTurnChecked int
 	// PreviousResultsWhole counts the requests (of turns after the first) that show the previous
-	// turn's tool results whole (as stored, at most 10 KiB each) rather than cut to an excerpt,
-	// out of PreviousTurnChecked.
+	// turn's tool results whole (as stored, at most Recorder.ResultBytes each) rather than cut to
+	// an excerpt, out of PreviousTurnChecked.
 	PreviousResultsWhole int
 	// InstructionsKept counts (request, instruction given before it) pairs where the instruction
 	// is in the request (raw or in the summary), out of InstructionsChecked; InstructionsInSummary
@@ -48,17 +61,27 @@ type Figures struct {
 	// OverSoft counts the requests whose reported size passed soft (when set).
 	OverSoft int
 	// AsideRequests, AsidePrompt and AsideEffective are the requests sent beside the session's
-	// (summaries: Recorder.Aside), their prompt tokens, and those billed with what they share
-	// with the session's previous request at CacheReadPrice.
+	// (summaries: Recorder.Aside), their prompt tokens, and those billed with the prefix a cache
+	// serves at CacheReadPrice.
 	AsideRequests, AsidePrompt int
 	AsideEffective             float64
+	// AsideTranscripts counts the aside requests that are transcripts (no system instruction:
+	// not the agent's conversation).
+	AsideTranscripts int
 	// Last50 are the minimum, mean and maximum reported size of the last 50 requests.
 	Last50Min, Last50Mean, Last50Max int
 
 	prompts     []int
-	prevFixed   string
-	prevContent []string
+	sent        []printed // the CacheDepth newest requests, oldest first
+	seed        maphash.Seed
 	summarySeen bool
+}
+
+// printed is a request as a cache sees it: the print of its system instruction and tools, and
+// one of each content (their JSON).
+type printed struct {
+	fixed    uint64
+	contents []uint64
 }
 
 // Recorder measures requests as they reach the model.
@@ -67,7 +90,10 @@ type Recorder struct {
 	Soft int
 	// Session is what the user says; the zero value is Default().
 	Session Session
-	f       Figures
+	// ResultBytes is the size tool results are stored with at most (Config.Truncation.MaxBytes);
+	// 0: 10 KiB, the default.
+	ResultBytes int
+	f           Figures
 }
 
 func (r *Recorder) session() Session {
@@ -120,7 +146,7 @@ func (r *Recorder) Add(system *genai.Content, tools []*genai.Tool, contents []*g
 		if slices.ContainsFunc(contents, func(c *genai.Content) bool { return firstText(c) == s.Message(step-1) }) {
 			f.PreviousTurnRaw++
 		}
-		if previousResultsWhole(contents, step-1, s.Message) {
+		if previousResultsWhole(contents, step-1, s.Message, cmp.Or(r.ResultBytes, 10<<10)) {
 			f.PreviousResultsWhole++
 		}
 	}
@@ -139,8 +165,8 @@ func (r *Recorder) Add(system *genai.Content, tools []*genai.Tool, contents []*g
 
 // previousResultsWhole reports whether every tool result of turn i (whose message is message(i))
 // that contents show is at least half the size it was stored with (tool outputs are stored cut
-// to 10 KiB).
-func previousResultsWhole(contents []*genai.Content, i int, message func(int) string) bool {
+// to stored bytes).
+func previousResultsWhole(contents []*genai.Content, i int, message func(int) string, stored int) bool {
 	in := false
 	for _, c := range contents {
 		if t := firstText(c); c.Role == genai.RoleUser && stepRE.MatchString(t) {
@@ -164,7 +190,7 @@ func previousResultsWhole(contents []*genai.Content, i int, message func(int) st
 			default:
 				whole = TestOutput(i)
 			}
-			if 2*len(jsonOf(fr.Response)) < min(len(jsonOf(whole)), 10<<10) {
+			if 2*len(jsonOf(fr.Response)) < min(len(jsonOf(whole)), stored) {
 				return false
 			}
 		}
@@ -172,54 +198,64 @@ func previousResultsWhole(contents []*genai.Content, i int, message func(int) st
 	return true
 }
 
-// cache measures what of a request (reported tokens) a prompt cache holding the previous one
-// serves: the prefix shared content by content (PrefixReused, Effective) and what no cache can
-// serve (Fresh).
+// cache measures what of a request (reported tokens) a prompt cache serves (the cache model
+// above): the prefix it serves (PrefixReused, Effective) and what no cache can serve (Fresh).
 func (f *Figures) cache(system *genai.Content, tools []*genai.Tool, contents []*genai.Content, reported int) {
 	p := f.prefix(system, tools, contents)
-	f.prevFixed, f.prevContent = p.fixedJSON, p.texts
 	reused := scale(reported, p.shared, p.total)
 	f.PrefixReused += reused
 	f.Fresh += scale(reported, p.fresh, p.total)
 	f.Effective += float64(reported-reused) + CacheReadPrice*float64(reused)
 }
 
-// sharedPrefix is how a request compares with the previous one: its estimated tokens (total),
-// those of the prefix it shares with it (shared) and those of its contents the previous one did
-// not hold at all (fresh), with its prints (the JSON of the system instruction and tools, and of
-// each content).
+// sharedPrefix is how a request compares with the requests a cache may hold: its estimated
+// tokens (total), those of the longest prefix one of them shares (shared) and those of its
+// contents none of them held at all (fresh).
 type sharedPrefix struct {
 	total, shared, fresh int
-	fixedJSON            string
-	texts                []string
 }
 
+// prefix compares a request with the requests a cache may hold, and then holds it.
 func (f *Figures) prefix(system *genai.Content, tools []*genai.Tool, contents []*genai.Content) sharedPrefix {
-	p := sharedPrefix{fixedJSON: jsonOf(system) + jsonOf(tools), texts: make([]string, len(contents))}
+	if f.seed == (maphash.Seed{}) {
+		f.seed = maphash.MakeSeed()
+	}
+	req := printed{fixed: maphash.String(f.seed, jsonOf(system)+jsonOf(tools)), contents: make([]uint64, len(contents))}
+	sizes := make([]int, len(contents))
 	fixed := budget.EstimateRequest(nil, &genai.GenerateContentConfig{SystemInstruction: system, Tools: tools})
-	p.total = fixed
-	same := p.fixedJSON == f.prevFixed
-	if same {
-		p.shared = fixed
-	}
-	held := make(map[string]int, len(f.prevContent)) // occurrences, so a repeated result is fresh
-	for _, t := range f.prevContent {
-		held[t]++
-	}
+	p := sharedPrefix{total: fixed}
 	for i, c := range contents {
-		p.texts[i] = jsonOf(c)
-		n := budget.EstimateContent(c)
+		req.contents[i], sizes[i] = maphash.String(f.seed, jsonOf(c)), budget.EstimateContent(c)
+	}
+	held := map[uint64]int{} // most occurrences in one request, so a repeated result is fresh
+	for _, prev := range f.sent {
+		in := map[uint64]int{}
+		for _, h := range prev.contents {
+			in[h]++
+			held[h] = max(held[h], in[h])
+		}
+		if prev.fixed != req.fixed {
+			continue
+		}
+		shared := fixed
+		for i := 0; i < min(len(prev.contents), len(contents)) && prev.contents[i] == req.contents[i]; i++ {
+			shared += sizes[i]
+		}
+		p.shared = max(p.shared, shared)
+	}
+	for i, h := range req.contents {
+		if held[h] > 0 {
+			held[h]--
+		} else {
+			p.fresh += sizes[i]
+		}
+	}
+	for _, n := range sizes {
 		p.total += n
-		if held[p.texts[i]] > 0 {
-			held[p.texts[i]]--
-		} else {
-			p.fresh += n
-		}
-		if same && i < len(f.prevContent) && f.prevContent[i] == p.texts[i] {
-			p.shared += n
-		} else {
-			same = false
-		}
+	}
+	f.sent = append(f.sent, req)
+	if len(f.sent) > CacheDepth {
+		f.sent = slices.Delete(f.sent, 0, len(f.sent)-CacheDepth)
 	}
 	return p
 }
@@ -230,14 +266,17 @@ func scale(reported, part, total int) int {
 }
 
 // Aside records a request sent beside the session's own (a summarizer's, on the same model): its
-// prompt tokens and what they cost with the prefix it shares with the session's last request
-// served from the cache. It leaves the figures of the session's requests as they are.
+// prompt tokens and what they cost with the prefix a cache serves (the cache model above). It
+// leaves the figures of the session's requests as they are; the cache holds it from then on.
 func (r *Recorder) Aside(system *genai.Content, tools []*genai.Tool, contents []*genai.Content, reported int) {
 	p := r.f.prefix(system, tools, contents)
 	reused := scale(reported, p.shared, p.total)
 	r.f.AsidePrompt += reported
 	r.f.AsideEffective += float64(reported-reused) + CacheReadPrice*float64(reused)
 	r.f.AsideRequests++
+	if system == nil {
+		r.f.AsideTranscripts++
+	}
 }
 
 // Figures returns what was measured so far.

@@ -28,6 +28,11 @@ func NewScenarioFor(name string, soft int, s scenario.Session) Scenario {
 	return Scenario{scenario.NewModelFor(soft, s), name}
 }
 
+// NewScenarioWith is NewScenario measuring as r says.
+func NewScenarioWith(name string, r scenario.Recorder) Scenario {
+	return Scenario{scenario.NewRecordingModel(r), name}
+}
+
 // Name implements model.LLM.
 func (m Scenario) Name() string { return m.name }
 

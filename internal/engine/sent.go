@@ -1,0 +1,121 @@
+package engine
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/processors/request"
+)
+
+// Bounds of the requests a session keeps for an LLM summarizer (compaction.Selection.Sent):
+// what a provider's prompt cache may still hold of them.
+const (
+	// maxSentRequests is how many of a session's newest requests are kept: a compaction triggered
+	// at the start of a turn, or after a trimmed request, finds its covered events in one a few
+	// calls back.
+	maxSentRequests = 8
+	// sentTTL is how long a request is kept after it was sent: providers drop a cached prefix
+	// minutes after its last use (OpenAI: 5–10 minutes idle; Anthropic: 5 minutes by default;
+	// Gemini's implicit cache: unspecified), so an older one would be billed in full anyway.
+	sentTTL = 5 * time.Minute
+	// sentWindows bounds the distinct contents kept, in multiples of the model's usable input
+	// (requests that extend each other share their contents).
+	sentWindows = 2
+)
+
+// sentRequest is one request as sent, with its contents' prints and estimated sizes.
+type sentRequest struct {
+	req    *request.LLMRequest
+	prints []uint64
+	sizes  []int
+	at     time.Time
+}
+
+// sentLog is the session's newest requests as sent, oldest first: at most maxSentRequests,
+// none older than ttl, holding at most sentWindows × the usable input in distinct contents. A
+// content equal (by print) to one already kept is kept once.
+type sentLog struct {
+	entries []sentRequest
+	ttl     time.Duration
+	expiry  *time.Timer // clears the log ttl after its newest request, so an idle session holds none
+}
+
+// add keeps req (prints and sizes of its contents, sent at now), sharing the contents it has in
+// common with the requests kept, and drops what the bounds no longer allow; usable is the
+// model's usable input.
+func (l *sentLog) add(req *request.LLMRequest, prints []uint64, sizes []int, usable int, now time.Time) {
+	kept := map[uint64]*genai.Content{}
+	for _, e := range l.entries {
+		for i, p := range e.prints {
+			kept[p] = e.req.Contents[i]
+		}
+	}
+	for i, p := range prints {
+		if c, ok := kept[p]; ok {
+			req.Contents[i] = c
+		}
+	}
+	l.entries = append(l.entries, sentRequest{req: req, prints: prints, sizes: sizes, at: now})
+	l.prune(usable, now)
+}
+
+// prune drops the oldest requests past the bounds (the newest one stays).
+func (l *sentLog) prune(usable int, now time.Time) {
+	drop := max(len(l.entries)-maxSentRequests, 0)
+	for drop < len(l.entries)-1 && now.Sub(l.entries[drop].at) >= l.ttl {
+		drop++
+	}
+	for drop < len(l.entries)-1 && distinctTokens(l.entries[drop:]) > sentWindows*usable {
+		drop++
+	}
+	clear(l.entries[:drop])
+	l.entries = slices.Delete(l.entries, 0, drop)
+}
+
+// distinctTokens is the estimated size of the distinct contents of entries.
+func distinctTokens(entries []sentRequest) int {
+	seen := map[uint64]bool{}
+	n := 0
+	for _, e := range entries {
+		for i, p := range e.prints {
+			if !seen[p] {
+				seen[p] = true
+				n += e.sizes[i]
+			}
+		}
+	}
+	return n
+}
+
+// recent returns the requests sent within ttl before now, newest first.
+func (l *sentLog) recent(now time.Time) []*request.LLMRequest {
+	var out []*request.LLMRequest
+	for i := len(l.entries) - 1; i >= 0 && now.Sub(l.entries[i].at) < l.ttl; i-- {
+		out = append(out, l.entries[i].req)
+	}
+	return out
+}
+
+// armExpiry (re)starts the timer that clears the log ttl from now, under mu (which guards l).
+func (l *sentLog) armExpiry(mu *sync.Mutex) {
+	if l.expiry != nil {
+		l.expiry.Reset(l.ttl)
+		return
+	}
+	l.expiry = time.AfterFunc(l.ttl, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		l.expire(time.Now())
+	})
+}
+
+// expire clears the log when its newest request is older than ttl at now.
+func (l *sentLog) expire(now time.Time) {
+	if n := len(l.entries); n > 0 && now.Sub(l.entries[n-1].at) >= l.ttl {
+		clear(l.entries)
+		l.entries = nil
+	}
+}
