@@ -94,11 +94,11 @@ type HistorySegment struct {
 }
 
 // HistoryName returns the name of history segment seq.
-func HistoryName(seq int) string { return fmt.Sprintf("%s%06d.txt", HistoryPrefix, seq) }
+func HistoryName(seq int) string { return fmt.Sprintf("%s%06d.txt", historyPrefix, seq) }
 
 func parseHistoryName(name string) (int, bool) {
-	digits, ok := strings.CutSuffix(strings.TrimPrefix(name, HistoryPrefix), ".txt")
-	if !ok || !strings.HasPrefix(name, HistoryPrefix) {
+	digits, ok := strings.CutSuffix(strings.TrimPrefix(name, historyPrefix), ".txt")
+	if !ok || !strings.HasPrefix(name, historyPrefix) {
 		return 0, false
 	}
 	n, err := strconv.Atoi(digits)
@@ -114,7 +114,7 @@ func WriteHistory(ctx context.Context, st Store, events []compaction.Event) (*Hi
 	if len(seg.header.Entries) == 0 {
 		return nil, nil
 	}
-	last, err := st.Recent(ctx, HistoryPrefix, 0, 1)
+	last, err := st.Recent(ctx, historyPrefix, 0, 1)
 	if err != nil {
 		return nil, err
 	}

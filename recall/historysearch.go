@@ -259,7 +259,7 @@ func queryTerms(q string) []string {
 
 // newestSegment returns the number of the newest history segment, 0 when there is none.
 func newestSegment(ctx context.Context, st Store) (int, error) {
-	last, err := st.Recent(ctx, HistoryPrefix, 0, 1)
+	last, err := st.Recent(ctx, historyPrefix, 0, 1)
 	if err != nil || len(last) == 0 {
 		return 0, err
 	}

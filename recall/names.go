@@ -36,22 +36,22 @@ func IsTool(name string) bool { return toolnames.IsRecall(name) }
 const (
 	// OutputPrefix starts the name of every full tool output adkctx saves.
 	OutputPrefix = "adkctx-tool-output-"
-	// HistoryPrefix starts the name of every history segment [WriteHistory] saves.
-	HistoryPrefix = "adkctx-history-"
+	// historyPrefix starts the name of every history segment [WriteHistory] saves.
+	historyPrefix = "adkctx-history-"
 )
 
-// MaxNameBytes bounds a saved output's name.
-const MaxNameBytes = 255
+// maxNameBytes bounds a saved output's name.
+const maxNameBytes = 255
 
 // ValidateOutputName returns an *InputError when name cannot be a saved tool output's name: empty,
-// over [MaxNameBytes], not starting with [OutputPrefix], or holding anything but ASCII letters,
+// over [maxNameBytes], not starting with [OutputPrefix], or holding anything but ASCII letters,
 // digits, '-', '_' and '.' (so no path separator, no "..", no absolute path, no "user:" scope).
 func ValidateOutputName(name string) error {
 	switch {
 	case name == "":
 		return inputErrorf("name is empty: pass the name a truncation note gives (%s…)", OutputPrefix)
-	case len(name) > MaxNameBytes:
-		return inputErrorf("name is %d bytes long; saved output names are at most %d", len(name), MaxNameBytes)
+	case len(name) > maxNameBytes:
+		return inputErrorf("name is %d bytes long; saved output names are at most %d", len(name), maxNameBytes)
 	case !strings.HasPrefix(name, OutputPrefix):
 		return inputErrorf("%q is not a saved tool output of this session: names start with %q", clip(name, 80), OutputPrefix)
 	case strings.Contains(name, ".."):
@@ -77,13 +77,13 @@ func OutputNote(name string) string {
 	return fmt.Sprintf("full output saved as %q; read it with %s", name, ToolReadOutput)
 }
 
-// ExcerptNote is the note on a tool result shown as an excerpt in the raw tail, when the recall
+// excerptNote is the note on a tool result shown as an excerpt in the raw tail, when the recall
 // tools are installed and the result's full text is reachable: it points at the saved result
 // instead of telling the model to run the tool again (which re-runs tests or a deploy). name is
 // the saved output holding the result in full, or "" when the stored result is the whole result:
 // then the note points at the turn through read_turn once it is covered, and at the output
 // search meanwhile.
-func ExcerptNote(name string) string {
+func excerptNote(name string) string {
 	if name != "" {
 		return fmt.Sprintf("older tool result shortened; full text saved as %q: read it with %s, do not run the tool again",
 			name, ToolReadOutput)

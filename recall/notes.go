@@ -55,7 +55,7 @@ type NotesReport struct {
 // RewriteNotes returns contents (a request's, as a compacted view shows them) as a model with the
 // recall tools in should read them: with in.Outputs, the note of each tool result shown as an
 // excerpt ([compaction.ExcerptNote]) names the saved output holding the result whole
-// ([ExcerptName], saved by [SaveExcerpts] when the marker was stored) instead of asking for the
+// ([excerptName], saved by [SaveExcerpts] when the marker was stored) instead of asking for the
 // tool to be run again; with in.History, the summary ends with [SummaryLine]. Without them it
 // returns contents as they are. It is pure and copy-on-write (a content that changes is replaced
 // in a new slice; nothing given is modified), idempotent, and byte-stable: equal contents,
@@ -123,7 +123,7 @@ func withExcerptNotes(c *genai.Content) (*genai.Content, int) {
 			continue
 		}
 		fr := *p.FunctionResponse
-		note := ExcerptNote(ExcerptName(fr.Name, fr.Response))
+		note := excerptNote(excerptName(fr.Name, fr.Response))
 		fr.Response, _ = replaceNote(fr.Response, note).(map[string]any)
 		np := *p
 		np.FunctionResponse = &fr
@@ -193,11 +193,11 @@ func replaceNote(v any, note string) any {
 // maxToolNameInName bounds the tool's part of an excerpt's name.
 const maxToolNameInName = 64
 
-// ExcerptName returns the name of the saved output holding whole the tool result that a view
+// excerptName returns the name of the saved output holding whole the tool result that a view
 // shows as shown (its function response, cut to an excerpt): the tool's name and a hash of the
 // excerpt, so the request step that sees only the excerpt names what the compactor saved. Equal
 // excerpts of different results share a name: [SaveExcerpts] keeps them together.
-func ExcerptName(tool string, shown map[string]any) string {
+func excerptName(tool string, shown map[string]any) string {
 	h := sha256.New()
 	h.Write([]byte(tool))
 	h.Write([]byte{0})
@@ -219,7 +219,7 @@ func ExcerptName(tool string, shown map[string]any) string {
 }
 
 // SaveExcerpts saves whole, as text, the tool results a marker shows as excerpts
-// ([compaction.ExcerptsOf]), each under its [ExcerptName]: the results whose excerpts are equal
+// ([compaction.ExcerptsOf]), each under its excerptName: the results whose excerpts are equal
 // together, in order, each headed by its tool and invocation. An output whose newest version
 // holds the same bytes already is not saved again (a result a later marker still shows as an
 // excerpt). It returns how many outputs it saved, and every failure joined.
@@ -227,7 +227,7 @@ func SaveExcerpts(ctx context.Context, st Store, results []compaction.Excerpted)
 	var names []string
 	byName := map[string][]compaction.Excerpted{}
 	for _, r := range results {
-		name := ExcerptName(r.Tool, r.Shown)
+		name := excerptName(r.Tool, r.Shown)
 		if byName[name] == nil {
 			names = append(names, name)
 		}

@@ -41,11 +41,11 @@ func TestExcerptName(t *testing.T) {
 	a := map[string]any{"output": "head\n[... output truncated: 10 lines ...]\ntail", "exit_code": 1.0}
 	b := map[string]any{"exit_code": 1.0, "output": "head\n[... output truncated: 10 lines ...]\ntail"}
 	c := map[string]any{"output": "head\n[... output truncated: 11 lines ...]\ntail", "exit_code": 1.0}
-	if ExcerptName("run_tests", a) != ExcerptName("run_tests", b) {
+	if excerptName("run_tests", a) != excerptName("run_tests", b) {
 		t.Error("equal results, different names")
 	}
-	names := map[string]bool{ExcerptName("run_tests", a): true, ExcerptName("run_tests", c): true, ExcerptName("read_file", a): true,
-		ExcerptName("weird/tool name "+strings.Repeat("x", 300), a): true, ExcerptName("", nil): true}
+	names := map[string]bool{excerptName("run_tests", a): true, excerptName("run_tests", c): true, excerptName("read_file", a): true,
+		excerptName("weird/tool name "+strings.Repeat("x", 300), a): true, excerptName("", nil): true}
 	if len(names) != 5 {
 		t.Errorf("names collide: %v", names)
 	}
@@ -101,9 +101,9 @@ func TestRewriteNotes(t *testing.T) {
 	if rep != (NotesReport{Excerpts: 1, Summary: true}) {
 		t.Errorf("report %+v", rep)
 	}
-	name := ExcerptName("run_tests", ex.Shown)
+	name := excerptName("run_tests", ex.Shown)
 	text := out[2].Parts[0].FunctionResponse.Response["output"].(string)
-	if strings.Contains(text, compaction.ExcerptNote) || !strings.Contains(text, ExcerptNote(name)) {
+	if strings.Contains(text, compaction.ExcerptNote) || !strings.Contains(text, excerptNote(name)) {
 		t.Errorf("excerpt note not rewritten:\n%s", text)
 	}
 	if !strings.HasSuffix(out[0].Parts[0].Text, SummaryLine()) || !compaction.IsSummary(out[0]) {
@@ -154,7 +154,7 @@ func TestSaveExcerpts(t *testing.T) {
 	a, _ := excerpted(t, "run_tests", longLog("order REQ-aaaaaa"))
 	b, _ := excerpted(t, "run_tests", longLog("order REQ-bbbbbb"))
 	b.EventID, b.InvocationID = "e-other", "inv-2"
-	if ExcerptName(a.Tool, a.Shown) != ExcerptName(b.Tool, b.Shown) {
+	if excerptName(a.Tool, a.Shown) != excerptName(b.Tool, b.Shown) {
 		t.Fatal("the two excerpts differ: the test needs equal ones")
 	}
 	st := newMemStore(4096)
@@ -162,7 +162,7 @@ func TestSaveExcerpts(t *testing.T) {
 	if n, err := SaveExcerpts(ctx, st, []compaction.Excerpted{a, b}); err != nil || n != 1 {
 		t.Fatalf("SaveExcerpts = %d, %v", n, err)
 	}
-	name := ExcerptName(a.Tool, a.Shown)
+	name := excerptName(a.Tool, a.Shown)
 	res, err := SearchOutputs(ctx, st, SearchRequest{Query: "order REQ-", Name: name, Context: 0}, Limits{})
 	if err != nil || strings.Count(res.Text, ":order REQ-") != 2 || strings.Index(res.Text, "REQ-aaaaaa") > strings.Index(res.Text, "REQ-bbbbbb") {
 		t.Errorf("both results, in order: %v\n%v", err, res)

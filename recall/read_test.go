@@ -226,7 +226,7 @@ func FuzzReadOutput(f *testing.F) {
 
 // Every result fits the bound, even with the longest name and the smallest bound.
 func TestResultsFitTheBound(t *testing.T) {
-	name := OutputPrefix + strings.Repeat("n", MaxNameBytes-len(OutputPrefix))
+	name := OutputPrefix + strings.Repeat("n", maxNameBytes-len(OutputPrefix))
 	st := newMemStore(512)
 	saveLog(t, st, name, testLog(400)+strings.Repeat("long line ", 300)+"\n")
 	writeSegments(t, st, 2, 1, map[int]string{1: "needle " + strings.Repeat("x", 3000)})
@@ -285,7 +285,7 @@ func TestResultsFitTheLineBound(t *testing.T) {
 			"lines": func() (*Result, error) { return ReadOutput(context.Background(), st, logName, "1-20000", lim) },
 			"bytes": func() (*Result, error) { return ReadOutput(context.Background(), st, logName, "bytes=0-", lim) },
 			"search": func() (*Result, error) {
-				return SearchOutputs(context.Background(), st, SearchRequest{Query: "x1", Name: logName, Context: MaxContextLines}, lim)
+				return SearchOutputs(context.Background(), st, SearchRequest{Query: "x1", Name: logName, Context: maxContextLines}, lim)
 			},
 			"search-all": func() (*Result, error) {
 				return SearchOutputs(context.Background(), st, SearchRequest{Query: "x", Context: 1}, lim)

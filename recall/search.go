@@ -29,12 +29,12 @@ type SearchRequest struct {
 }
 
 const (
-	// MaxContextLines bounds SearchRequest.Context.
-	MaxContextLines = 10
+	// maxContextLines bounds SearchRequest.Context.
+	maxContextLines = 10
 	// defaultContextLines is SearchRequest.Context's default.
 	defaultContextLines = 2
-	// MaxQueryBytes bounds a query (a regexp compiles to a program linear in its length).
-	MaxQueryBytes = 512
+	// maxQueryBytes bounds a query (a regexp compiles to a program linear in its length).
+	maxQueryBytes = 512
 	// maxOutputsPerSearch bounds the outputs one search of every output opens.
 	maxOutputsPerSearch = 200
 	// scanBatch is the most chunks a search reads in one store call.
@@ -90,8 +90,8 @@ func newMatcher(query string, isRegexp bool) (matcher, error) {
 	switch {
 	case query == "":
 		return nil, inputErrorf("query is empty: pass a word or phrase from the output")
-	case len(query) > MaxQueryBytes:
-		return nil, inputErrorf("query is %d bytes; at most %d", len(query), MaxQueryBytes)
+	case len(query) > maxQueryBytes:
+		return nil, inputErrorf("query is %d bytes; at most %d", len(query), maxQueryBytes)
 	case !utf8.ValidString(query):
 		return nil, inputErrorf("query is not valid UTF-8")
 	}
@@ -142,8 +142,8 @@ func SearchOutputs(ctx context.Context, st Store, req SearchRequest, lim Limits)
 	if err != nil {
 		return nil, err
 	}
-	if req.Context < 0 || req.Context > MaxContextLines {
-		return nil, inputErrorf("context is %d lines; between 0 and %d", req.Context, MaxContextLines)
+	if req.Context < 0 || req.Context > maxContextLines {
+		return nil, inputErrorf("context is %d lines; between 0 and %d", req.Context, maxContextLines)
 	}
 	s := &search{m: m, context: req.Context, lim: lim, deadline: time.Now().Add(lim.MaxScanTime), roomLines: lim.MaxResultLines - 2}
 	if s.context == 0 && req.Context == 0 {

@@ -18,7 +18,8 @@ import (
 
 // public are the packages a user imports (the core and the adk-go v1 glue).
 var public = []string{".", "hooks", "agentsmd", "budget", "compaction", "instructions",
-	"processors/request", "processors/response", "processors/truncate"}
+	"processors/request", "processors/response", "processors/truncate",
+	"recall", "hooks/recalltools", "hooks/dbartifact", "hooks/sessiondb"}
 
 const maxLines = 80
 
