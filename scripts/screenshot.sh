@@ -4,7 +4,7 @@
 # compaction shown as a notice where it happened (the model's requests got the summary instead).
 #
 #   scripts/screenshot.sh [output.png]     # default: docs/webui-full-conversation.png
-#   TURNS=12 HEIGHT=3200 scripts/screenshot.sh
+#   TURNS=12 HEIGHT=7000 scripts/screenshot.sh   # the defaults: the whole 12-turn session
 #
 # It installs Debian's chromium and Material Icons font when they are missing (needs root),
 # pre-fills a session with the offline demo (scripted turns: the sliding window compacts more
@@ -25,7 +25,7 @@ cd "$(dirname "$0")/.."
 out="${1:-docs/webui-full-conversation.png}"
 port="${PORT:-8765}"
 turns="${TURNS:-12}"
-height="${HEIGHT:-3200}"
+height="${HEIGHT:-7000}"
 iconfont=/usr/share/fonts/truetype/material-design-icons-iconfont/MaterialIcons-Regular.ttf
 
 if ! command -v chromium >/dev/null || [ ! -f "$iconfont" ] ||
