@@ -2,7 +2,6 @@ package hooks_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -15,7 +14,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/glebarez/sqlite"
+	"github.com/adkctx/adkctx/hooks/internal/sqlitetest"
+
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -24,11 +24,8 @@ import (
 	"google.golang.org/adk/plugin"
 	"google.golang.org/adk/runner"
 	"google.golang.org/adk/session"
-	"google.golang.org/adk/session/database"
 	"google.golang.org/adk/tool"
 	"google.golang.org/genai"
-	"gorm.io/gorm"
-	gormlogger "gorm.io/gorm/logger"
 
 	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/agentsmd"
@@ -81,19 +78,7 @@ func wireStack(t *testing.T, m model.LLM, cfg adkctx.Config, base session.Servic
 // the test ends (adk-go's service has no Close).
 func sqliteService(t *testing.T, path string) session.Service {
 	t.Helper()
-	db, err := sql.Open(sqlite.DriverName, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	svc, err := database.NewSessionService(&sqlite.Dialector{Conn: db}, &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := database.AutoMigrate(svc); err != nil {
-		t.Fatal(err)
-	}
-	return svc
+	return sqlitetest.Open(t, path).Sessions
 }
 
 func backends(t *testing.T) map[string]func() session.Service {

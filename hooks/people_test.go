@@ -7,28 +7,24 @@ package hooks_test
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/glebarez/sqlite"
+	"github.com/adkctx/adkctx/hooks/internal/sqlitetest"
+
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/agent/llmagent"
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/runner"
 	"google.golang.org/adk/server/adkrest"
 	"google.golang.org/adk/session"
-	"google.golang.org/adk/session/database"
 	"google.golang.org/genai"
-	"gorm.io/gorm"
-	gormlogger "gorm.io/gorm/logger"
 
 	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/compaction"
@@ -40,19 +36,7 @@ const peopleApp = "assistant" // adk-go's single loader serves the agent under i
 
 func peopleStore(t *testing.T) session.Service {
 	t.Helper()
-	db, err := sql.Open(sqlite.DriverName, filepath.Join(t.TempDir(), "sessions.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() }) // adk-go's service has no Close
-	svc, err := database.NewSessionService(&sqlite.Dialector{Conn: db}, &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := database.AutoMigrate(svc); err != nil {
-		t.Fatal(err)
-	}
-	return svc
+	return sqlitetest.Open(t, sqlitetest.TempDSN(t)).Sessions
 }
 
 // restEvent is what adk-go's REST API serves of an event.

@@ -5,24 +5,21 @@ package hooks_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/glebarez/sqlite"
+	"github.com/adkctx/adkctx/hooks/internal/sqlitetest"
+
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/agent/llmagent"
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/runner"
-	"google.golang.org/adk/session/database"
 	"google.golang.org/genai"
-	"gorm.io/gorm"
-	gormlogger "gorm.io/gorm/logger"
 
 	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/budget"
@@ -46,25 +43,10 @@ type recallProcess struct {
 // runner of m with the session's tools, and the recall tools when withTools.
 func startRecallProcess(t *testing.T, path string, m model.LLM, withTools bool, logger *zap.Logger) *recallProcess {
 	t.Helper()
-	gcfg := &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)}
 	// WAL and synchronous=NORMAL: what a server would set, and fewer fsyncs for the figure.
-	dsn := path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
-	conns, err := sql.Open(sqlite.DriverName, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sessions, err := database.NewSessionService(&sqlite.Dialector{Conn: conns}, gcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := database.AutoMigrate(sessions); err != nil {
-		t.Fatal(err)
-	}
-	db, err := gorm.Open(&sqlite.Dialector{Conn: conns}, gcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	artifacts := dbartifact.NewService(db, dbartifact.Config{})
+	store := sqlitetest.Open(t, path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
+	sessions := store.Sessions
+	artifacts := dbartifact.NewService(store.DB, dbartifact.Config{})
 	if err := artifacts.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +85,7 @@ func startRecallProcess(t *testing.T, path string, m model.LLM, withTools bool, 
 		if err := h.Close(ctx); err != nil {
 			t.Error(err)
 		}
-		conns.Close() // adk-go's service and gorm's DB have no Close of their own
+		store.Close() // the process ends: the next one opens the file again
 	}}
 }
 

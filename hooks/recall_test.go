@@ -6,16 +6,15 @@ package hooks_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/glebarez/sqlite"
+	"github.com/adkctx/adkctx/hooks/internal/sqlitetest"
+
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/adk/agent"
@@ -24,11 +23,8 @@ import (
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/runner"
 	"google.golang.org/adk/session"
-	"google.golang.org/adk/session/database"
 	"google.golang.org/adk/tool"
 	"google.golang.org/genai"
-	"gorm.io/gorm"
-	gormlogger "gorm.io/gorm/logger"
 
 	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/compaction"
@@ -52,25 +48,9 @@ type recallStack struct {
 
 func newRecallStack(t *testing.T) *recallStack {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "app.db") + "?_pragma=busy_timeout(10000)"
-	gcfg := &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)}
-	conns, err := sql.Open(sqlite.DriverName, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conns.Close() }) // adk-go's service and gorm's DB have no Close of their own
-	sessions, err := database.NewSessionService(&sqlite.Dialector{Conn: conns}, gcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := database.AutoMigrate(sessions); err != nil {
-		t.Fatal(err)
-	}
-	db, err := gorm.Open(&sqlite.Dialector{Conn: conns}, gcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	artifacts := dbartifact.NewService(db, dbartifact.Config{})
+	store := sqlitetest.Open(t, sqlitetest.TempDSN(t))
+	sessions := store.Sessions
+	artifacts := dbartifact.NewService(store.DB, dbartifact.Config{})
 	if err := artifacts.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}

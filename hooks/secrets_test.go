@@ -2,17 +2,16 @@ package hooks_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/glebarez/sqlite"
+	"github.com/adkctx/adkctx/hooks/internal/sqlitetest"
+
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -25,13 +24,10 @@ import (
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/session"
-	"google.golang.org/adk/session/database"
 	"google.golang.org/adk/tool"
 	"google.golang.org/adk/tool/functiontool"
 	"google.golang.org/api/googleapi"
 	"google.golang.org/genai"
-	"gorm.io/gorm"
-	gormlogger "gorm.io/gorm/logger"
 
 	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/budget"
@@ -369,18 +365,8 @@ func TestNoSecretsInLogsSpansAndMetrics(t *testing.T) {
 // compaction marker with an error quoting the row, as a trigger or a check constraint may.
 func refusingStore(t *testing.T) session.Service {
 	t.Helper()
-	db, err := sql.Open(sqlite.DriverName, filepath.Join(t.TempDir(), "sessions.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() }) // adk-go's service has no Close
-	svc, err := database.NewSessionService(&sqlite.Dialector{Conn: db}, &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := database.AutoMigrate(svc); err != nil {
-		t.Fatal(err)
-	}
+	store := sqlitetest.Open(t, sqlitetest.TempDSN(t))
+	svc, db := store.Sessions, store.Pool
 	if _, err := db.Exec(`CREATE TRIGGER refuse_markers BEFORE INSERT ON events
 		WHEN CAST(NEW.custom_metadata AS TEXT) LIKE '%_adk_compaction%'
 		BEGIN SELECT RAISE(ABORT, '` + rowSecret + `'); END`); err != nil {

@@ -2,7 +2,6 @@ package hooks_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -14,7 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/glebarez/sqlite"
+	"github.com/adkctx/adkctx/adk2/internal/sqlitetest"
+
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -25,12 +25,9 @@ import (
 	"google.golang.org/adk/v2/plugin"
 	"google.golang.org/adk/v2/runner"
 	"google.golang.org/adk/v2/session"
-	"google.golang.org/adk/v2/session/database"
 	"google.golang.org/adk/v2/tool"
 	"google.golang.org/adk/v2/tool/functiontool"
 	"google.golang.org/genai"
-	"gorm.io/gorm"
-	gormlogger "gorm.io/gorm/logger"
 
 	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/adk2/hooks"
@@ -187,19 +184,7 @@ func stored(t testing.TB, svc session.Service, sessionID string) []*session.Even
 // the test ends (adk-go's service has no Close).
 func sqliteService(t testing.TB, path string) session.Service {
 	t.Helper()
-	db, err := sql.Open(sqlite.DriverName, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	svc, err := database.NewSessionService(&sqlite.Dialector{Conn: db}, &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := database.AutoMigrate(svc); err != nil {
-		t.Fatal(err)
-	}
-	return svc
+	return sqlitetest.Open(t, path).Sessions
 }
 
 func backends(t testing.TB) map[string]func() session.Service {

@@ -9,28 +9,24 @@ package hooks_test
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/glebarez/sqlite"
+	"github.com/adkctx/adkctx/adk2/internal/sqlitetest"
+
 	"google.golang.org/adk/v2/agent"
 	"google.golang.org/adk/v2/agent/llmagent"
 	"google.golang.org/adk/v2/model"
 	"google.golang.org/adk/v2/runner"
 	"google.golang.org/adk/v2/server/adkrest"
 	"google.golang.org/adk/v2/session"
-	"google.golang.org/adk/v2/session/database"
 	"google.golang.org/genai"
-	"gorm.io/gorm"
-	gormlogger "gorm.io/gorm/logger"
 
 	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/adk2/hooks"
@@ -42,19 +38,7 @@ const peopleApp = "assistant" // adk-go's single loader serves the agent under i
 
 func peopleStore(t *testing.T) session.Service {
 	t.Helper()
-	db, err := sql.Open(sqlite.DriverName, filepath.Join(t.TempDir(), "sessions.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() }) // adk-go's service has no Close
-	svc, err := database.NewSessionService(&sqlite.Dialector{Conn: db}, &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := database.AutoMigrate(svc); err != nil {
-		t.Fatal(err)
-	}
-	return svc
+	return sqlitetest.Open(t, sqlitetest.TempDSN(t)).Sessions
 }
 
 // restEvent is what adk-go's REST API serves of an event.

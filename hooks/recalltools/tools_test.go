@@ -2,16 +2,15 @@ package recalltools_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/glebarez/sqlite"
+	"github.com/adkctx/adkctx/hooks/internal/sqlitetest"
+
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/adk/agent"
@@ -20,12 +19,9 @@ import (
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/runner"
 	"google.golang.org/adk/session"
-	"google.golang.org/adk/session/database"
 	"google.golang.org/adk/tool"
 	"google.golang.org/adk/tool/functiontool"
 	"google.golang.org/genai"
-	"gorm.io/gorm"
-	gormlogger "gorm.io/gorm/logger"
 
 	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/compaction"
@@ -62,25 +58,9 @@ type env struct {
 
 func newEnv(t *testing.T, m *llmtest.Model, logger *zap.Logger, runTests func(session string) string) *env {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "app.db") + "?_pragma=busy_timeout(10000)"
-	gcfg := &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)}
-	conns, err := sql.Open(sqlite.DriverName, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conns.Close() }) // adk-go's service and gorm's DB have no Close of their own
-	sessions, err := database.NewSessionService(&sqlite.Dialector{Conn: conns}, gcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := database.AutoMigrate(sessions); err != nil {
-		t.Fatal(err)
-	}
-	db, err := gorm.Open(&sqlite.Dialector{Conn: conns}, gcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	artifacts := dbartifact.NewService(db, dbartifact.Config{})
+	store := sqlitetest.Open(t, sqlitetest.TempDSN(t))
+	sessions := store.Sessions
+	artifacts := dbartifact.NewService(store.DB, dbartifact.Config{})
 	if err := artifacts.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}

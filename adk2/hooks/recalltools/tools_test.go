@@ -4,16 +4,15 @@ package recalltools_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/glebarez/sqlite"
+	"github.com/adkctx/adkctx/adk2/internal/sqlitetest"
+
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/adk/v2/agent"
@@ -22,12 +21,9 @@ import (
 	"google.golang.org/adk/v2/model"
 	"google.golang.org/adk/v2/runner"
 	"google.golang.org/adk/v2/session"
-	"google.golang.org/adk/v2/session/database"
 	"google.golang.org/adk/v2/tool"
 	"google.golang.org/adk/v2/tool/functiontool"
 	"google.golang.org/genai"
-	"gorm.io/gorm"
-	gormlogger "gorm.io/gorm/logger"
 
 	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/adk2/hooks"
@@ -64,25 +60,9 @@ type env struct {
 
 func newEnv(t *testing.T, m *llmtest.Model, logger *zap.Logger, runTests func(session string) string) *env {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "app.db") + "?_pragma=busy_timeout(10000)"
-	gcfg := &gorm.Config{Logger: gormlogger.Default.LogMode(gormlogger.Silent)}
-	conns, err := sql.Open(sqlite.DriverName, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conns.Close() }) // adk-go's service and gorm's DB have no Close of their own
-	sessions, err := database.NewSessionService(&sqlite.Dialector{Conn: conns}, gcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := database.AutoMigrate(sessions); err != nil {
-		t.Fatal(err)
-	}
-	db, err := gorm.Open(&sqlite.Dialector{Conn: conns}, gcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	artifacts := dbartifact.NewService(db, dbartifact.Config{})
+	store := sqlitetest.Open(t, sqlitetest.TempDSN(t))
+	sessions := store.Sessions
+	artifacts := dbartifact.NewService(store.DB, dbartifact.Config{})
 	if err := artifacts.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
