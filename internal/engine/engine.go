@@ -32,7 +32,11 @@ const (
 	maxSessions       = 10_000 // per-session state kept; the least recently used is rebuilt from events
 	maxCallsInSession = 16     // calls in flight remembered per session
 	maxModels         = 1_000  // model names warned about / cached limits
-	maxRunsInSession  = 16     // invocations seen by the plugin, per session
+	maxRunsInSession  = 16     // ended invocations the plugin saw start, remembered per session
+	// maxRunningInSession bounds the invocations still running remembered per session: one that
+	// many invocations overtook (a busy session served by several runners) is still known to
+	// have passed through the plugin when its model call or answer comes.
+	maxRunningInSession = 256
 )
 
 // Call identifies where a callback runs. adk-go's callback and tool contexts (v1 and v2) all
@@ -295,8 +299,9 @@ type sessionState struct {
 
 // run is an invocation the plugin saw start, with the span of its first model call.
 type run struct {
-	id   string
-	span trace.SpanContext
+	id    string
+	span  trace.SpanContext
+	ended bool // AfterRun came
 }
 
 // callKey names the model calls of one agent in one branch of one invocation: they are

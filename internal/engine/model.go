@@ -395,8 +395,25 @@ func (st *sessionState) noteRun(inv string) {
 		return
 	}
 	st.runs = append(st.runs, run{id: inv})
-	if len(st.runs) > maxRunsInSession {
-		st.runs = st.runs[1:]
+	if len(st.runs) <= maxRunsInSession {
+		return
+	}
+	// Forget the oldest invocation that ended. One still running is forgotten only past
+	// maxRunningInSession: its model call would be taken for a runner without the plugin.
+	i := slices.IndexFunc(st.runs, func(r run) bool { return r.ended })
+	if i < 0 {
+		if len(st.runs) <= maxRunningInSession {
+			return
+		}
+		i = 0
+	}
+	st.runs = slices.Delete(st.runs, i, i+1)
+}
+
+// endRun records that the invocation ended (AfterRun). Hold st.mu.
+func (st *sessionState) endRun(inv string) {
+	if r := st.findRun(inv); r != nil {
+		r.ended = true
 	}
 }
 

@@ -93,6 +93,7 @@ func (e *Engine) AfterRun(ctx context.Context, s compactor.Session, invocation s
 	sent := st.sent.recent(time.Now())
 	limits, tokenLimit := st.limits, st.tokenLimit
 	link := st.runSpan(invocation, trace.SpanContextFromContext(ctx))
+	st.endRun(invocation)
 	st.mu.Unlock()
 	if c := e.getCompactor(); c != nil {
 		c.Schedule(compactor.Request{Session: s, Trigger: compaction.TriggerInvocations, Invocation: invocation,
