@@ -176,6 +176,7 @@ func TestFigureContinuity(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each run is self-contained; both cores halve make test's figures
 			with := runSession(t, figureRun{window: tc.window, invocations: scenario.Invocations, adkctx: true, cc: tc.cc, resultBytes: tc.resultBytes})
 			t.Logf("with adkctx: %s", with.figures)
 			t.Logf("without: %s", without.figures)
@@ -259,13 +260,16 @@ func TestFigureCadence(t *testing.T) {
 	without := runScenario(t, 1_048_576, scenario.Invocations, false)
 	for _, interval := range []int{2, 3, 4, 5, 6, 8} {
 		for _, retain := range []int{1, 2} {
-			cc := compaction.Config{Synchronous: true, Interval: interval, RetainRecentInvocations: retain}
-			with := runScenarioWith(t, 1_048_576, scenario.Invocations, true, cc)
-			f := with.figures
-			t.Logf("θ=%d R=%d: %s; prefix reused %.1f%%, fresh %d", interval, retain, f.Against(without.figures), 100*float64(f.PrefixReused)/float64(f.Prompt), f.Fresh)
-			for _, p := range f.Problems(without.figures, with.soft, false) {
-				t.Errorf("θ=%d R=%d: %s", interval, retain, p)
-			}
+			t.Run(fmt.Sprintf("θ=%d/R=%d", interval, retain), func(t *testing.T) {
+				t.Parallel()
+				cc := compaction.Config{Synchronous: true, Interval: interval, RetainRecentInvocations: retain}
+				with := runScenarioWith(t, 1_048_576, scenario.Invocations, true, cc)
+				f := with.figures
+				t.Logf("θ=%d R=%d: %s; prefix reused %.1f%%, fresh %d", interval, retain, f.Against(without.figures), 100*float64(f.PrefixReused)/float64(f.Prompt), f.Fresh)
+				for _, p := range f.Problems(without.figures, with.soft, false) {
+					t.Errorf("θ=%d R=%d: %s", interval, retain, p)
+				}
+			})
 		}
 	}
 }

@@ -125,6 +125,7 @@ func TestFigureContinuity(t *testing.T) {
 				fr.resultBytes = 2 << 10
 			}
 			t.Run(name, func(t *testing.T) {
+				t.Parallel() // each run is self-contained; both cores halve make test's figures
 				with := runSession(t, fr)
 				f := with.figures
 				t.Logf("with adkctx: %s", f)
