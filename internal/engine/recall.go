@@ -11,16 +11,12 @@ import (
 	"github.com/adkctx/adkctx/internal/errkind"
 	"github.com/adkctx/adkctx/internal/lru"
 	"github.com/adkctx/adkctx/processors/request"
-	"github.com/adkctx/adkctx/processors/truncate"
 	"github.com/adkctx/adkctx/recall"
 )
 
 // RecallStore returns the recall store of one session: the glue's, over the artifact service it
 // captured at Wire; nil when there is none (no artifact service, or not wired yet).
 type RecallStore func(s compactor.Session) recall.Store
-
-// truncationDefaultLines is truncate.Config's line limit when MaxLines is zero.
-const truncationDefaultLines = 256
 
 // maxRecallCalls bounds the agents' calls whose last request the engine remembers.
 const maxRecallCalls = 10_000
@@ -139,17 +135,14 @@ func (k recallKeeper) failed(s compactor.Session, msg string, err error) {
 // RecallLimits are the bounds of the recall tools' results under this engine's truncation
 // limits (Config.Truncation): a result is never cut and saved again. Results take at most
 // 8 KiB and 200 lines (recall's defaults), less when the truncation limits are lower: 1 KiB
-// under their bytes, four fifths of their lines.
+// under their bytes, four fifths of their lines. Under truncation limits too low for recall's
+// smallest page (1 KiB, 20 lines) results take that page, and the truncation cuts them (without
+// saving them again).
 func (e *Engine) RecallLimits() recall.Limits {
-	maxBytes, maxLines := e.cfg.Truncation.MaxBytes, e.cfg.Truncation.MaxLines
-	if maxBytes <= 0 {
-		maxBytes = truncate.DefaultMaxBytes
-	}
-	if maxLines <= 0 {
-		maxLines = truncationDefaultLines
-	}
+	t := e.cfg.Truncation.WithDefaults()
 	return recall.Limits{
-		MaxResultBytes: min(recall.DefaultMaxResultBytes, maxBytes-1024),
-		MaxResultLines: min(recall.DefaultMaxResultLines, maxLines*4/5),
+		// At least 1: zero would mean recall's defaults, far over low truncation limits.
+		MaxResultBytes: max(min(recall.DefaultMaxResultBytes, t.MaxBytes-1024), 1),
+		MaxResultLines: max(min(recall.DefaultMaxResultLines, t.MaxLines*4/5), 1),
 	}
 }

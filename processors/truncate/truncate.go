@@ -47,9 +47,9 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// withDefaults returns the effective limits: zero fields get defaults and invalid fields are
+// WithDefaults returns the effective limits: zero fields get defaults and invalid fields are
 // clamped to the minimum, so the cutter never fails.
-func (c Config) withDefaults() Config {
+func (c Config) WithDefaults() Config {
 	if c.MaxBytes == 0 {
 		c.MaxBytes = DefaultMaxBytes
 	} else if c.MaxBytes < minMaxBytes {
@@ -167,7 +167,7 @@ func countLines(s string) int { return linesOf(s, strings.Count(s, "\n")) }
 // Cost: one newline count over s plus work and memory proportional to the kept size; s is never
 // split or copied.
 func Text(s string, cfg Config, note string) (string, Stats) {
-	return cutText(s, cfg.withDefaults(), note, -1)
+	return cutText(s, cfg.WithDefaults(), note, -1)
 }
 
 // text is a string or a byte slice: Value cuts []byte leaves and JSON texts with the same code,

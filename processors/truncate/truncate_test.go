@@ -171,7 +171,7 @@ func TestTextIdempotent(t *testing.T) {
 // checkText verifies the documented properties of out = Text(in, cfg, note).
 func checkText(t *testing.T, in, out string, cfg Config, note string) {
 	t.Helper()
-	eff := cfg.withDefaults()
+	eff := cfg.WithDefaults()
 	fits := len(in) <= eff.MaxBytes && countLines(in) <= eff.MaxLines
 	if fits {
 		if out != in {
@@ -242,7 +242,7 @@ func FuzzText(f *testing.F) {
 		cfg := Config{MaxBytes: int(maxBytes), MaxLines: int(maxLines)}
 		out, st := Text(in, cfg, note)
 		// Value cuts []byte leaves and JSON texts with the same code.
-		if outB, stB := cutText([]byte(in), cfg.withDefaults(), note, -1); outB != out || stB != st {
+		if outB, stB := cutText([]byte(in), cfg.WithDefaults(), note, -1); outB != out || stB != st {
 			t.Fatalf("[]byte cut differs: %q %+v, string cut %q %+v", outB, stB, out, st)
 		}
 		if st.Truncated != (out != in) {
@@ -257,7 +257,7 @@ func FuzzText(f *testing.F) {
 		if !strings.Contains(in, MarkerPrefix) {
 			checkText(t, in, out, cfg, note)
 		}
-		if eff := cfg.withDefaults(); len(out) <= eff.MaxBytes {
+		if eff := cfg.WithDefaults(); len(out) <= eff.MaxBytes {
 			if again, st2 := Text(out, cfg, note); st2.Truncated || again != out {
 				t.Fatalf("not idempotent: %q -> %q", out, again)
 			}

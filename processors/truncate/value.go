@@ -102,7 +102,7 @@ type Cut struct {
 // to what is kept; elements left out are walked once for Stats. Containers on the path to a change
 // are copied (copy-on-write); everything else is shared with v.
 func Value(v any, cfg Config, note func(Cut) string) (any, Stats) {
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	z := sizer{capB: cfg.MaxBytes}
 	z.walk(v, 0)
 	if !z.over() && z.lines <= cfg.MaxLines {

@@ -491,7 +491,7 @@ func FuzzValue(f *testing.F) {
 		if !cmp.Equal(before, in) {
 			t.Fatalf("input mutated")
 		}
-		eff := cfg.withDefaults()
+		eff := cfg.WithDefaults()
 		b, l := sizeOf(out)
 		if eff.MaxBytes >= 512 && (b > eff.MaxBytes || l > eff.MaxLines) {
 			t.Fatalf("output %d bytes / %d lines, budget %+v, stats %+v", b, l, eff, st)
