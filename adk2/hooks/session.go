@@ -381,10 +381,9 @@ func (vs *viewSession) claim() {
 	vs.run = true
 }
 
-// stored returns the events read, for the core.
+// stored returns the events read, for the core (converted once, by the snapshot).
 func (vs *viewSession) stored() []compaction.Event {
-	sn := vs.snapshot()
-	return coreEvents(stored(sn.sess))
+	return vs.snapshot().Events()
 }
 
 func (vs *viewSession) ID() string                { return vs.snapshot().sess.ID() }
