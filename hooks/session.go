@@ -184,9 +184,9 @@ func (s *service) read(ctx context.Context, k history.Key, p history.Purpose) (*
 		if n >= maxQueries {
 			next = history.Query{}
 		}
-		if why != "no_marker" && why != "reach_back" {
-			// A read that lost events to their timestamps: read more, and say so.
-			s.log.Info("session read again", zap.String("session_id", k.ID), zap.String("reason", why),
+		if why.Corrects() {
+			// A read that missed something it needs: read more, and say so.
+			s.log.Info("session read again", zap.String("session_id", k.ID), zap.String("reason", string(why)),
 				zap.Int("events_read", len(snap.events)), zap.Bool("whole", next.Whole()))
 		}
 		q = next

@@ -129,11 +129,32 @@ func (r *Reader) after(from time.Time, offset int) Query {
 	return Query{After: from.Add(-r.margin).In(time.FixedZone("", offset))}
 }
 
+// Reason says why a read needs another query (the "reason" of the "session read again" log
+// entry).
+type Reason string
+
+// Reasons of Next. ReasonNoMarker and ReasonReachBack extend a read by design; the others
+// correct a read that missed something it needs (Corrects).
+const (
+	ReasonLedgerChain     Reason = "ledger_chain"      // a marker continues a ledger the read does not hold
+	ReasonRawEventMissing Reason = "raw_event_missing" // a raw event a marker left before itself is missing
+	ReasonNewestMissing   Reason = "newest_missing"    // the session's newest event is missing
+	ReasonUTCOffset       Reason = "utc_offset"        // events stamped in a lower UTC offset than the query
+	ReasonNoMarker        Reason = "no_marker"         // a probe found no marker to say how far back to read
+	ReasonUnknownReach    Reason = "unknown_reach"     // the newest marker does not say how far back to read
+	ReasonReachBack       Reason = "reach_back"        // the view reaches further back than the read
+	ReasonMarkerMissing   Reason = "marker_missing"    // a marker the last complete read held is missing
+)
+
+// Corrects reports whether the next query corrects a read that missed something it needs
+// (logged as "session read again"), rather than extending it by design.
+func (r Reason) Corrects() bool { return r != "" && r != ReasonNoMarker && r != ReasonReachBack }
+
 // Next checks the events a query q of session k returned (in stream order) against the
 // session's last update time (zero: unknown) and returns the next query, or done when they hold
 // everything the purpose needs; why says why another query is needed. When done, the Reader
 // learns from them for the session's next read.
-func (r *Reader) Next(k Key, p Purpose, q Query, events []compaction.Event, lastUpdate time.Time) (next Query, done bool, why string) {
+func (r *Reader) Next(k Key, p Purpose, q Query, events []compaction.Event, lastUpdate time.Time) (next Query, done bool, why Reason) {
 	if q.Whole() || len(events) == 0 || q.NumRecent > 0 && len(events) < q.NumRecent {
 		r.learn(k, r.viewer.Needs(events), events, false)
 		return Query{}, true, ""
@@ -144,26 +165,26 @@ func (r *Reader) Next(k Key, p Purpose, q Query, events []compaction.Event, last
 	case !n.LedgerFrom.IsZero():
 		// A winning marker continues a ledger stored by an older marker than the read holds.
 		if !oldest.After(n.LedgerFrom) || n.LedgerFrom.Unix() <= 0 {
-			return Query{}, false, "ledger_chain" // the read reaches it, and the chain is broken: read whole
+			return Query{}, false, ReasonLedgerChain // the read reaches it, and the chain is broken: read whole
 		}
-		return r.after(n.LedgerFrom, offset), false, "ledger_chain"
+		return r.after(n.LedgerFrom, offset), false, ReasonLedgerChain
 	case n.Lost:
-		return Query{}, false, "raw_event_missing"
+		return Query{}, false, ReasonRawEventMissing
 	case !lastUpdate.IsZero() && newest.Before(lastUpdate.Truncate(time.Microsecond)):
-		return Query{}, false, "newest_missing"
+		return Query{}, false, ReasonNewestMissing
 	case !q.After.IsZero() && offset < zoneOffset(q.After):
 		// An event stamped in a lower UTC offset than the query was written in: the store may
 		// have left out others of that offset. Ask again, in it.
-		return Query{After: q.After.In(time.FixedZone("", offset))}, false, "utc_offset"
+		return Query{After: q.After.In(time.FixedZone("", offset))}, false, ReasonUTCOffset
 	}
 	if q.NumRecent > 0 {
 		// A probe sees only the newest events: the newest marker's writer knew how far back
 		// the view reaches.
 		if !n.Markers {
-			return Query{}, false, "no_marker"
+			return Query{}, false, ReasonNoMarker
 		}
 		if n.ReadFrom.IsZero() {
-			return Query{}, false, "unknown_reach"
+			return Query{}, false, ReasonUnknownReach
 		}
 		need := earliest(n.From, n.ReadFrom)
 		if p == ForCompaction {
@@ -173,18 +194,18 @@ func (r *Reader) Next(k Key, p Purpose, q Query, events []compaction.Event, last
 		case n.UTCOffset < 0:
 			// The session holds events stamped west of UTC: the newest ones by their text may
 			// not be the newest ones. Ask by time, in their offset.
-			return r.after(need, min(offset, n.UTCOffset)), false, "utc_offset"
+			return r.after(need, min(offset, n.UTCOffset)), false, ReasonUTCOffset
 		case !oldest.Before(need):
-			return r.after(need, offset), false, "reach_back"
+			return r.after(need, offset), false, ReasonReachBack
 		}
 	} else {
 		// The query reached back to what the view needed at the last complete read: later
 		// markers only move that forward, and the checks above found nothing missing.
 		if m, ok := r.memos.Get(k); ok && m.markers && !n.Markers {
-			return Query{}, false, "marker_missing"
+			return Query{}, false, ReasonMarkerMissing
 		}
 		if p == ForCompaction && !n.ContextFrom.IsZero() && n.ContextFrom.Before(q.After) {
-			return r.after(n.ContextFrom, offset), false, "reach_back"
+			return r.after(n.ContextFrom, offset), false, ReasonReachBack
 		}
 	}
 	r.learn(k, n, events, true)
