@@ -19,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/adkctx/adkctx/adk2/internal/sqlitetest"
+	"github.com/google/go-cmp/cmp"
 
 	"google.golang.org/adk/v2/agent"
 	"google.golang.org/adk/v2/agent/llmagent"
@@ -69,9 +70,7 @@ type eventsCall struct {
 // view.
 func TestPeopleSeeTheWholeConversation(t *testing.T) {
 	base := peopleStore(t)
-	m := &llmtest.Model{UsageScale: 1, Default: func(req *model.LLMRequest) (*genai.Content, error) {
-		return genai.NewContentFromText("noted: "+strings.Repeat("detail ", 40), genai.RoleModel), nil
-	}}
+	m := peopleModel()
 	h, err := hooks.New(adkctx.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true}})
 	if err != nil {
 		t.Fatal(err)
@@ -138,28 +137,40 @@ func TestPeopleSeeTheWholeConversation(t *testing.T) {
 	}
 	do(http.MethodPost, sessionURL, map[string]any{}, nil)
 	take()
-	for i := range 8 {
+	var served struct {
+		Events []restEvent `json:"events"`
+	}
+	getSession := func() {
+		t.Helper()
+		do(http.MethodGet, sessionURL, nil, &served)
+		got := take()
+		if len(got) == 0 {
+			t.Fatal("GET session never read the session's events")
+		}
+		for _, c := range got {
+			if c.method != "All" || c.run {
+				t.Errorf("GET session read the session with %s (run %v): people would see the model's view", c.method, c.run)
+			}
+		}
+	}
+	for i := range peopleTurns {
 		do(http.MethodPost, web.URL+"/run", map[string]any{"appName": peopleApp, "userId": "u1", "sessionId": "s1",
-			"newMessage": map[string]any{"role": "user", "parts": []map[string]any{{"text": fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 30))}}}}, nil)
-		var sawAll bool
+			"newMessage": map[string]any{"role": "user", "parts": []map[string]any{{"text": peopleTurn(i)}}}}, nil)
+		var sawEarly, sawAll bool
 		for _, c := range take() {
 			if !c.run && c.method == "All" {
 				t.Fatalf("turn %d: the runner iterated the session before its run claimed it (it would read people's view)", i)
 			}
+			sawEarly = sawEarly || !c.run && (c.method == "Len" || c.method == "At")
 			sawAll = sawAll || c.run && c.method == "All"
+		}
+		if !sawEarly {
+			t.Fatalf("turn %d: the runner never looked for the agent to run with Len and At before its run (the guard checks nothing)", i)
 		}
 		if !sawAll {
 			t.Fatalf("turn %d: the run never read the model's view with All", i)
 		}
-	}
-	var served struct {
-		Events []restEvent `json:"events"`
-	}
-	do(http.MethodGet, sessionURL, nil, &served)
-	for _, c := range take() {
-		if c.method != "All" || c.run {
-			t.Errorf("GET session read the session with %s (run %v): people would see the model's view", c.method, c.run)
-		}
+		getSession() // a person reads the whole conversation between turns
 	}
 
 	resp, err := base.Get(context.Background(), &session.GetRequest{AppName: peopleApp, UserID: "u1", SessionID: "s1"})
@@ -202,6 +213,74 @@ func TestPeopleSeeTheWholeConversation(t *testing.T) {
 			t.Error("the last request holds the first turn raw: it is not compacted")
 		}
 	}
+	// People's reads change nothing the model is sent: the same turns with nobody reading send
+	// the same requests, byte for byte.
+	if diff := cmp.Diff(requestBytes(t, unreadRequests(t)), requestBytes(t, reqs)); diff != "" {
+		t.Errorf("the model's requests differ when people read the session between turns (-unread +read):\n%s", diff)
+	}
+}
+
+// peopleTurns is how many turns TestPeopleSeeTheWholeConversation plays (several compactions).
+const peopleTurns = 8
+
+// peopleTurn is the user's message of turn i.
+func peopleTurn(i int) string { return fmt.Sprintf("turn-%d: %s", i, strings.Repeat("context ", 30)) }
+
+// peopleModel is the scripted model of the people tests.
+func peopleModel() *llmtest.Model {
+	return &llmtest.Model{UsageScale: 1, Default: func(req *model.LLMRequest) (*genai.Content, error) {
+		return genai.NewContentFromText("noted: "+strings.Repeat("detail ", 40), genai.RoleModel), nil
+	}}
+}
+
+// unreadRequests plays TestPeopleSeeTheWholeConversation's turns through the runner alone,
+// nobody reading the session, and returns the model's requests.
+func unreadRequests(t *testing.T) []*model.LLMRequest {
+	t.Helper()
+	m := peopleModel()
+	h, err := hooks.New(adkctx.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	a, err := llmagent.New(llmagent.Config{Name: "assistant", Model: m, Instruction: "You are a careful assistant."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := h.Wire(runner.Config{AppName: peopleApp, Agent: a, SessionService: peopleStore(t), AutoCreateSession: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := runner.New(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range peopleTurns {
+		for _, err := range r.Run(context.Background(), "u1", "s1", genai.NewContentFromText(peopleTurn(i), genai.RoleUser), agent.RunConfig{}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return m.Requests()
+}
+
+// requestBytes is what the model was sent in each request: system instruction and contents, as
+// JSON.
+func requestBytes(t *testing.T, reqs []*model.LLMRequest) []string {
+	t.Helper()
+	out := make([]string, len(reqs))
+	for i, r := range reqs {
+		b, err := json.Marshal(struct {
+			System   *genai.Content
+			Contents []*genai.Content
+		}{r.Config.SystemInstruction, r.Contents})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = string(b)
+	}
+	return out
 }
 
 // A late whole read that fails (the Get's context is done) shows a notice saying so before the
@@ -242,7 +321,10 @@ func TestPeoplesReadThatFailsSaysSo(t *testing.T) {
 	}
 	cancel()
 	events := slices.Collect(got.Session.Events().All())
-	if len(events) == 0 || events[0].Author != "adkctx" || !strings.Contains(events[0].Content.Parts[0].Text, "could not be read") {
+	if len(events) == 0 {
+		t.Fatal("a failed whole read shows no event at all")
+	}
+	if events[0].Author != "adkctx" || !strings.Contains(events[0].Content.Parts[0].Text, "could not be read") {
 		t.Fatalf("a failed whole read shows %d events, the first %+v", len(events), events[0])
 	}
 	if len(events) < 2 {
