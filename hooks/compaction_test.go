@@ -389,6 +389,56 @@ func TestWiringMistakesAreLoud(t *testing.T) {
 			t.Error("Wire accepted an already wired config")
 		}
 	})
+	t.Run("without a logger Check and Close return the mistake", func(t *testing.T) {
+		h, err := hooks.New(adkctx.Config{Compaction: &compaction.Config{}}) // no Logger
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := llmagent.New(llmagent.Config{Name: "assistant", Model: &llmtest.Model{},
+			BeforeModelCallbacks: []llmagent.BeforeModelCallback{h.BeforeModel()}})
+		r, _ := runner.New(runner.Config{AppName: appName, Agent: a, SessionService: h.SessionService(session.InMemoryService()), AutoCreateSession: true})
+		if err := (&stack{runner: r}).send(t, "s1", "hello"); err != nil {
+			t.Fatal(err)
+		}
+		for name, err := range map[string]error{"Check": h.Check(), "Close": h.Close(context.Background())} {
+			var w *adkctx.WiringError
+			if !errors.As(err, &w) || w.Problem != "plugin_missing" {
+				t.Errorf("%s() = %v, want a *adkctx.WiringError plugin_missing", name, err)
+			}
+		}
+	})
+	t.Run("one Hooks holds one store", func(t *testing.T) {
+		h, err := hooks.New(adkctx.Config{Compaction: &compaction.Config{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Close(context.Background())
+		a, _ := llmagent.New(llmagent.Config{Name: "assistant", Model: &llmtest.Model{}})
+		first, second := session.InMemoryService(), session.InMemoryService()
+		rc, err := h.Wire(runner.Config{AppName: appName, Agent: a, SessionService: first})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A second runner over the same store (its wrapper, or the store itself) is fine.
+		for _, svc := range []session.Service{rc.SessionService, first} {
+			if _, err := h.Wire(runner.Config{AppName: appName, Agent: a, SessionService: svc}); err != nil {
+				t.Errorf("Wire refused a second runner over the same store: %v", err)
+			}
+		}
+		if err := h.Check(); err != nil {
+			t.Errorf("runners over one store: Check() = %v, want nil", err)
+		}
+		if _, err := h.Wire(runner.Config{AppName: appName, Agent: a, SessionService: second}); err == nil {
+			t.Error("Wire accepted a second, different store")
+		}
+		if got := h.SessionService(second); got != second {
+			t.Error("SessionService wrapped a second, different store")
+		}
+		var w *adkctx.WiringError
+		if err := h.Check(); !errors.As(err, &w) || w.Problem != "second_store" {
+			t.Errorf("after SessionService(another store): Check() = %v, want second_store", err)
+		}
+	})
 	t.Run("correct wiring logs no error", func(t *testing.T) {
 		s := wireStack(t, &llmtest.Model{}, adkctx.Config{Compaction: &compaction.Config{}}, session.InMemoryService())
 		for range 3 {
