@@ -484,9 +484,9 @@ type heldSummarizer struct {
 }
 
 func (h *heldSummarizer) Summarize(ctx context.Context, in compaction.SummaryInput) (*compaction.Summary, error) {
-	h.started <- struct{}{}
-	h.calls.Add(1)
+	h.calls.Add(1) // counted before started says so: a reader woken by started sees the call
 	n := h.active.Add(1)
+	h.started <- struct{}{}
 	defer h.active.Add(-1)
 	for m := h.maxAtOnce.Load(); n > m && !h.maxAtOnce.CompareAndSwap(m, n); m = h.maxAtOnce.Load() {
 	}
@@ -504,7 +504,8 @@ func TestRunnersShareOneCompaction(t *testing.T) {
 	held := &heldSummarizer{release: make(chan struct{}), started: make(chan struct{}, 16)}
 	free := sync.OnceFunc(func() { close(held.release) })
 	defer free()
-	cfg := adkctx.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: held}}
+	cfg := adkctx.Config{Compaction: &compaction.Config{Interval: 2, Summarizer: held},
+		Models: []budget.ModelInfo{{Name: "m", ContextWindow: 128_000, MaxOutputTokens: 8_192}}}
 	core, logs := observer.New(zapcore.DebugLevel)
 	cfg.Logger = zap.New(core)
 	h, err := hooks.New(cfg)
@@ -557,6 +558,10 @@ func TestRunnersShareOneCompaction(t *testing.T) {
 	}
 	if n := held.maxAtOnce.Load(); n != 1 {
 		t.Errorf("%d compactions of the session ran at once, want 1", n)
+	}
+	// Runners sharing the one store work quietly: nothing logged as a problem.
+	if bad := logs.Filter(func(e observer.LoggedEntry) bool { return e.Level >= zapcore.WarnLevel }); bad.Len() > 0 {
+		t.Errorf("runners over one store logged %d warnings or errors, the first: %s %v", bad.Len(), bad.All()[0].Message, bad.All()[0].Context)
 	}
 	previous := map[string]int{}
 	ids := map[string]int{}
