@@ -127,8 +127,11 @@ func createSQLite(db *gorm.DB, log *zap.Logger) error {
 		return ErrNoTable
 	}
 	table, columns, err := sqliteIndex(db)
-	if err != nil || table != "" {
-		return errors.Join(err, check(table, columns))
+	if err != nil {
+		return err
+	}
+	if table != "" {
+		return check(table, columns)
 	}
 	start := time.Now()
 	if err := db.Exec(createStatement(false)).Error; err != nil {

@@ -96,8 +96,11 @@ func (k recallKeeper) store(s compactor.Session) recall.Store {
 // SaveExcerpts implements compactor.Recall.
 func (k recallKeeper) SaveExcerpts(ctx context.Context, s compactor.Session, m *compaction.Marker, events []compaction.Event) {
 	st := k.store(s)
+	if st == nil {
+		return // the recall tools are not in use
+	}
 	results := compaction.ExcerptsOf(events, m)
-	if st == nil || len(results) == 0 {
+	if len(results) == 0 {
 		return
 	}
 	n, err := recall.SaveExcerpts(ctx, st, results)
