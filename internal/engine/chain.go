@@ -15,6 +15,7 @@ import (
 // the request's prints as sent and before the budget's trim.
 type chainReport struct {
 	instructionBytes int
+	recallOutputs    bool // req declared read_saved_output
 	cut              request.TruncateReport
 	norm             request.NormalizeReport
 	decision         request.BudgetDecision
@@ -34,7 +35,7 @@ type chainReport struct {
 // against what was measured of it.
 func (e *Engine) runChain(ctx context.Context, c Call, sessionID string, state StateReader, req *request.LLMRequest, in callInput) chainReport {
 	var r chainReport
-	e.recallNotes(c, req)
+	r.recallOutputs = e.recallNotes(req)
 	r.instructionBytes = e.injectInstructions(ctx, sessionID, state, req)
 	// What the stream's previous request held unchanged was checked by the steps then: only
 	// what is new is truncated.

@@ -314,6 +314,8 @@ type call struct {
 	estimate    int // our estimate of the request sent, waiting for the reported count
 	predicted   int
 	seq         int
+	// recallOutputs: the call's last request declared read_saved_output (recall tools in use)
+	recallOutputs bool
 }
 
 // streamKey names the requests of one agent in one branch of a session, across invocations:

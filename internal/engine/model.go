@@ -50,7 +50,7 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 
 	sent := e.sentCopy(req, r.err)
 	st.mu.Lock()
-	in.call.model, in.call.seq = req.Model, in.seq
+	in.call.model, in.call.seq, in.call.recallOutputs = req.Model, in.seq, r.recallOutputs
 	if r.err == nil {
 		in.call.estimate, in.call.predicted = r.decision.FinalEstimatedTokens, r.decision.FinalTokens
 		in.stream.prefix, in.stream.sized, in.stream.turnsDrop = r.print, r.sized, r.decision.TurnsDropped

@@ -9,7 +9,6 @@ import (
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/compactor"
 	"github.com/adkctx/adkctx/internal/errkind"
-	"github.com/adkctx/adkctx/internal/lru"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/recall"
 )
@@ -18,21 +17,10 @@ import (
 // captured at Wire; nil when there is none (no artifact service, or not wired yet).
 type RecallStore func(s compactor.Session) recall.Store
 
-// maxRecallCalls bounds the agents' calls whose last request the engine remembers.
-const maxRecallCalls = 10_000
-
 // recallState is what the recall tools need of the engine. Its zero value is recall off.
 type recallState struct {
 	mu     sync.Mutex
 	stores RecallStore // nil: the recall tools are not in use
-	// outputs remembers, per agent call (invocation, branch, agent), whether its last request
-	// declared read_saved_output: the truncation notes of its tool calls name it then.
-	outputs *lru.Cache[recallCallKey, bool]
-}
-
-type recallCallKey struct {
-	s compactor.Session
-	k callKey
 }
 
 // UseRecall turns on what the recall tools need (the glue calls it when the application asks for
@@ -43,9 +31,6 @@ func (e *Engine) UseRecall(stores RecallStore) {
 	e.recall.mu.Lock()
 	defer e.recall.mu.Unlock()
 	e.recall.stores = stores
-	if e.recall.outputs == nil {
-		e.recall.outputs = lru.New[recallCallKey, bool](maxRecallCalls)
-	}
 }
 
 // recallStores returns the stores set by UseRecall; nil when the tools are not in use.
@@ -58,16 +43,17 @@ func (e *Engine) recallStores() RecallStore {
 // recallNotes is BeforeModel's recall step: when the recall tools are in use and req declares
 // them, the notes of the view name them (recall.RewriteNotes: excerpt notes point at the saved
 // result, the summary says earlier turns can be searched); otherwise req keeps today's bytes. It
-// remembers for the call's AfterTool whether req declared read_saved_output.
-func (e *Engine) recallNotes(c Call, req *request.LLMRequest) {
+// returns whether req declared read_saved_output: the truncation notes of the call's tool
+// results name it then (the call remembers it for AfterTool).
+func (e *Engine) recallNotes(req *request.LLMRequest) (outputs bool) {
 	if e.recallStores() == nil {
-		return
+		return false
 	}
 	in := recall.InstalledIn(req.Config)
-	e.recall.outputs.Put(recallCallKey{keyOf(c), callKey{c.InvocationID(), c.Branch(), c.AgentName()}}, in.Outputs)
 	if in != (recall.Installed{}) {
 		req.Contents, _ = recall.RewriteNotes(req.Contents, in)
 	}
+	return in.Outputs
 }
 
 // recallOutputs reports whether the last request of c's agent call declared read_saved_output
@@ -76,8 +62,11 @@ func (e *Engine) recallOutputs(c Call) bool {
 	if e.recallStores() == nil {
 		return false
 	}
-	v, _ := e.recall.outputs.Get(recallCallKey{keyOf(c), callKey{c.InvocationID(), c.Branch(), c.AgentName()}})
-	return v
+	st := e.state(keyOf(c))
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	cl, ok := st.calls.Get(callKey{c.InvocationID(), c.Branch(), c.AgentName()})
+	return ok && cl.recallOutputs
 }
 
 // recallKeeper is the compactor's Recall: it keeps what a stored marker takes out of the view
