@@ -127,8 +127,9 @@ func (e *env) responses(t *testing.T, sessionID string) []map[string]any {
 	return out
 }
 
-// savedAs finds the name in a truncation note (recall.OutputNote with the tools installed).
-var savedAs = regexp.MustCompile(`full output saved as (?:artifact )?"([^"]+)"`)
+// savedAs finds the name in a truncation note: recall.OutputNote, which names the tool that
+// reads it (the agent declares the recall tools).
+var savedAs = regexp.MustCompile(`full output saved as "([^"]+)"; read it with ` + recall.ToolReadOutput)
 
 // savedName returns the saved output a request's newest truncation note names.
 func savedName(req *model.LLMRequest) string {
