@@ -43,6 +43,44 @@ const (
 // maxNameBytes bounds a saved output's name.
 const maxNameBytes = 255
 
+// OutputName names the saved output holding cut index of count of a tool's result (the
+// truncation step's cuts): OutputPrefix + "<tool>-<call>.txt" when it is the only one,
+// "<tool>-<call>-<n>.txt" (n from 1) when there are several; ".bin" instead of ".txt" when the
+// bytes are not valid UTF-8 text. The tool's and the call's parts are made safe and bounded
+// (nameSafe), so every name passes ValidateOutputName.
+func OutputName(tool, callID string, index, count int, text bool) string {
+	if callID == "" {
+		callID = "call"
+	}
+	ext := ".bin"
+	if text {
+		ext = ".txt"
+	}
+	name := OutputPrefix + nameSafe(tool, maxToolNameInName) + "-" + nameSafe(callID, maxCallIDInName)
+	if count > 1 {
+		name += fmt.Sprintf("-%d", index+1)
+	}
+	return name + ext
+}
+
+// Bounds of the parts of a saved output's name (OutputName, excerptName).
+const (
+	maxToolNameInName = 64
+	maxCallIDInName   = 96
+)
+
+// nameSafe replaces every byte of s but ASCII letters, digits, '-' and '_' with '_', and keeps
+// at most max bytes of it: a part of a saved output's name.
+func nameSafe(s string, max int) string {
+	b := []byte(s[:min(len(s), max)])
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
 // ValidateOutputName returns an *InputError when name cannot be a saved tool output's name: empty,
 // over [maxNameBytes], not starting with [OutputPrefix], or holding anything but ASCII letters,
 // digits, '-', '_' and '.' (so no path separator, no "..", no absolute path, no "user:" scope).

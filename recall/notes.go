@@ -190,9 +190,6 @@ func replaceNote(v any, note string) any {
 	return v
 }
 
-// maxToolNameInName bounds the tool's part of an excerpt's name.
-const maxToolNameInName = 64
-
 // excerptName returns the name of the saved output holding whole the tool result that a view
 // shows as shown (its function response, cut to an excerpt): the tool's name and a hash of the
 // excerpt, so the request step that sees only the excerpt names what the compactor saved. Equal
@@ -206,16 +203,7 @@ func excerptName(tool string, shown map[string]any) string {
 	} else {
 		fmt.Fprintf(h, "%v", shown) // fmt sorts map keys too
 	}
-	clean := []byte(tool)
-	for i, c := range clean {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			clean[i] = '_'
-		}
-	}
-	if len(clean) > maxToolNameInName {
-		clean = clean[:maxToolNameInName]
-	}
-	return fmt.Sprintf("%s%s-excerpt-%s.txt", OutputPrefix, clean, hex.EncodeToString(h.Sum(nil)[:8]))
+	return fmt.Sprintf("%s%s-excerpt-%s.txt", OutputPrefix, nameSafe(tool, maxToolNameInName), hex.EncodeToString(h.Sum(nil)[:8]))
 }
 
 // SaveExcerpts saves whole, as text, the tool results a marker shows as excerpts

@@ -231,3 +231,27 @@ func FuzzRewriteNotes(f *testing.F) {
 		}
 	})
 }
+
+// A truncation cut's name is one the read tool accepts, whatever the tool's name and call id
+// hold (dots, slashes, spaces, non-ASCII, hundreds of bytes), and distinct per cut.
+func TestOutputNameIsAlwaysValid(t *testing.T) {
+	for _, tc := range []struct{ tool, call string }{
+		{"run_tests", "adk-1f2e"},
+		{"fs.read..file", "a..b"},
+		{"../../etc/passwd", "/x y"},
+		{"générer_rapport", "call-é"},
+		{strings.Repeat("t", 500), strings.Repeat("c", 500)},
+		{"", ""},
+	} {
+		one := OutputName(tc.tool, tc.call, 0, 1, true)
+		first, second := OutputName(tc.tool, tc.call, 0, 2, false), OutputName(tc.tool, tc.call, 1, 2, false)
+		for _, name := range []string{one, first, second} {
+			if err := ValidateOutputName(name); err != nil {
+				t.Errorf("OutputName(%.20q, %.20q) = %q: %v", tc.tool, tc.call, name, err)
+			}
+		}
+		if first == second || one == first {
+			t.Errorf("cuts of one result share a name: %q, %q, %q", one, first, second)
+		}
+	}
+}

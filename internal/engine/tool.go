@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"unicode/utf8"
 
 	"go.uber.org/zap"
@@ -41,7 +40,7 @@ func (e *Engine) AfterTool(ctx context.Context, c Call, tool, callID string, res
 		withTools := e.recallOutputs(c)
 		note = func(cut truncate.Cut) string {
 			out := fullOutput{cut: cut, text: isText(cut)}
-			out.name = ArtifactName(tool, callID, cut.Index, cut.Count, out.text)
+			out.name = recall.OutputName(tool, callID, cut.Index, cut.Count, out.text)
 			cuts = append(cuts, out)
 			if withTools {
 				return recall.OutputNote(out.name)
@@ -114,30 +113,4 @@ func isText(c truncate.Cut) bool {
 		return utf8.Valid(c.Bytes)
 	}
 	return utf8.ValidString(c.Text)
-}
-
-// ArtifactName names the artifact holding cut index of count of a tool's result:
-// adkctx-tool-output-<tool>-<call>.txt when it is the only one, -<call>-<n>.txt (n from 1) when
-// there are several; .bin instead of .txt when the bytes are not valid UTF-8 text.
-func ArtifactName(tool, callID string, index, count int, text bool) string {
-	clean := func(s string) string {
-		return strings.Map(func(r rune) rune {
-			switch {
-			case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
-				return r
-			}
-			return '_'
-		}, s)
-	}
-	if callID == "" {
-		callID = "call"
-	}
-	ext := ".bin"
-	if text {
-		ext = ".txt"
-	}
-	if count > 1 {
-		return fmt.Sprintf("adkctx-tool-output-%s-%s-%d%s", clean(tool), clean(callID), index+1, ext)
-	}
-	return fmt.Sprintf("adkctx-tool-output-%s-%s%s", clean(tool), clean(callID), ext)
 }
