@@ -166,7 +166,7 @@ func (s *service) read(ctx context.Context, k history.Key, p history.Purpose) (*
 			return nil, fmt.Errorf("adkctx: session %q: Get returned no session", k.ID)
 		}
 		snap := s.snapshot(resp.Session)
-		snap.whole = q.Whole() || q.NumRecent > 0 && len(snap.events) < q.NumRecent
+		snap.whole = q.Holds(len(snap.events))
 		next, done, why := s.reader.Next(k, p, q, snap.events, resp.Session.LastUpdateTime())
 		if done {
 			if n > 1 && s.log.Core().Enabled(zap.DebugLevel) {

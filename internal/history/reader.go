@@ -38,6 +38,10 @@ type Query struct {
 // Whole reports whether q reads the whole session.
 func (q Query) Whole() bool { return q.NumRecent <= 0 && q.After.IsZero() }
 
+// Holds reports whether a read by q that returned n events holds every stored event: it read
+// the whole session, or asked for more recent events than the session has.
+func (q Query) Holds(n int) bool { return q.Whole() || q.NumRecent > 0 && n < q.NumRecent }
+
 // Purpose is what a read is for.
 type Purpose int
 
@@ -155,7 +159,7 @@ func (r Reason) Corrects() bool { return r != "" && r != ReasonNoMarker && r != 
 // everything the purpose needs; why says why another query is needed. When done, the Reader
 // learns from them for the session's next read.
 func (r *Reader) Next(k Key, p Purpose, q Query, events []compaction.Event, lastUpdate time.Time) (next Query, done bool, why Reason) {
-	if q.Whole() || len(events) == 0 || q.NumRecent > 0 && len(events) < q.NumRecent {
+	if len(events) == 0 || q.Holds(len(events)) {
 		r.learn(k, r.viewer.Needs(events), events, false)
 		return Query{}, true, ""
 	}
