@@ -213,9 +213,6 @@ func (l *Ledger) apply(d *LedgerDelta) {
 	}
 }
 
-// add counts events (newly covered, in stream order) into the ledger.
-func (l *Ledger) add(events []Event, invocations int) { l.apply(deltaOf(events, invocations)) }
-
 func (l *Ledger) addUserText(text string) {
 	text = textcut.Runes(text, maxMessageRunes)
 	if l.Goal == "" {
