@@ -120,6 +120,18 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// SlidingWindowDue reports whether a sliding-window compaction has work when raw completed
+// invocations of a scope are not covered: they reach Interval past the raw tail it keeps
+// (RetainRecentInvocations, or keepFloor, the tail a token-triggered compaction chose, when
+// larger). Apply it to a Config with defaults. The compactor uses it to skip a read when nothing
+// can be due; Prepare uses it to decide.
+func (c Config) SlidingWindowDue(raw, keepFloor int) bool {
+	return slidingDue(raw, c.Interval, max(c.RetainRecentInvocations, keepFloor))
+}
+
+// slidingDue is the sliding window's rule: interval invocations past the keep raw ones.
+func slidingDue(raw, interval, keep int) bool { return raw >= interval+keep }
+
 // WithDefaults returns c with the documented defaults in its zero fields. Negative values that
 // mean "off" stay negative, so applying it twice changes nothing.
 func (c Config) WithDefaults() Config {

@@ -138,7 +138,7 @@ func rawTail(events []Event, groups, completed []group, w windowParams, keep int
 		return tail, max(w.retainInvocations, kept), ""
 	}
 	n := len(completed)
-	if n < w.interval+keep {
+	if !slidingDue(n, w.interval, keep) {
 		return nil, 0, reasonBelowInterval
 	}
 	for _, g := range completed[n-keep:] {

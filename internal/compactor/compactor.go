@@ -421,7 +421,7 @@ func (c *Compactor) notDue(r Request) bool {
 		return false
 	}
 	raw, keep, ok := c.deps.Due(r.Session)
-	return ok && raw+1 < c.cfg.Interval+max(c.cfg.RetainRecentInvocations, keep)
+	return ok && !c.cfg.SlidingWindowDue(raw+1, keep)
 }
 
 // errNewerMarker ends a marker append: a newer marker of its scope was stored first.
