@@ -145,9 +145,10 @@ func TestFigureRecall(t *testing.T) {
 		t.Fatalf("%d facts planted, %d answered; want at least 60, each answered once", len(facts), sw.Facts)
 	}
 	if sw.NotReached != 0 {
+		t.Errorf("%d facts not reached with ≤ 2 recall calls, want 0", sw.NotReached)
 		for _, o := range with.Outcomes {
 			if !o.Reached {
-				t.Errorf("not reached with ≤ 2 recall calls: %+v", o)
+				t.Logf("not reached: %+v", o)
 			}
 		}
 	}
