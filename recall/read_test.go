@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -262,6 +263,9 @@ func TestResultsFitTheBound(t *testing.T) {
 	}
 }
 
+// bodyLine matches a line of TestResultsFitTheLineBound's output ("x" and a digit).
+var bodyLine = regexp.MustCompile(`(?m)x\d$`)
+
 // Every result fits the line bound too (adkctx's truncation counts lines as well as bytes), on
 // an output of short lines, with the default and a small bound.
 func TestResultsFitTheLineBound(t *testing.T) {
@@ -312,8 +316,8 @@ func TestResultsFitTheLineBound(t *testing.T) {
 				if n := strings.Count(strings.TrimSuffix(res.Text, "\n"), "\n") + 1; n > want {
 					t.Errorf("%d lines, over %d:\n%s", n, want, res.Text[:min(len(res.Text), 300)])
 				}
-				if !strings.Contains(res.Text, "x") {
-					t.Errorf("shows nothing:\n%s", res.Text)
+				if !bodyLine.MatchString(res.Text) { // a line of the output, not the name or the query
+					t.Errorf("shows no line of the output:\n%s", res.Text)
 				}
 			})
 		}
