@@ -224,15 +224,17 @@ func (h *Hooks) beforeRun(ctx agent.InvocationContext) (*genai.Content, error) {
 		return nil, nil
 	}
 	vs, viewed := sess.(*viewSession)
-	if viewed {
-		vs.claim() // a run reads the model's view from now on
-	}
 	h.e.BeforeRun(ctx, keyOf(sess), ctx.InvocationID(), ctx.UserContent(), viewed, func() []compaction.Event {
 		if viewed {
 			return vs.stored()
 		}
 		return coreEvents(stored(sess))
 	})
+	if viewed {
+		// A run reads the model's view from now on, with the compaction BeforeRun may have
+		// waited for.
+		vs.claim()
+	}
 	return nil, nil
 }
 

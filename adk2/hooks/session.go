@@ -143,9 +143,10 @@ func (s *service) AppendEvent(ctx context.Context, sess session.Session, ev *ses
 		}
 		return nil
 	})
-	if err == nil && fresh != snap {
-		vs.replace(fresh)
+	if err != nil || fresh == snap {
+		fresh = nil // a failed append keeps the read; what it changed shows in the new state
 	}
+	vs.appended(fresh)
 	return err
 }
 
@@ -327,6 +328,12 @@ func ModelView(sess session.Session) []*session.Event {
 //     All: every stored event in order, read whole with the Get's context at that moment, each
 //     compaction shown as an event of its own (author "adkctx", the summary the model reads in
 //     its text). A read that fails shows the events at hand after a notice saying so.
+//
+// One value shows one state: Len, At and All agree with each other however often they are
+// called and whatever compactions land meanwhile (adk-go's runner reads Len, then At(Len()-1)).
+// The state changes only when the value itself changes: an event appended through it, or the
+// run claiming it; each change takes in the markers this process appended since, so a run sees
+// a compaction that landed during it at its next event, and a later read sees it at once.
 type viewSession struct {
 	s      *service
 	getCtx context.Context // the Get's: the whole read All does outside a run uses it
@@ -334,21 +341,36 @@ type viewSession struct {
 	mu   sync.Mutex
 	snap *snapshot
 	run  bool // claimed by a run
-	// the model's view of snap and the board's markers, kept until they change
-	cached []*session.Event
-	key    viewKey
+	st   *viewState
 }
 
-// viewKey identifies what a cached view was computed from.
-type viewKey struct {
-	n                   int
-	first, last, marker *session.Event
-	markers             int
-	valid               bool
+// viewState is one state of a viewSession: the events its read holds and the board's markers
+// when it was taken, and the views computed from them (when first asked for).
+type viewState struct {
+	events []*session.Event // stored events of the read, in stream order
+	marks  []*session.Event // the board's markers, newest last
+	model  []*session.Event // nil until computed
+	people []*session.Event // nil until computed
 }
 
 func (s *service) view(ctx context.Context, snap *snapshot) *viewSession {
-	return &viewSession{s: s, getCtx: ctx, snap: snap}
+	vs := &viewSession{s: s, getCtx: ctx, snap: snap}
+	vs.st = vs.newState()
+	return vs
+}
+
+// newState takes the value's state now: the events its read holds, and the board's markers. Hold
+// vs.mu (or own vs alone).
+func (vs *viewSession) newState() *viewState {
+	marks, _ := vs.s.board.Get(vs.snap.key)
+	return &viewState{events: stored(vs.snap.sess), marks: marks}
+}
+
+// state returns the value's current state.
+func (vs *viewSession) state() *viewState {
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	return vs.st
 }
 
 func (vs *viewSession) snapshot() *snapshot {
@@ -357,11 +379,15 @@ func (vs *viewSession) snapshot() *snapshot {
 	return vs.snap
 }
 
-// replace keeps a fresher read of the same session (an append went through it).
-func (vs *viewSession) replace(snap *snapshot) {
+// appended takes a new state after an append through the value; fresh, when not nil, is the
+// fresher read of the same session the append went through.
+func (vs *viewSession) appended(fresh *snapshot) {
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
-	vs.snap, vs.key = snap, viewKey{}
+	if fresh != nil {
+		vs.snap = fresh
+	}
+	vs.st = vs.newState()
 }
 
 // traced reports a call of the events' method to the service's trace, if any.
@@ -374,11 +400,13 @@ func (vs *viewSession) traced(method string) {
 	}
 }
 
-// claim marks the session as read by a run: All returns the model's view from now on.
+// claim marks the session as read by a run: All returns the model's view from now on, which
+// takes in the markers appended since the session was read (BeforeRun may have waited for one).
 func (vs *viewSession) claim() {
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
 	vs.run = true
+	vs.st = vs.newState()
 }
 
 // stored returns the events read, for the core (converted once, by the snapshot).
@@ -425,26 +453,16 @@ func (v viewEvents) All() iter.Seq[*session.Event] {
 	return slices.Values(v.vs.people())
 }
 
-// model returns the compacted view of the stored events read plus the board's markers not
-// among them, computed again only when they changed.
+// model returns the compacted view of the value's state: its events plus the board's markers
+// not among them (computed once per state).
 func (vs *viewSession) model() []*session.Event {
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
-	evs := vs.snap.sess.Events()
-	marks, _ := vs.s.board.Get(vs.snap.key)
-	k := viewKey{markers: len(marks), valid: true}
-	if evs != nil {
-		if k.n = evs.Len(); k.n > 0 {
-			k.first, k.last = evs.At(0), evs.At(k.n-1)
-		}
+	st := vs.st
+	if st.model == nil {
+		st.model = vs.s.modelView(st.events, st.marks)
 	}
-	if len(marks) > 0 {
-		k.marker = marks[len(marks)-1]
-	}
-	if vs.key != k {
-		vs.cached, vs.key = vs.s.modelView(stored(vs.snap.sess), marks), k
-	}
-	return vs.cached
+	return st.model
 }
 
 // modelView returns what the model sees of events (a read, in stream order) plus the markers
@@ -496,18 +514,35 @@ func summaryEvent(it compaction.Item) *session.Event {
 }
 
 // people returns every stored event of the session, in order, each marker shown as a notice
-// (see viewSession), read whole with the Get's context.
+// (see viewSession), read whole with the Get's context once per state of the value.
 func (vs *viewSession) people() []*session.Event {
-	sn := vs.snapshot()
+	vs.mu.Lock()
+	st, sn := vs.st, vs.snap
+	cached := st.people
+	vs.mu.Unlock()
+	if cached != nil {
+		return cached
+	}
+	evs := vs.readPeople(sn, st)
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	if st.people == nil {
+		st.people = evs
+	}
+	return st.people
+}
+
+// readPeople reads what people see of the session in state st of read sn.
+func (vs *viewSession) readPeople(sn *snapshot, st *viewState) []*session.Event {
 	if sn.whole {
-		return vs.notices(stored(sn.sess))
+		return vs.notices(st.events)
 	}
 	resp, err := vs.s.base.Get(vs.getCtx, &session.GetRequest{AppName: sn.key.App, UserID: sn.key.User, SessionID: sn.key.ID})
 	if err == nil && (resp == nil || resp.Session == nil) {
 		err = fmt.Errorf("adkctx: session %q: Get returned no session", sn.key.ID)
 	}
 	if err != nil {
-		have := stored(sn.sess)
+		have := st.events
 		notice := newEvent(vs.getCtx, "")
 		notice.Author = noticeAuthor
 		notice.Content = genai.NewContentFromText(fmt.Sprintf("[adkctx] The whole history of this session could not be read (%v); "+
