@@ -471,3 +471,85 @@ func TestFirstReadInAProcessIsBounded(t *testing.T) {
 		})
 	}
 }
+
+// Another writer's events do not hold the reads back once a compaction covered them: after an
+// application posts many events through adk-go's own service, a fresh process reads the session
+// whole once (no marker among its newest events), compacts them, and its next turn reads no more
+// than twice the view plus the margin (the reader starts from the new marker, not the old one).
+func TestBoundedReadAfterAnotherWriter(t *testing.T) {
+	for name, newBase := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			counted := &countingService{Service: newBase()}
+			const margin = 5 * time.Second
+			cfg := adkctx.Config{Compaction: &compaction.Config{Interval: 3, Synchronous: true, ReadMargin: margin}}
+			first := wireStack(t, codingModel(), cfg, counted, readFileTool(t))
+			clock := &fakeClock{now: time.Now()}
+			ctx := platform.WithTimeProvider(context.Background(), clock.Now)
+			for i := range 12 {
+				run(ctx, t, first.runner, "s1", fmt.Sprintf("mod%02d please look at it", i))
+			}
+			// The application posts 80 events through adk-go's own service.
+			resp, err := counted.Service.Get(ctx, &session.GetRequest{AppName: appName, UserID: "user", SessionID: "s1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 80 {
+				ev := session.NewEvent(fmt.Sprintf("notify-%02d", i))
+				ev.Author = "assistant"
+				ev.Timestamp = clock.Now()
+				ev.Content = genai.NewContentFromText(fmt.Sprintf("Build %d finished: all green.", i), genai.RoleModel)
+				if err := counted.Service.AppendEvent(ctx, resp.Session, ev); err != nil {
+					t.Fatal(err)
+				}
+			}
+			markersBefore := countMarkers(stored(t, counted.Service, "s1"))
+
+			fresh := wireStack(t, codingModel(), cfg, counted, readFileTool(t))
+			counted.take()
+			run(ctx, t, fresh.runner, "s1", "mod50 please look at it")
+			if got := countMarkers(stored(t, counted.Service, "s1")); got <= markersBefore {
+				t.Fatalf("the fresh process's first turn stored no compaction (%d markers): the test proves nothing", got)
+			}
+			counted.take()
+			from := time.Time{}
+			viewBefore := func() []*session.Event {
+				// Straight from storage: a Get through the fresh process would teach its reader.
+				resp, err := counted.Service.Get(ctx, &session.GetRequest{AppName: appName, UserID: "user", SessionID: "s1"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				evs := hooks.ModelView(resp.Session)
+				for _, e := range evs {
+					if !strings.HasPrefix(e.ID, "compaction-summary-") && (from.IsZero() || e.Timestamp.Before(from)) {
+						from = e.Timestamp
+					}
+				}
+				return evs
+			}
+			before := viewBefore()
+			run(ctx, t, fresh.runner, "s1", "mod51 please look at it")
+			read, gets := counted.take()
+			skew := 0
+			for _, e := range stored(t, counted.Service, "s1") {
+				if !e.Timestamp.Before(from.Add(-margin)) && e.Timestamp.Before(from) {
+					skew++
+				}
+			}
+			t.Logf("read %d events in %d gets; view %d; skew %d", read, gets, len(before), skew)
+			if bound := 2*len(before) + skew; read > bound {
+				t.Errorf("the turn after the compaction read %d events in %d gets; the view shows %d, %d stamped within the margin: bound %d",
+					read, gets, len(before), skew, bound)
+			}
+		})
+	}
+}
+
+func countMarkers(evs []*session.Event) int {
+	n := 0
+	for _, e := range evs {
+		if isMarker(e) {
+			n++
+		}
+	}
+	return n
+}

@@ -116,6 +116,10 @@ type Deps struct {
 	// Recall keeps what a stored marker takes out of the view reachable by the recall tools.
 	// Nil: nothing is kept.
 	Recall Recall
+	// Stored receives the events of the read a marker was stored through, the marker included
+	// (history.Reader.Learn): the next read of the session starts where the new view does, not
+	// where the view before the marker did. Nil: nothing is told.
+	Stored func(Session, []compaction.Event)
 }
 
 // Recall keeps what a marker takes out of the view reachable by the recall tools (package
@@ -454,7 +458,7 @@ func (c *Compactor) store(ctx context.Context, r Request, snap Snapshot, a *Atte
 	}
 	read := func(ctx context.Context) (Snapshot, error) { return c.deps.Store.Read(ctx, r.Session, history.ForView) }
 	var id string
-	_, err := history.Append(ctx, snap, func(s Snapshot) (err error) {
+	final, err := history.Append(ctx, snap, func(s Snapshot) (err error) {
 		id, err = s.AppendMarker(ctx, r.Invocation, c.deps.Now(), a.Metadata)
 		return err
 	}, read, func(ch history.Changes) error {
@@ -469,6 +473,9 @@ func (c *Compactor) store(ctx context.Context, r Request, snap Snapshot, a *Atte
 		a.Outcome, a.MarkerID = OutcomeCompacted, id
 		// Views of reads that hold only this marker need nothing older.
 		c.deps.Viewer.Remember(id, a.Marker, a.Ledger, a.Summary)
+		if c.deps.Stored != nil {
+			c.deps.Stored(r.Session, final.Events())
+		}
 		if c.deps.Recall != nil {
 			c.deps.Recall.WriteHistory(ctx, r.Session, a.Covered)
 		}

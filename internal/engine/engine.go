@@ -162,6 +162,7 @@ func (e *Engine) UseStore(st compactor.Store) error {
 		Limits: e.Limits,
 		Report: e.reportCompaction,
 		Due:    e.reader.RawInvocations,
+		Stored: e.reader.Learn,
 		Recall: recallKeeper{e},
 	})
 	if err != nil {

@@ -160,7 +160,7 @@ func (r Reason) Corrects() bool { return r != "" && r != ReasonNoMarker && r != 
 // learns from them for the session's next read.
 func (r *Reader) Next(k Key, p Purpose, q Query, events []compaction.Event, lastUpdate time.Time) (next Query, done bool, why Reason) {
 	if len(events) == 0 || q.Holds(len(events)) {
-		r.learn(k, r.viewer.Needs(events), events, false)
+		r.learn(k, r.viewer.Needs(events), events, wholeRead)
 		return Query{}, true, ""
 	}
 	n := r.viewer.Needs(events)
@@ -212,21 +212,47 @@ func (r *Reader) Next(k Key, p Purpose, q Query, events []compaction.Event, last
 			return r.after(n.ContextFrom, offset), false, ReasonReachBack
 		}
 	}
-	r.learn(k, n, events, true)
+	r.learn(k, n, events, boundedRead)
 	return Query{}, true, ""
 }
 
-// learn records what a complete read of k needs next time; bounded: the read was.
-func (r *Reader) learn(k Key, n compaction.Needs, events []compaction.Event, bounded bool) {
+// Learn records what the view of session k needs after a marker was stored through a read that
+// holds what the view needs (events, in stream order, the marker among them): the next read
+// starts where the new view does. Without it, that read would start where the view before the
+// marker did, and read everything another writer stored in between.
+func (r *Reader) Learn(k Key, events []compaction.Event) {
+	if len(events) > 0 {
+		r.learn(k, r.viewer.Needs(events), events, markerRead)
+	}
+}
+
+// readKind is what taught a Reader what a session's view needs.
+type readKind int
+
+const (
+	wholeRead   readKind = iota // a read that held every stored event
+	boundedRead                 // a complete bounded read
+	markerRead                  // the read a marker was stored through (Learn)
+)
+
+// learn records what a read of k (of kind) needs next time.
+func (r *Reader) learn(k Key, n compaction.Needs, events []compaction.Event, kind readKind) {
 	_, newest, offset := span(events)
 	m := memo{newest: newest, from: n.From, contextFrom: n.ContextFrom, offset: min(offset, n.UTCOffset), rawInvocations: n.RawInvocations, keep: n.Keep,
 		markers: n.Markers, known: !n.From.IsZero(), read: len(events), shown: n.Shown}
-	m.wide = bounded && len(events) > wideFactor*n.Shown+wideSlack
 	old, ok := r.memos.Get(k)
 	if ok && old.offset < m.offset {
 		m.offset = old.offset // an offset seen once may come back
 	}
-	m.reported = m.wide && ok && old.reported
+	switch kind {
+	case boundedRead:
+		m.wide = len(events) > wideFactor*n.Shown+wideSlack
+		m.reported = m.wide && ok && old.reported
+	case markerRead:
+		// Whether the session's bounded reads are wide, and whether that was said, is for
+		// those reads to tell: a compaction's read is not one of them.
+		m.wide, m.reported, m.read, m.shown = old.wide, old.reported, old.read, old.shown
+	}
 	r.memos.Put(k, m)
 }
 
