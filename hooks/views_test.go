@@ -10,20 +10,27 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/agent/llmagent"
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/runner"
 	"google.golang.org/adk/session"
+	"google.golang.org/adk/tool"
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx"
+	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
 	"github.com/adkctx/adkctx/hooks/internal/llmtest"
 	"github.com/adkctx/adkctx/hooks/internal/sqlitetest"
+	"github.com/adkctx/adkctx/processors/request"
 )
 
 // viewStores are the session services the view tests run on.
@@ -231,4 +238,75 @@ func textOfEvent(e *session.Event) string {
 		}
 	}
 	return b.String()
+}
+
+// A long tool loop (one user message, 90 tool calls) at a small window compacts many times over
+// inside its one invocation, and every request stays within the compacted view: the run's
+// session takes in each stored marker's whole chain at its next event, so no request is
+// trimmed while the summary, the task and the newest call fit.
+func TestLongToolLoopStaysInTheView(t *testing.T) {
+	for _, store := range viewStores {
+		t.Run(store.name, func(t *testing.T) {
+			const calls = 90
+			var step atomic.Int32
+			m := &llmtest.Model{ModelName: "small-model", UsageScale: 1, Default: func(req *model.LLMRequest) (*genai.Content, error) {
+				n := int(step.Add(1))
+				if n > calls {
+					return genai.NewContentFromText("Done: every file was read.", genai.RoleModel), nil
+				}
+				return &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{
+					Name: "read_file", Args: map[string]any{"path": fmt.Sprintf("pkg/file%03d.go", n)}}}}}, nil
+			}}
+			core, logs := observer.New(zapcore.InfoLevel)
+			h, err := hooks.New(adkctx.Config{Logger: zap.New(core),
+				Models:     []budget.ModelInfo{{Name: "small-model", ContextWindow: 8192, MaxOutputTokens: 512}},
+				Compaction: &compaction.Config{Synchronous: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { h.Close(context.Background()) })
+			readFile, err := llmtest.PathTool("read_file", func(path string) map[string]any {
+				return map[string]any{"path": path, "content": strings.Repeat("func helper() { return }\n", 50)}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := llmagent.New(llmagent.Config{Name: "assistant", Model: m, Instruction: "You are a careful coding agent.",
+				Tools: []tool.Tool{readFile}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rc, err := h.Wire(runner.Config{AppName: peopleApp, Agent: a, SessionService: store.open(t), AutoCreateSession: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := runner.New(rc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := &viewRig{h: h, rc: rc, r: r, model: m}
+			v.turn(t, "Read every file of pkg, one at a time, and tell me when you are done.")
+
+			decisions := logs.FilterMessage("budget decision").All()
+			if len(decisions) < calls {
+				t.Fatalf("%d model calls, want at least %d", len(decisions), calls)
+			}
+			compactions := logs.FilterMessage("compaction").FilterField(zap.String("outcome", "compacted")).Len()
+			if compactions < 6 {
+				t.Fatalf("%d compactions: the loop should be compacted more often than the markers the wrapper remembers", compactions)
+			}
+			trimmed, most := 0, 0
+			for _, d := range decisions {
+				f := d.ContextMap()
+				if f["action"] != string(request.ActionNone) {
+					trimmed++
+				}
+				most = max(most, int(f["contents"].(int64)))
+			}
+			if trimmed > 0 {
+				t.Errorf("%d of %d requests were trimmed or refused inside the loop (%d compactions): the view should bound them", trimmed, len(decisions), compactions)
+			}
+			t.Logf("%d requests, %d compactions, at most %d contents", len(decisions), compactions, most)
+		})
+	}
 }

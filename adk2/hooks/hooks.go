@@ -235,7 +235,7 @@ func (h *Hooks) beforeRun(ctx agent.InvocationContext) (*genai.Content, error) {
 	if viewed {
 		// A run reads the model's view from now on, with the compaction BeforeRun may have
 		// waited for.
-		vs.claim()
+		vs.claim(ctx)
 	}
 	return nil, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/compactor"
 	"github.com/adkctx/adkctx/internal/engine"
+	"github.com/adkctx/adkctx/internal/errkind"
 	"github.com/adkctx/adkctx/internal/history"
 	"github.com/adkctx/adkctx/internal/lru"
 )
@@ -146,7 +147,7 @@ func (s *service) AppendEvent(ctx context.Context, sess session.Session, ev *ses
 	if err != nil || fresh == snap {
 		fresh = nil // a failed append keeps the read; what it changed shows in the new state
 	}
-	vs.appended(fresh)
+	vs.appended(ctx, fresh)
 	return err
 }
 
@@ -355,13 +356,26 @@ type viewState struct {
 
 func (s *service) view(ctx context.Context, snap *snapshot) *viewSession {
 	vs := &viewSession{s: s, getCtx: ctx, snap: snap}
-	vs.st = vs.newState()
+	vs.st = vs.newState(nil)
 	return vs
 }
 
-// newState takes the value's state now: the events its read holds, and the board's markers. Hold
-// vs.mu (or own vs alone).
-func (vs *viewSession) newState() *viewState {
+// newState takes the value's state now: the events its read holds, and the board's markers.
+// With ctx (a change of the value: an append through it, its run claiming it), a marker this
+// process appended since the read makes it read the session again (history.ForView), so the
+// view holds the whole chain of markers stored meanwhile — a long tool loop compacted many
+// times over keeps its requests within the compacted view; the board's markers stand in
+// for what that read cannot give. Hold vs.mu (or own vs alone).
+func (vs *viewSession) newState(ctx context.Context) *viewState {
+	if ctx != nil && !vs.snap.current() {
+		if fresh, err := vs.s.read(ctx, vs.snap.key, history.ForView); err == nil {
+			vs.snap = fresh
+		} else {
+			kind, msg := errkind.Of(err)
+			vs.s.log.Info("session read for a stored compaction failed", zap.String("session_id", vs.snap.key.ID),
+				zap.String("error_kind", string(kind)), zap.String("error", msg))
+		}
+	}
 	marks, _ := vs.s.board.Get(vs.snap.key)
 	return &viewState{events: stored(vs.snap.sess), marks: marks}
 }
@@ -381,13 +395,13 @@ func (vs *viewSession) snapshot() *snapshot {
 
 // appended takes a new state after an append through the value; fresh, when not nil, is the
 // fresher read of the same session the append went through.
-func (vs *viewSession) appended(fresh *snapshot) {
+func (vs *viewSession) appended(ctx context.Context, fresh *snapshot) {
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
 	if fresh != nil {
 		vs.snap = fresh
 	}
-	vs.st = vs.newState()
+	vs.st = vs.newState(ctx)
 }
 
 // traced reports a call of the events' method to the service's trace, if any.
@@ -402,11 +416,11 @@ func (vs *viewSession) traced(method string) {
 
 // claim marks the session as read by a run: All returns the model's view from now on, which
 // takes in the markers appended since the session was read (BeforeRun may have waited for one).
-func (vs *viewSession) claim() {
+func (vs *viewSession) claim(ctx context.Context) {
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
 	vs.run = true
-	vs.st = vs.newState()
+	vs.st = vs.newState(ctx)
 }
 
 // stored returns the events read, for the core (converted once, by the snapshot).

@@ -67,3 +67,9 @@ func ScenarioTools() ([]tool.Tool, error) {
 	}
 	return out, nil
 }
+
+// PathTool is a function tool name taking one argument, path, answered by fn.
+func PathTool(name string, fn func(path string) map[string]any) (tool.Tool, error) {
+	return functiontool.New(functiontool.Config{Name: name, Description: "test tool " + name},
+		func(_ toolContext, a pathArgs) (map[string]any, error) { return fn(a.Path), nil })
+}
