@@ -13,7 +13,7 @@ type atifStep struct {
 	ToolCalls   json.RawMessage `json:"tool_calls"`
 	Observation *struct {
 		Results []struct {
-			SourceCallID *string        `json:"source_call_id"`
+			SourceCallID *string         `json:"source_call_id"`
 			Content      json.RawMessage `json:"content"`
 		} `json:"results"`
 	} `json:"observation"`

@@ -147,7 +147,7 @@ func TestReadMiniSWEText(t *testing.T) {
 			}},
 			{User: "Please always provide EXACTLY ONE action in triple backticks, found 2 actions.", Origin: Environment, Steps: []Step{
 				{Text: "THOUGHT: Run the tests.", Calls: []Call{{ID: "call_2_0", Name: "bash", Args: bash("python -m pytest tests/test_parse.py"), Recorded: true,
-					Output: "The last command <command>python -m pytest tests/test_parse.py</command> timed out and has been killed.\nThe output of the command was:\n<output>\ncollected 3 items\n</output>\nPlease try another command and make sure to avoid those requiring interactive input.",
+					Output:   "The last command <command>python -m pytest tests/test_parse.py</command> timed out and has been killed.\nThe output of the command was:\n<output>\ncollected 3 items\n</output>\nPlease try another command and make sure to avoid those requiring interactive input.",
 					Response: map[string]any{"result": "The last command <command>python -m pytest tests/test_parse.py</command> timed out and has been killed.\nThe output of the command was:\n<output>\ncollected 3 items\n</output>\nPlease try another command and make sure to avoid those requiring interactive input."}}}},
 				{Text: "THOUGHT: Submit.", Calls: []Call{{ID: "call_3_0", Name: "bash", Args: bash("echo MINI_SWE_AGENT_FINAL_OUTPUT && git diff"), Recorded: true,
 					Output: "diff --git a/src/parse.py b/src/parse.py\n", Response: map[string]any{"result": "diff --git a/src/parse.py b/src/parse.py\n"}}}},
