@@ -202,7 +202,7 @@ var pages = template.Must(template.New("report").Funcs(template.FuncMap{
 	"num":   func(n any) string { return num(toInt64(n)) },
 	"pct":   pct,
 	"of":    ofTokens,
-	"sub":   func(a, b int) int { return a - b },
+	"sub":   func(a, b any) int64 { return toInt64(a) - toInt64(b) },
 	"onOff": onOff,
 }).Parse(pageTemplate))
 
@@ -243,10 +243,13 @@ The <b>plain cut</b> is the requests without adkctx cut to adkctx's hard limit b
 {{define "session"}}<section class="session" id="session-{{.Index}}">
 <h2>{{.ID}}</h2>
 <p class="meta">{{.Format}}{{with .Model}}, recorded with {{.}}{{end}}; {{.Turns}} turns, {{.Steps}} steps{{range .Notes}}; {{.}}{{end}}</p>
-{{range .Charts}}<h3>{{.Label}}</h3>
+{{range .Charts}}{{template "chart" .}}
+{{end}}</section>
+{{end}}
+{{define "chart"}}<h3>{{.Label}}</h3>
 <svg class="chart" data-steps="{{.Steps}}" width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}" role="img" aria-label="prompt tokens per step">
 <line class="axis" x1="{{.PlotLeft}}" y1="{{.PlotBottom}}" x2="{{.PlotRight}}" y2="{{.PlotBottom}}"/>
-{{range .YTicks}}<line class="axis" x1="{{$.PlotLeft}}" x2="{{$.PlotRight}}" y1="{{.Pos}}" y2="{{.Pos}}" opacity=".25"/><text class="tick" x="{{sub 60 0}}" y="{{.Pos}}" text-anchor="end" dy="3">{{.Label}}</text>
+{{range .YTicks}}<line class="axis" x1="{{$.PlotLeft}}" x2="{{$.PlotRight}}" y1="{{.Pos}}" y2="{{.Pos}}" opacity=".25"/><text class="tick" x="{{sub $.PlotLeft 4}}" y="{{.Pos}}" text-anchor="end" dy="3">{{.Label}}</text>
 {{end}}{{range .XTicks}}<text class="tick" x="{{.Pos}}" y="{{$.Height}}" dy="-6" text-anchor="middle">{{.Label}}</text>
 {{end}}<line class="window" x1="{{.PlotLeft}}" x2="{{.PlotRight}}" y1="{{.WindowY}}" y2="{{.WindowY}}"><title>window {{num .Config.Window}}</title></line>
 <line class="hard" x1="{{.PlotLeft}}" x2="{{.PlotRight}}" y1="{{.HardY}}" y2="{{.HardY}}"><title>hard limit {{num .Config.HardLimit}}</title></line>
@@ -263,7 +266,6 @@ The <b>plain cut</b> is the requests without adkctx cut to adkctx's hard limit b
 <table><tr><th>step</th><th>reference</th><th>one recall call</th></tr>
 {{range .MissList}}<tr><td>{{.Step}}</td><td><code>{{.Reference}}</code></td><td>{{or .Reach "—"}}</td></tr>
 {{end}}</table>{{if .MoreMisses}}<p class="meta">… and {{.MoreMisses}} more (the JSON report lists them all)</p>{{end}}</details>{{end}}
-{{end}}</section>
 {{end}}
 {{define "figures"}}<table class="figures">
 <tr><th></th><th>no adkctx</th><th>plain cut</th><th>adkctx</th></tr>
