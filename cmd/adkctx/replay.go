@@ -19,6 +19,7 @@ import (
 	"github.com/adkctx/adkctx/cmd/adkctx/internal/replay"
 	"github.com/adkctx/adkctx/cmd/adkctx/internal/report"
 	"github.com/adkctx/adkctx/cmd/adkctx/internal/source"
+	"github.com/adkctx/adkctx/cmd/adkctx/internal/trajectory"
 	"github.com/adkctx/adkctx/compaction"
 )
 
@@ -135,15 +136,6 @@ func replayMain(ctx context.Context, f replayFlags, paths []string, stdout, stde
 	if err != nil {
 		return usageError{err}
 	}
-	var skipped []report.Skipped
-	skip := func(src string, err error) error {
-		if !f.skipBad {
-			return err
-		}
-		skipped = append(skipped, report.Skipped{Source: src, Error: err.Error()})
-		return nil
-	}
-
 	// Files are read once before any replay: a file that cannot be read fails the run at once
 	// (or is listed, with -skip-bad), and the step count sizes the progress bar.
 	files, err := source.Files(paths)
@@ -151,12 +143,14 @@ func replayMain(ctx context.Context, f replayFlags, paths []string, stdout, stde
 		return err
 	}
 	total := 0
+	var skipped []report.Skipped
 	bad := map[string]bool{}
 	for it := range source.ReadFiles(ctx, files) {
 		if it.Err != nil {
-			if err := skip(it.Source, it.Err); err != nil {
-				return err
+			if !f.skipBad {
+				return it.Err
 			}
+			skipped = append(skipped, report.Skipped{Source: it.Source, Error: it.Err.Error()})
 			bad[it.Source] = true
 			continue
 		}
@@ -169,8 +163,16 @@ func replayMain(ctx context.Context, f replayFlags, paths []string, stdout, stde
 		}
 	}()
 	filter := source.Filter{App: f.app, User: f.user, Session: f.session}
-	var dbItems []iter.Seq[source.Item]
-	dbSessions := 0
+	sources := []iter.Seq[source.Item]{func(yield func(source.Item) bool) {
+		for it := range source.ReadFiles(ctx, files) {
+			if it.Err != nil && bad[it.Source] {
+				continue // listed by the first pass
+			}
+			if !yield(it) {
+				return
+			}
+		}
+	}}
 	for _, open := range []struct {
 		arg string
 		fn  func(string) (*source.DB, error)
@@ -184,65 +186,46 @@ func replayMain(ctx context.Context, f replayFlags, paths []string, stdout, stde
 		}
 		dbs = append(dbs, d)
 		n, items := d.Sessions(ctx, filter)
-		dbSessions += n
-		dbItems = append(dbItems, items)
+		total += n
+		sources = append(sources, items)
 	}
 
 	out := newOutputs(f, report.HeaderOf(rp, f.tokens), stdout)
 	defer out.abort()
-
-	var bar *progressbar.ProgressBar
+	if out.err != nil {
+		return out.err
+	}
+	o := report.Options{SkipBad: f.skipBad, Writers: out.writers()}
 	if fd, ok := stderr.(*os.File); ok && !f.quiet && isatty.IsTerminal(fd.Fd()) {
-		bar = progressbar.NewOptions(total+dbSessions, progressbar.OptionSetWriter(stderr),
+		bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(stderr),
 			progressbar.OptionSetDescription("replaying"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-	}
-	totals := make([]report.Figures, len(cfgs))
-	one := func(it source.Item, unit int) error {
-		if it.Err != nil {
-			return skip(it.Source, it.Err)
-		}
-		res, err := rp.Replay(ctx, it.Session)
-		if err != nil {
-			return skip(it.Source, err)
-		}
-		figs := report.Compute(res, rp)
-		for i := range totals {
-			totals[i].Add(figs[i])
-		}
-		if bar != nil {
-			bar.Add(unit)
-		}
-		return out.session(res, figs)
-	}
-	for it := range source.ReadFiles(ctx, files) {
-		if it.Err != nil && bad[it.Source] {
-			continue // listed in the first pass
-		}
-		if err := one(it, stepsOf(it)); err != nil {
-			return err
-		}
-	}
-	for _, items := range dbItems {
-		for it := range items {
-			if err := one(it, 1); err != nil {
-				return err
+		// Files advance the bar by their steps, database sessions (not read ahead) by one.
+		o.Done = func(it source.Item) {
+			if it.Session.Format == trajectory.ADKSession {
+				bar.Add(1)
+			} else {
+				bar.Add(it.Session.Steps())
 			}
 		}
+		defer bar.Finish()
 	}
-	if bar != nil {
-		bar.Finish()
+	totals, more, err := report.Replay(ctx, rp, func(yield func(source.Item) bool) {
+		for _, src := range sources {
+			for it := range src {
+				if !yield(it) {
+					return
+				}
+			}
+		}
+	}, o)
+	if err != nil {
+		return err
 	}
+	skipped = append(skipped, more...)
 	if totals[0].Sessions == 0 && len(skipped) == 0 {
 		return errors.New("no sessions found")
 	}
 	return out.close(totals, skipped)
-}
-
-func stepsOf(it source.Item) int {
-	if it.Session == nil {
-		return 0
-	}
-	return it.Session.Steps()
 }
 
 // outputs writes the reports to temporary places and moves them where they belong only when
@@ -277,19 +260,14 @@ func newOutputs(f replayFlags, h report.Header, stdout io.Writer) *outputs {
 	return o
 }
 
-func (o *outputs) session(res *replay.Result, figs []report.Figures) error {
-	if o.err != nil {
-		return o.err
-	}
+func (o *outputs) writers() []report.Writer {
+	var ws []report.Writer
 	for _, w := range []report.Writer{o.main, o.html} {
 		if w != nil {
-			if err := w.Session(res, figs); err != nil {
-				o.err = err
-				return err
-			}
+			ws = append(ws, w)
 		}
 	}
-	return nil
+	return ws
 }
 
 func (o *outputs) close(totals []report.Figures, skipped []report.Skipped) error {

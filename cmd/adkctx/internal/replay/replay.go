@@ -92,6 +92,8 @@ type Replayer struct {
 	tokens  Tokens
 	configs []Config
 	limits  []budget.Limits
+	// watch, when set, sees the contents of every request sent with adkctx (tests).
+	watch func([]*genai.Content)
 }
 
 // New checks every configuration (as adkctx's hooks.New does) and returns a replayer.
@@ -406,6 +408,9 @@ func (r *Replayer) withAdkctx(ctx context.Context, s *trajectory.Session, plan *
 		return action, dropped
 	}
 	h.model.onRequest = func(k, tokens int, req *model.LLMRequest) {
+		if r.watch != nil {
+			r.watch(req.Contents)
+		}
 		rq := refs.Request{Contents: req.Contents}
 		if req.Config != nil {
 			rq.System = refs.SystemText(req.Config.SystemInstruction)
