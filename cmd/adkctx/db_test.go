@@ -57,7 +57,7 @@ type orderArgs struct {
 func writeSessions(t *testing.T, svc session.Service, apps, users []string, turns int) {
 	t.Helper()
 	ctx := context.Background()
-	get, err := functiontool.New(functiontool.Config{Name: "get_order", Description: "Get an order."}, func(_ tool.Context, a orderArgs) (map[string]any, error) {
+	get, err := functiontool.New(functiontool.Config{Name: "get_order", Description: "Get an order."}, func(_ agent.ToolContext, a orderArgs) (map[string]any, error) {
 		return map[string]any{"order_id": a.OrderID, "status": "shipped", "items": []any{"ITEM-" + a.OrderID}}, nil
 	})
 	if err != nil {

@@ -3,7 +3,6 @@ package replay
 import (
 	"context"
 	"errors"
-	"fmt"
 	"iter"
 
 	"google.golang.org/adk/model"
@@ -112,4 +111,3 @@ func (summarizer) GenerateContent(_ context.Context, req *model.LLMRequest, _ bo
 	}
 }
 
-var _ = fmt.Sprintf

@@ -200,12 +200,11 @@ func (r *Replayer) Replay(ctx context.Context, s *trajectory.Session) (*Result, 
 		return nil, fmt.Errorf("%s: replay without adkctx: %w", s.ID, err)
 	}
 	res.Baseline = base
-	for i, c := range r.configs {
+	for _, c := range r.configs {
 		run, err := r.withAdkctx(ctx, s, res.Plan, steps, c)
 		if err != nil {
 			return nil, fmt.Errorf("%s: replay with adkctx (%s): %w", s.ID, c.Label(), err)
 		}
-		_ = i
 		res.Runs = append(res.Runs, *run)
 	}
 	return res, nil
@@ -435,15 +434,11 @@ func (r *Replayer) withAdkctx(ctx context.Context, s *trajectory.Session, plan *
 	}
 	drain(len(steps))
 	for i := range run.Steps {
-		if run.Steps[i].Refused {
-			continue
-		}
-		if !run.Steps[i].Sent {
+		if st := &run.Steps[i]; st.Skipped {
+			// Not replayed (after a refusal in its turn): nothing sent, nothing kept.
 			sp := plan.Steps[i]
-			run.Steps[i].Score = refs.StepScore{Refs: len(sp.Refs), Facts: sp.FactsDue, Missed: sp.Refs}
-			run.Steps[i].Reach = make([]string, len(sp.Refs))
-		} else {
-			run.Steps[i].Skipped = false
+			st.Score = refs.StepScore{Refs: len(sp.Refs), Facts: sp.FactsDue, Missed: sp.Refs}
+			st.Reach = make([]string, len(sp.Refs))
 		}
 	}
 	if err := hk.Close(ctx); err != nil {

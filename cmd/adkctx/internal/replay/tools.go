@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 
+	"google.golang.org/adk/agent"
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/tool"
 	"google.golang.org/genai"
@@ -33,7 +34,7 @@ func (t *replayTool) Declaration() *genai.FunctionDeclaration { return t.decl }
 
 // Run returns the recorded output of the call. A call the recording does not hold is an error
 // (never happens: the model only makes recorded calls).
-func (t *replayTool) Run(ctx tool.Context, _ any) (map[string]any, error) {
+func (t *replayTool) Run(ctx agent.ToolContext, _ any) (map[string]any, error) {
 	r, ok := t.calls[ctx.FunctionCallID()]
 	if !ok {
 		return nil, fmt.Errorf("replay: no recorded output for call %q of %s", ctx.FunctionCallID(), t.decl.Name)
@@ -45,7 +46,7 @@ func (t *replayTool) Run(ctx tool.Context, _ any) (map[string]any, error) {
 }
 
 // ProcessRequest declares the tool in the request, as adk-go's own function tools do.
-func (t *replayTool) ProcessRequest(_ tool.Context, req *model.LLMRequest) error {
+func (t *replayTool) ProcessRequest(_ agent.ToolContext, req *model.LLMRequest) error {
 	if req.Tools == nil {
 		req.Tools = map[string]any{}
 	}

@@ -188,7 +188,7 @@ func readTools(b *builder, file string, raw json.RawMessage) error {
 		if d.Name == "" {
 			return errorf(file, fmt.Sprintf("tools[%d]", i), "a tool declaration with a name", "none")
 		}
-		b.declare(Tool{Name: d.Name, Description: d.Description, Parameters: d.Parameters})
+		b.declare(Tool(d))
 	}
 	return nil
 }
