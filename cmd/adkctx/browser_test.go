@@ -37,7 +37,7 @@ func TestHTMLReportInABrowser(t *testing.T) {
 		dst = filepath.Join(t.TempDir(), "report.png")
 	}
 	dir := t.TempDir()
-	writeFixtures(t, dir, 80)
+	writeFixtures(t, dir, 60)
 	t.Chdir(dir) // sessions are named as given: short names in the report
 	shell, service := "shell.traj.json", "service.json"
 	html := filepath.Join(dir, "report.html")

@@ -116,7 +116,7 @@ func TestReplayEveryFormat(t *testing.T) {
 // byte, as text, JSON and HTML.
 func TestReplayIsDeterministic(t *testing.T) {
 	dir := t.TempDir()
-	shell, service := writeFixtures(t, dir, 80)
+	shell, service := writeFixtures(t, dir, 50)
 	var texts, jsons, htmls []string
 	for i := range 2 {
 		html := filepath.Join(dir, "r"+string(rune('0'+i))+".html")
