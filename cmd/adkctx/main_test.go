@@ -86,8 +86,8 @@ func TestReplayEveryFormat(t *testing.T) {
 	td := "internal/trajectory/testdata/"
 	code, out, errs := runCmd(t, "replay", "-json", "-window", "8192,16384",
 		td+"chat.json", td+"messages.json", td+"tau.json", td+"text.traj.json", td+"toolcalls.traj.json", td+"atif.json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
+	if code != 0 || errs != "" {
+		t.Fatalf("exit %d, stderr %q (no progress bar when stderr is not a terminal)", code, errs)
 	}
 	r := decodeReport(t, out)
 	var got []string
