@@ -360,7 +360,12 @@ func (r *Replayer) withAdkctx(ctx context.Context, s *trajectory.Session, plan *
 	if err != nil {
 		return nil, err
 	}
-	defer hk.Close(context.WithoutCancel(ctx))
+	closed := false
+	defer func() {
+		if !closed {
+			hk.Close(context.WithoutCancel(ctx)) // a failed run: its error is the one reported
+		}
+	}()
 	var extra []tool.Tool
 	if cfg.Recall {
 		if extra, err = hk.RecallTools(); err != nil {
@@ -441,8 +446,9 @@ func (r *Replayer) withAdkctx(ctx context.Context, s *trajectory.Session, plan *
 			st.Reach = make([]string, len(sp.Refs))
 		}
 	}
+	closed = true
 	if err := hk.Close(ctx); err != nil {
-		return nil, err
+		return nil, err // a wiring mistake adkctx found: the run's figures cannot be trusted
 	}
 	return run, nil
 }
