@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
@@ -92,7 +94,8 @@ type Replayer struct {
 	tokens  Tokens
 	configs []Config
 	limits  []budget.Limits
-	// watch, when set, sees the contents of every request sent with adkctx (tests).
+	// watch, when set, sees the contents of every request sent with adkctx (tests; called from
+	// the runs' goroutines).
 	watch func([]*genai.Content)
 }
 
@@ -191,21 +194,39 @@ type Compaction struct {
 	OriginalTokens, CompactedTokens int
 }
 
-// Replay replays one session: without adkctx, then with each configuration.
+// Replay replays one session: without adkctx and with each configuration. The runs are
+// independent (each its own runner, services, counter and scorer; the session is only read),
+// so they run side by side, at most GOMAXPROCS at once; each is deterministic.
 func (r *Replayer) Replay(ctx context.Context, s *trajectory.Session) (*Result, error) {
-	res := &Result{Session: s, Plan: refs.Analyze(s)}
+	res := &Result{Session: s, Plan: refs.Analyze(s), Runs: make([]Run, len(r.configs))}
 	steps := flatten(s)
-	base, err := r.baseline(ctx, s, res.Plan, steps)
-	if err != nil {
-		return nil, fmt.Errorf("%s: replay without adkctx: %w", s.ID, err)
+	errs := make([]error, 1+len(r.configs))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i := -1; i < len(r.configs); i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if i < 0 {
+				base, err := r.baseline(ctx, s, res.Plan, steps)
+				if err != nil {
+					errs[0] = fmt.Errorf("%s: replay without adkctx: %w", s.ID, err)
+				}
+				res.Baseline = base
+				return
+			}
+			run, err := r.withAdkctx(ctx, s, res.Plan, steps, r.configs[i])
+			if err != nil {
+				errs[1+i] = fmt.Errorf("%s: replay with adkctx (%s): %w", s.ID, r.configs[i].Label(), err)
+				return
+			}
+			res.Runs[i] = *run
+		}()
 	}
-	res.Baseline = base
-	for _, c := range r.configs {
-		run, err := r.withAdkctx(ctx, s, res.Plan, steps, c)
-		if err != nil {
-			return nil, fmt.Errorf("%s: replay with adkctx (%s): %w", s.ID, c.Label(), err)
-		}
-		res.Runs = append(res.Runs, *run)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return res, nil
 }

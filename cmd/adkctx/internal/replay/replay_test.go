@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -100,12 +101,12 @@ func TestLLMSummarizer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := 0
+	var seen atomic.Int64
 	res, err := rp.replayWatching(context.Background(), s, func(req []*genai.Content) {
 		for _, c := range req {
 			for _, p := range c.Parts {
 				if strings.Contains(p.Text, SummaryText) {
-					seen++
+					seen.Add(1)
 				}
 			}
 		}
@@ -113,8 +114,8 @@ func TestLLMSummarizer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Runs[0].Compactions) == 0 || seen == 0 {
-		t.Fatalf("%d compactions, summary text in %d requests", len(res.Runs[0].Compactions), seen)
+	if len(res.Runs[0].Compactions) == 0 || seen.Load() == 0 {
+		t.Fatalf("%d compactions, summary text in %d requests", len(res.Runs[0].Compactions), seen.Load())
 	}
 	for _, c := range res.Runs[0].Compactions {
 		if c.Summarizer == "extractive" || c.Fallback {
