@@ -5,11 +5,12 @@
 #   hooks    github.com/adkctx/adkctx/hooks    the glue for adk-go v1 (google.golang.org/adk)
 #   adk2     github.com/adkctx/adkctx/adk2     the glue for adk-go v2 (google.golang.org/adk/v2)
 #   example  github.com/adkctx/adkctx/example  the runnable v1 agent behind `make run`
+#   cmd/adkctx github.com/adkctx/adkctx/cmd/adkctx  the `adkctx replay` command
 # Every check runs in each module, from the module's own directory.
 GO           ?= go
 STATICCHECK  := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN          := $(CURDIR)/.bin
-MODULES      := . hooks adk2 example
+MODULES      := . hooks adk2 example cmd/adkctx
 FUZZTIME     ?= 3000x
 
 .PHONY: test tidy generated vet staticcheck unit figures fuzz bench run run-adk2 screenshot generate

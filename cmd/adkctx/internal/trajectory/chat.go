@@ -1,0 +1,196 @@
+package trajectory
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// chatMessage is an OpenAI-style chat message (Chat Completions), with mini-swe-agent's extra.
+type chatMessage struct {
+	Role         string          `json:"role"`
+	Content      json.RawMessage `json:"content"`
+	ToolCalls    json.RawMessage `json:"tool_calls"`
+	ToolCallID   string          `json:"tool_call_id"`
+	Name         string          `json:"name"`
+	FunctionCall *chatFunction   `json:"function_call"`
+	Extra        json.RawMessage `json:"extra"`
+}
+
+type chatFunction struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+type chatToolCall struct {
+	ID       string        `json:"id"`
+	Type     string        `json:"type"`
+	Function *chatFunction `json:"function"`
+}
+
+func decodeMessage(file, record string, raw json.RawMessage) (*chatMessage, error) {
+	var m chatMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
+			return nil, errorf(file, record, "a chat message object", kindOf(raw))
+		}
+		return nil, syntaxError(file, record, err)
+	}
+	if m.Role == "" {
+		return nil, errorf(file, record, `a chat message with a "role"`, "none")
+	}
+	return &m, nil
+}
+
+// readChat reads OpenAI-style chat messages into b. prefix locates the array in errors.
+func readChat(b *builder, prefix string, msgs []json.RawMessage) error {
+	for i, raw := range msgs {
+		record := fmt.Sprintf("%s[%d]", prefix, i)
+		if prefix == "" {
+			record = fmt.Sprintf("message %d", i)
+		}
+		m, err := decodeMessage(b.file, record, raw)
+		if err != nil {
+			return err
+		}
+		text, err := textOf(b.file, record+".content", m.Content)
+		if err != nil {
+			return err
+		}
+		switch m.Role {
+		case "system", "developer":
+			b.system(text)
+		case "user":
+			b.user(text, Person)
+		case "assistant":
+			calls, err := chatCalls(b, record, m)
+			if err != nil {
+				return err
+			}
+			b.reply(text, calls)
+		case "tool":
+			if err := b.output(record, m.ToolCallID, m.Name, text, nil); err != nil {
+				return err
+			}
+		case "function":
+			if err := b.output(record, "", m.Name, text, nil); err != nil {
+				return err
+			}
+		default:
+			return errorf(b.file, record+".role", `"system", "developer", "user", "assistant", "tool" or "function"`, brief(m.Role))
+		}
+	}
+	return nil
+}
+
+// chatCalls reads an assistant message's tool_calls (or legacy function_call).
+func chatCalls(b *builder, record string, m *chatMessage) ([]Call, error) {
+	var calls []Call
+	raw := bytes.TrimSpace(m.ToolCalls)
+	if len(raw) > 0 && string(raw) != "null" {
+		var tcs []json.RawMessage
+		if err := json.Unmarshal(raw, &tcs); err != nil {
+			return nil, errorf(b.file, record+".tool_calls", "an array of tool calls", kindOf(raw))
+		}
+		for j, traw := range tcs {
+			rec := fmt.Sprintf("%s.tool_calls[%d]", record, j)
+			var tc chatToolCall
+			if err := json.Unmarshal(traw, &tc); err != nil {
+				return nil, errorf(b.file, rec, `a tool call {"id", "type": "function", "function": {"name", "arguments"}}`, kindOf(traw))
+			}
+			if tc.Function == nil || tc.Function.Name == "" {
+				return nil, errorf(b.file, rec+".function.name", "the called function's name", "none")
+			}
+			calls = append(calls, Call{ID: tc.ID, Name: tc.Function.Name, Args: b.args(tc.Function.Arguments)})
+		}
+	}
+	if f := m.FunctionCall; f != nil && len(calls) == 0 {
+		if f.Name == "" {
+			return nil, errorf(b.file, record+".function_call.name", "the called function's name", "none")
+		}
+		calls = append(calls, Call{Name: f.Name, Args: b.args(f.Arguments)})
+	}
+	return calls, nil
+}
+
+// textOf reads a message content: a string, null, or an array of parts whose text parts are
+// joined by line breaks (other parts, such as images, are left out).
+func textOf(file, record string, raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", syntaxError(file, record, err)
+		}
+		return s, nil
+	case '[':
+		var parts []json.RawMessage
+		if err := json.Unmarshal(raw, &parts); err != nil {
+			return "", syntaxError(file, record, err)
+		}
+		var texts []string
+		for j, p := range parts {
+			p = bytes.TrimSpace(p)
+			if len(p) > 0 && p[0] == '"' {
+				var s string
+				json.Unmarshal(p, &s)
+				texts = append(texts, s)
+				continue
+			}
+			var part struct {
+				Type string  `json:"type"`
+				Text *string `json:"text"`
+			}
+			if err := json.Unmarshal(p, &part); err != nil {
+				return "", errorf(file, fmt.Sprintf("%s[%d]", record, j), `a content part {"type", "text"}`, kindOf(p))
+			}
+			if part.Text != nil {
+				texts = append(texts, *part.Text)
+			}
+		}
+		return strings.Join(texts, "\n"), nil
+	}
+	return "", errorf(file, record, "a string, null or an array of content parts", kindOf(raw))
+}
+
+// readTools reads declared tools: OpenAI's [{"type": "function", "function": {...}}] or bare
+// function declarations [{"name", "description", "parameters"}].
+func readTools(b *builder, file string, raw json.RawMessage) error {
+	var tools []json.RawMessage
+	if err := json.Unmarshal(raw, &tools); err != nil {
+		return errorf(file, "tools", "an array of tool declarations", kindOf(raw))
+	}
+	type decl struct {
+		Name        string         `json:"name"`
+		Description string         `json:"description"`
+		Parameters  map[string]any `json:"parameters"`
+	}
+	for i, t := range tools {
+		var w struct {
+			Type     string `json:"type"`
+			Function *decl  `json:"function"`
+			decl
+		}
+		if err := json.Unmarshal(t, &w); err != nil {
+			return errorf(file, fmt.Sprintf("tools[%d]", i), `a tool declaration {"type": "function", "function": {"name", "description", "parameters"}}`, kindOf(t))
+		}
+		d := w.decl
+		if w.Function != nil {
+			d = *w.Function
+		}
+		if d.Name == "" {
+			return errorf(file, fmt.Sprintf("tools[%d]", i), "a tool declaration with a name", "none")
+		}
+		b.declare(Tool(d))
+	}
+	return nil
+}
+
+func sortStrings(s []string) { slices.Sort(s) }

@@ -1,0 +1,18 @@
+// Package trajectory reads recorded agent sessions into one neutral type, Session: the
+// conversation as a sequence of turns (a user message and the agent's steps that answered it),
+// each step the model's reply (text and function calls) with the recorded output of each call.
+//
+// Files are recognized by their content, never by their name:
+//
+//   - OpenAI-style chat messages with tool_calls: an object {"messages": [...], "tools": [...]},
+//     a bare array of messages, or tau-bench's results (an array of {"task_id", "traj", ...}
+//     records, each record one session);
+//   - mini-swe-agent trajectories (.traj, .traj.json: {"trajectory_format": "mini-swe-agent-1…",
+//     "messages": [...]}), in their text-action form (a fenced bash block in the assistant's
+//     reply, the observation in the next user message) and their tool-call form;
+//   - the Agent Trajectory Interchange Format (ATIF: {"schema_version": "ATIF-v1.x", "steps":
+//     [...]}).
+//
+// adk-go's stored sessions are converted by FromEvents. Anything else is a *FormatError naming
+// the file, the record and what was expected.
+package trajectory
