@@ -360,12 +360,16 @@ func (l *Ledger) addError(msg string) {
 	}
 }
 
-// pathKeys are argument names that hold a file or directory.
-var pathKeys = map[string]bool{
-	"path": true, "file": true, "filename": true, "file_path": true, "filepath": true, "dir": true,
-	"directory": true, "folder": true, "paths": true, "files": true, "target": true, "source": true,
-	"src": true, "dst": true, "dest": true, "destination": true, "cwd": true, "workdir": true,
-}
+// pathKeys are argument names that hold a file or directory; looseKeys are names that hold one
+// in coding tools and a code in others ("destination": "SEA"), taken only when the value looks
+// like a path.
+var (
+	pathKeys = map[string]bool{
+		"path": true, "file": true, "filename": true, "file_path": true, "filepath": true, "dir": true,
+		"directory": true, "folder": true, "paths": true, "files": true, "cwd": true, "workdir": true,
+	}
+	looseKeys = map[string]bool{"target": true, "source": true, "src": true, "dst": true, "dest": true, "destination": true}
+)
 
 // looksLikePath accepts short strings without spaces that contain a slash or end in an extension.
 var looksLikePath = regexp.MustCompile(`^[\w.~\-/@+]*(/[\w.\-@+]*|\.[A-Za-z0-9]{1,8})$`)
@@ -384,7 +388,8 @@ func argPaths(args map[string]any) []string {
 		}
 	}
 	for k, v := range args {
-		if list, ok := v.([]any); ok && pathKeys[strings.ToLower(k)] {
+		key := strings.ToLower(k)
+		if list, ok := v.([]any); ok && (pathKeys[key] || looseKeys[key]) {
 			for _, item := range list[:min(len(list), 20)] {
 				add(k, item)
 			}

@@ -117,7 +117,7 @@ func stepOf(fc *genai.FunctionCall, name string) *pendingStep {
 // other arguments (an editor tool's {"command": "view", "path": …}).
 func shellArg(args map[string]any) *shellScript {
 	for _, k := range slices.Sorted(maps.Keys(args)) {
-		if pathKeys[strings.ToLower(k)] {
+		if key := strings.ToLower(k); pathKeys[key] || looseKeys[key] {
 			continue
 		}
 		switch v := args[k].(type) {
@@ -168,7 +168,7 @@ func callLine(name string, args map[string]any) (string, map[string]bool) {
 	passed := map[string]bool{}
 	for _, v := range w.values {
 		passed[v.Value] = true
-		if _, isPath := slices.BinarySearch(paths, v.Value); isPath && pathLike(v.Value) {
+		if _, isPath := slices.BinarySearch(paths, v.Value); isPath {
 			continue
 		}
 		parts = append(parts, v.Key+"="+v.Value)
