@@ -381,7 +381,7 @@ func TestArgPaths(t *testing.T) {
 		{map[string]any{"items": []any{"b.go"}}, nil},                                           // a list under another key
 		{map[string]any{"path": strings.Repeat("a", 201)}, nil},                                 // too long
 		{map[string]any{"src": "x.go", "dst": "y/z"}, []string{"x.go", "y/z"}},
-		{map[string]any{"origin": "JFK", "destination": "SEA"}, nil},         // a code, not a path
+		{map[string]any{"origin": "JFK", "destination": "SEA"}, nil},          // a code, not a path
 		{map[string]any{"source": "credit_card_4421486", "target": "a"}, nil}, // the same
 		{map[string]any{"dir": "src", "cwd": "."}, []string{".", "src"}},      // a path key takes any value
 	}

@@ -523,9 +523,11 @@ func (r *recordLayout) write(b *strings.Builder) {
 	}
 	section(secCommands, kept(secCommands), plural(r.otherRuns, "and %d other runs", "and 1 other run"))
 	section(secFailing, kept(secFailing), plural(r.otherFailures, "and %d other test failures", "and 1 other test failure"))
-	section(secValues, r.valueLines(), joinNonEmpty(
-		plural(r.otherRequests, "and %d other calls", "and 1 other call"),
-		plural(r.otherValues, "%d other values", "1 other value")))
+	otherValues := joinNonEmpty(plural(r.otherRequests, "%d other calls", "1 other call"), plural(r.otherValues, "%d other values", "1 other value"))
+	if otherValues != "" {
+		otherValues = "and " + otherValues
+	}
+	section(secValues, r.valueLines(), otherValues)
 }
 
 // valueLines are the calls and the values their results returned, one line per call, newest

@@ -1,6 +1,7 @@
 package compaction
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -23,10 +24,14 @@ func BenchmarkLedgerDelta(b *testing.B) {
 	}
 	for _, s := range sessions {
 		b.Run(s.name+"/delta", func(b *testing.B) {
+			var d *LedgerDelta
 			for b.Loop() {
-				_ = deltaOf(s.events, 1)
+				d = deltaOf(s.events, 1)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(s.events)), "ns/event")
+			// What a marker stores of it, per event.
+			j, _ := json.Marshal(d)
+			b.ReportMetric(float64(len(j))/float64(len(s.events)), "stored-bytes/event")
 		})
 		b.Run(s.name+"/apply", func(b *testing.B) {
 			d := deltaOf(s.events, 1)

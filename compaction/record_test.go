@@ -298,7 +298,8 @@ func TestRecordBoundedTotalsExact(t *testing.T) {
 	}
 	fileUses := regexp.MustCompile(`(?:read|searched|wrote|created|removed|used|named)(?: ×(\d+))?`)
 	other := regexp.MustCompile(`- and (\d+) uses of (?:(\d+) other files|other files)`)
-	prev := -1
+	otherValues := regexp.MustCompile(`^- and (?:\d+ other calls?, )?(\d+) other values?$`)
+	prev, valuesChecked := -1, 0
 	for _, bytes := range []int{0, 64 << 10, 16 << 10, 6 << 10, 3 << 10, 1 << 10} {
 		out := l.render(renderLimits{bytes: bytes}, false)
 		if bytes > 0 && len(out) > bytes {
@@ -335,10 +336,34 @@ func TestRecordBoundedTotalsExact(t *testing.T) {
 		if files > 0 && sum != truth {
 			t.Errorf("render(%d): %d files listed account for %d uses, want %d", bytes, files, sum, truth)
 		}
+		// The values: listed ones and "N other values" add up to what the ledger holds and
+		// counts.
+		if _, sec, ok := strings.Cut(out, "\n"+secValues+"\n"); ok {
+			listed, others := 0, 0
+			for _, line := range strings.Split(sec, "\n") {
+				if !strings.HasPrefix(line, "- ") {
+					break
+				}
+				if m := otherValues.FindStringSubmatch(line); m != nil {
+					others, _ = strconv.Atoi(m[1])
+					continue
+				}
+				if _, vals, ok := strings.Cut(line, " → "); ok {
+					listed += len(strings.Split(vals, ", "))
+				}
+			}
+			valuesChecked++
+			if listed+others != len(l.Values)+l.OtherValues {
+				t.Errorf("render(%d): %d values listed + %d others, the ledger %d + %d", bytes, listed, others, len(l.Values), l.OtherValues)
+			}
+		}
 		if prev >= 0 && files > prev {
 			t.Errorf("render(%d) lists %d files, more than with more room (%d)", bytes, files, prev)
 		}
 		prev = files
+	}
+	if valuesChecked < 3 {
+		t.Errorf("the values section was checked in %d renders", valuesChecked)
 	}
 	t.Logf("%d values returned over the session; the ledger keeps %d, counts %d others", values, len(l.Values), l.OtherValues)
 }
