@@ -13,6 +13,7 @@ require (
 	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.28.0
 	google.golang.org/genai v1.57.0
+	mvdan.cc/sh/v3 v3.13.1
 )
 
 require (

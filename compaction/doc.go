@@ -50,10 +50,21 @@
 // Each compaction continues the previous marker's [Ledger] with the events it newly covers: the
 // user's goal and messages, verbatim whatever their language or phrasing while they fit
 // [UserTextTokens], the files and paths the tools used with exact call counts, errors seen, the
-// last answers. The [ExtractiveSummarizer]'s summary is that ledger (no model, deterministic); an
-// [LLMSummarizer] asks a model (best the agent's own) for goal, instructions, decisions,
-// files, errors and open tasks, and gets the ledger's facts appended (the user's messages first),
-// so messages are quoted and counts and paths never invented. On the agent's own model it
+// last answers, and a record of what the tools did and returned ([LedgerStep]). For a call whose
+// argument is a shell script (found by content: it parses as one, with mvdan.cc/sh, and reads
+// as a script, not prose), the record holds the files it read with their line ranges (cat, nl,
+// sed -n, head, tail, pipelines of them), searched, wrote (redirections, heredocs, tee, sed -i,
+// patches, cp and mv targets), created and removed, the command with its exit status (a result
+// field, or the text: "<returncode>1</returncode>", "exit code 1"), and what the output named:
+// file:line locations, paths, failing tests in the usual runners' shapes. For any other call, the
+// identifying values it passed and the identifier-like values its result returned (ids, codes,
+// dates, emails, numbers of 4 digits or more; JSON leaves with their key path), each with the
+// newest call that returned it. Every part is bounded; past a bound the entry used longest ago
+// goes and is counted. The [ExtractiveSummarizer]'s summary is that ledger (no model,
+// deterministic), the record's oldest entries dropped first past its bound; an [LLMSummarizer]
+// asks a model (best the agent's own) for goal, instructions, decisions, files, exact values,
+// errors and open tasks, and gets the ledger's facts appended (the user's messages first), so
+// messages are quoted and counts, paths and values never invented. On the agent's own model it
 // sends a request the agent sent, the newest of the last few that shows every covered event
 // ([Selection.Sent]), cut after what the summary covers, with its instruction appended
 // (SummaryInput.Prefix): the system instruction, tools and contents the provider's prompt cache

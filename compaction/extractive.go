@@ -12,21 +12,26 @@ import (
 // Defaults of ExtractiveSummarizer.
 const (
 	// defaultExtractiveMaxBytes bounds an extractive summary, unless the user's messages need
-	// more: they get their budget (UserTextTokens), the rest extractiveOtherBytes.
+	// more: they get their budget (UserTextTokens), the rest extractiveOtherBytes. The record of
+	// what the tools did and returned gets its room on top (recordRoomBytes at most).
 	defaultExtractiveMaxBytes = 6 << 10
 	extractiveOtherBytes      = 2 << 10
 )
 
 // ExtractiveSummarizer summarizes without a model: its summary is the ledger (the user's goal
 // and messages, verbatim within UserTextTokens, files and paths the tools used with exact call
-// counts, errors seen, the last answers), within the summary bound and MaxBytes, deterministic
-// (equal input gives equal bytes). It is the offline summarizer and the fallback of an
-// LLMSummarizer. The zero value is ready to use.
+// counts, what the tools did and returned — files the shell commands read with their line
+// ranges, wrote, created and removed, commands with their exit status, failing tests, the paths
+// and file:line locations outputs named, identifying values calls passed and results returned —,
+// errors seen, the last answers), within the summary bound and MaxBytes, deterministic (equal
+// input gives equal bytes). It is the offline summarizer and the fallback of an LLMSummarizer.
+// The zero value is ready to use.
 type ExtractiveSummarizer struct {
 	// MaxBytes caps the summary text. Default 6 KiB, or more when the goal and the user's
-	// messages within their budget (UserTextTokens) and 2 KiB for the rest need it. A MaxBytes
-	// set here is a hard cap: the user's messages are shortened to fit it when they must, after
-	// everything else was dropped.
+	// messages within their budget (UserTextTokens) and 2 KiB for the rest need it; plus the
+	// record of what the tools did and returned, up to 4 KiB. A MaxBytes set here is a hard cap:
+	// the user's messages are shortened to fit it when they must, after everything else was
+	// dropped.
 	MaxBytes int
 }
 
@@ -40,7 +45,7 @@ func (s *ExtractiveSummarizer) Summarize(_ context.Context, in SummaryInput) (*S
 	}
 	bytes := s.MaxBytes
 	if bytes <= 0 {
-		bytes = max(defaultExtractiveMaxBytes, len(in.Ledger.userSection(UserTextTokens))+extractiveOtherBytes)
+		bytes = max(defaultExtractiveMaxBytes, len(in.Ledger.userSection(UserTextTokens))+extractiveOtherBytes) + in.Ledger.recordRoom()
 	}
 	c := composition{mode: summaryWhole, own: modelWritten(in.Previous, in.PreviousSummarizer), tokens: in.MaxTokens, bytes: bytes}
 	text := composeSummary(c, in.Ledger)

@@ -2,6 +2,7 @@ package compaction
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -333,6 +334,15 @@ type testCompactor struct {
 	now   time.Time
 }
 
+func mustJSON(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // newCompactor returns a testCompactor over store with cfg (validated), reporting to a new
 // reports.
 func newCompactor(t testing.TB, cfg Config, store *memStore) (*testCompactor, *reports) {
@@ -368,6 +378,9 @@ func (c *testCompactor) Compact(ctx context.Context, r Selection) (*Marker, erro
 		}
 		if diff := cmp.Diff(res.Ledger, ledger, cmpopts.EquateEmpty()); diff != "" {
 			c.t.Fatalf("marker %s resolves to another ledger than it was prepared with (-prepared +resolved):\n%s", id, diff)
+		}
+		if a, b := mustJSON(c.t, res.Ledger), mustJSON(c.t, ledger); a != b {
+			c.t.Fatalf("marker %s resolves to another ledger than it was prepared with, byte for byte:\n%s\n%s", id, a, b)
 		}
 		if textOf(summary) != textOf(res.Summary) {
 			c.t.Fatalf("marker %s resolves to another summary than it was prepared with:\n%s\n---\n%s", id, textOf(res.Summary), textOf(summary))

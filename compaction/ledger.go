@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"google.golang.org/genai"
 
@@ -59,7 +60,10 @@ const (
 )
 
 // Ledger is the exact, deterministic record of what the summarized events did: the user's goal
-// and messages, every tool call counted once per path, the errors seen and the last answers.
+// and messages, every tool call counted once per path, the errors seen, the last answers, and
+// what the tools did and returned (the files shell commands read, with line ranges, and wrote,
+// the commands and their exit status, failing tests, the paths and lines outputs named, the
+// identifying values calls passed and results returned; see LedgerStep).
 // Each compaction continues the ledger of the marker it rolls up with the events it newly
 // covers, so counts stay exact however many times summaries are rolled up; it is stored in the
 // marker. Summarizers render it (the extractive summary is the ledger; an LLM summary gets the
@@ -85,6 +89,28 @@ type Ledger struct {
 	// Events and Invocations count what the ledger covers.
 	Events      int `json:"events"`
 	Invocations int `json:"invocations"`
+
+	// The record of what the tools did and returned (LedgerStep), each entry bounded, the oldest
+	// going first past a bound (what it held counted in the Other fields). Step counts the tool
+	// steps recorded: entries hold the Step of their last use ("newest first").
+	Step int `json:"step,omitempty"`
+	// Files maps a path to what the shell commands did to it and the lines outputs named in it.
+	Files         map[string]FileRecord `json:"files,omitempty"`
+	OtherFileUses int                   `json:"otherFileUses,omitempty"`
+	// Commands maps a shell command line to its runs and exit status.
+	Commands  map[string]CommandRecord `json:"commands,omitempty"`
+	OtherRuns int                      `json:"otherRuns,omitempty"`
+	// Failing maps a failing test's name to how often an output named it failing.
+	Failing       map[string]SeenRecord `json:"failing,omitempty"`
+	OtherFailures int                   `json:"otherFailures,omitempty"`
+	// Values maps an identifier-like value results returned to its key path and the call that
+	// returned it.
+	Values      map[string]ValueRecord `json:"values,omitempty"`
+	OtherValues int                    `json:"otherValues,omitempty"`
+	// Requests maps a call with the identifying values it passed (name(key=value, …)) to its
+	// count.
+	Requests      map[string]RequestRecord `json:"requests,omitempty"`
+	OtherRequests int                      `json:"otherRequests,omitempty"`
 }
 
 // UserMessage is a message of the user that a Ledger keeps.
@@ -111,6 +137,7 @@ func (l *Ledger) clone() *Ledger {
 	for p, tools := range l.Paths {
 		c.Paths[p] = maps.Clone(tools)
 	}
+	l.cloneRecord(&c)
 	return &c
 }
 
@@ -135,6 +162,9 @@ type LedgerDelta struct {
 	Calls []LedgerCall `json:"calls,omitempty"`
 	// Errors are the errors seen, one line each.
 	Errors []string `json:"errors,omitempty"`
+	// Steps are what the tool calls did and returned, in stream order (the calls with nothing to
+	// record left out). Markers written before the record existed have none.
+	Steps []LedgerStep `json:"steps,omitempty"`
 }
 
 // LedgerCall is one tool call of a LedgerDelta.
@@ -145,9 +175,13 @@ type LedgerCall struct {
 
 // deltaOf returns what events (newly covered, in stream order) add to a ledger. Calls of the
 // recall tools (reading back what the request left out) are not work on the task: they are left
-// out.
+// out. A call and its result make one step (compaction never covers one without the other; a
+// result whose call is not among events makes a step of its own).
 func deltaOf(events []Event, invocations int) *LedgerDelta {
 	d := &LedgerDelta{Invocations: invocations}
+	var steps []*pendingStep
+	byID := map[string]*pendingStep{}
+	byName := map[string][]*pendingStep{} // calls without an id, waiting for their result, oldest first
 	for i := range events {
 		e := &events[i]
 		if e.isMarkerOnly() {
@@ -177,16 +211,75 @@ func deltaOf(events []Event, invocations int) *LedgerDelta {
 			if fc := p.FunctionCall; fc != nil && !toolnames.IsRecall(fc.Name) {
 				if name := textcut.Runes(oneLine(fc.Name), 80); name != "" {
 					d.Calls = append(d.Calls, LedgerCall{Name: name, Paths: argPaths(fc.Args)})
+					s := stepOf(fc, name)
+					steps = append(steps, s)
+					if fc.ID != "" {
+						byID[fc.ID] = s
+					} else {
+						byName[fc.Name] = append(byName[fc.Name], s)
+					}
 				}
 			}
 			if fr := p.FunctionResponse; fr != nil && !toolnames.IsRecall(fr.Name) {
 				if msg := responseError(fr.Response); msg != "" {
 					d.Errors = append(d.Errors, "tool "+oneLine(fr.Name)+": "+msg)
 				}
+				s := byID[fr.ID]
+				delete(byID, fr.ID)
+				if s == nil && len(byName[fr.Name]) > 0 {
+					s, byName[fr.Name] = byName[fr.Name][0], byName[fr.Name][1:]
+				}
+				if s == nil {
+					s = &pendingStep{step: &LedgerStep{Tool: textcut.Runes(oneLine(fr.Name), 80)}}
+					steps = append(steps, s)
+				}
+				s.addResult(fr.Response)
 			}
 		}
 	}
+	for _, s := range steps {
+		if s.step.facts() {
+			d.Steps = append(d.Steps, *s.step)
+		}
+	}
+	d.validUTF8()
 	return d
+}
+
+// validUTF8 replaces the invalid UTF-8 in the delta's text with U+FFFD, as storing it as JSON
+// does: the ledger continued in memory is then the one read back from storage, byte for byte.
+func (d *LedgerDelta) validUTF8() {
+	valid := func(s *string) {
+		if !utf8.ValidString(*s) {
+			*s = strings.ToValidUTF8(*s, "\uFFFD")
+		}
+	}
+	all := func(list []string) {
+		for i := range list {
+			valid(&list[i])
+		}
+	}
+	all(d.Users)
+	all(d.Answers)
+	all(d.Errors)
+	for i := range d.Calls {
+		valid(&d.Calls[i].Name)
+		all(d.Calls[i].Paths)
+	}
+	for i := range d.Steps {
+		s := &d.Steps[i]
+		valid(&s.Tool)
+		valid(&s.Command)
+		valid(&s.Call)
+		all(s.Failing)
+		for j := range s.Files {
+			valid(&s.Files[j].Path)
+		}
+		for j := range s.Values {
+			valid(&s.Values[j].Key)
+			valid(&s.Values[j].Value)
+		}
+	}
 }
 
 // apply adds a delta to the ledger.
@@ -210,6 +303,9 @@ func (l *Ledger) apply(d *LedgerDelta) {
 	}
 	for _, e := range d.Errors {
 		l.addError(e)
+	}
+	for i := range d.Steps {
+		l.applyStep(&d.Steps[i])
 	}
 }
 
@@ -264,12 +360,16 @@ func (l *Ledger) addError(msg string) {
 	}
 }
 
-// pathKeys are argument names that hold a file or directory.
-var pathKeys = map[string]bool{
-	"path": true, "file": true, "filename": true, "file_path": true, "filepath": true, "dir": true,
-	"directory": true, "folder": true, "paths": true, "files": true, "target": true, "source": true,
-	"src": true, "dst": true, "dest": true, "destination": true, "cwd": true, "workdir": true,
-}
+// pathKeys are argument names that hold a file or directory; looseKeys are names that hold one
+// in coding tools and a code in others ("destination": "SEA"), taken only when the value looks
+// like a path.
+var (
+	pathKeys = map[string]bool{
+		"path": true, "file": true, "filename": true, "file_path": true, "filepath": true, "dir": true,
+		"directory": true, "folder": true, "paths": true, "files": true, "cwd": true, "workdir": true,
+	}
+	looseKeys = map[string]bool{"target": true, "source": true, "src": true, "dst": true, "dest": true, "destination": true}
+)
 
 // looksLikePath accepts short strings without spaces that contain a slash or end in an extension.
 var looksLikePath = regexp.MustCompile(`^[\w.~\-/@+]*(/[\w.\-@+]*|\.[A-Za-z0-9]{1,8})$`)
@@ -288,7 +388,8 @@ func argPaths(args map[string]any) []string {
 		}
 	}
 	for k, v := range args {
-		if list, ok := v.([]any); ok && pathKeys[strings.ToLower(k)] {
+		key := strings.ToLower(k)
+		if list, ok := v.([]any); ok && (pathKeys[key] || looseKeys[key]) {
 			for _, item := range list[:min(len(list), 20)] {
 				add(k, item)
 			}
@@ -411,17 +512,14 @@ func (lim renderLimits) over(s string) int {
 }
 
 // render writes the ledger within lim, dropping the least important items first: old answers,
-// old errors, rarely used paths. The goal and the user's messages (fitted to UserTextTokens) go
+// old errors, rarely used paths, then the record of what the tools did and returned, its oldest
+// (least used) entries first. The goal and the user's messages (fitted to UserTextTokens) go
 // last, shortened and dropped in the order UserTextTokens says, down to lim.keepUser tokens; past
 // that, only lim.bytes cuts the text (its end first). facts=true renders only what a model cannot
-// be trusted to quote or count (the goal and the user's messages, paths, tool counts, errors):
-// the part appended to an LLM summary. Equal ledgers render to equal bytes.
+// be trusted to quote or count (the goal and the user's messages, paths, the record, tool counts,
+// errors): the part appended to an LLM summary. Equal ledgers render to equal bytes.
 func (l *Ledger) render(lim renderLimits, facts bool) string {
-	r := l.layout(facts)
-	out := r.write()
-	for !lim.fits(out) && r.drop() {
-		out = r.write()
-	}
+	r, out := l.renderDropping(lim, facts)
 	for user := r.userTokens; !lim.fits(out) && user > lim.keepUser; {
 		user = max(min(user, r.userTokens)-max(lim.over(out), 1), lim.keepUser)
 		r.setUser(l, user)
@@ -431,6 +529,42 @@ func (l *Ledger) render(lim renderLimits, facts bool) string {
 		out = textcut.Bytes(out, lim.bytes)
 	}
 	return out
+}
+
+// renderDropping returns the layout with the fewest items dropped (in drop's order) whose text
+// fits lim, and its text; everything dropped when nothing fits. Dropping an item shortens the
+// text (but for the first "and N others" line a section gets), so the count is found by doubling
+// it, then halving the gap, rather than by writing the text after every item.
+func (l *Ledger) renderDropping(lim renderLimits, facts bool) (*ledgerLayout, string) {
+	r := l.layout(facts)
+	at := func(n int) (*ledgerLayout, string) {
+		r.reset()
+		for i := 0; i < n && r.drop(); i++ {
+		}
+		return r, r.write()
+	}
+	_, out := at(0)
+	if lim.fits(out) {
+		return r, out
+	}
+	total := r.droppable()
+	lo, hi := 0, 1 // lo: known not to fit
+	for hi < total {
+		if _, o := at(hi); lim.fits(o) {
+			break
+		}
+		lo, hi = hi, 2*hi
+	}
+	hi = min(hi, total)
+	for lo+1 < hi {
+		mid := lo + (hi-lo)/2
+		if _, o := at(mid); lim.fits(o) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return at(hi)
 }
 
 // ledgerSection is one titled list of a rendered ledger.
@@ -449,11 +583,15 @@ type ledgerLayout struct {
 	secs       []*ledgerSection // in dropping order: the first section loses items first
 	paths      []string         // the files section's paths, in its order
 	pathCalls  func(string) int
-	otherCalls int // calls on paths not listed (dropped to fit), so totals stay exact
+	otherCalls int           // calls on paths not listed (dropped to fit), so totals stay exact
+	rec        *recordLayout // what the tools did and returned
+	// What reset restores: each section's items, the calls on paths not listed.
+	full      [][]string
+	baseOther int
 }
 
 func (l *Ledger) layout(facts bool) *ledgerLayout {
-	r := &ledgerLayout{facts: facts, otherCalls: l.OtherPathCalls}
+	r := &ledgerLayout{facts: facts, otherCalls: l.OtherPathCalls, rec: l.recordLayout()}
 	r.pathCalls = func(p string) int {
 		n := 0
 		for _, c := range l.Paths[p] {
@@ -483,6 +621,10 @@ func (l *Ledger) layout(facts bool) *ledgerLayout {
 		&ledgerSection{title: secFiles, items: files},
 		&ledgerSection{title: secTools, items: l.toolLine(), line: true},
 	)
+	for _, s := range r.secs {
+		r.full = append(r.full, s.items)
+	}
+	r.baseOther = r.otherCalls
 	return r
 }
 
@@ -531,7 +673,11 @@ func (r *ledgerLayout) write() string {
 		b.WriteString(secRecord)
 	}
 	r.writeUser(&b)
-	for _, title := range []string{secFiles, secTools, secErrors, secAnswers} {
+	for _, title := range []string{secFiles, secRecord, secTools, secErrors, secAnswers} {
+		if title == secRecord {
+			r.rec.write(&b)
+			continue
+		}
 		for _, s := range r.secs {
 			if s.title != title || len(s.items) == 0 && !(s.title == secFiles && r.otherCalls > 0) {
 				continue
@@ -609,8 +755,29 @@ func fitContent(maxTokens int, render func(textTokens int) string) string {
 	}
 }
 
+// reset undoes every drop.
+func (r *ledgerLayout) reset() {
+	for i, s := range r.secs {
+		s.items = r.full[i]
+	}
+	r.otherCalls = r.baseOther
+	r.rec.reset()
+}
+
+// droppable counts the items drop can remove.
+func (r *ledgerLayout) droppable() int {
+	n := len(r.rec.items)
+	for _, s := range r.secs {
+		if !s.line {
+			n += len(s.items)
+		}
+	}
+	return n
+}
+
 // drop removes one item: from the first section that has any, the oldest (the least used path,
-// for files, whose calls are then counted as other paths); false when nothing is left to drop.
+// for files, whose calls are then counted as other paths), then the record's oldest entry;
+// false when nothing is left to drop.
 func (r *ledgerLayout) drop() bool {
 	for _, s := range r.secs {
 		if len(s.items) == 0 || s.line {
@@ -624,5 +791,5 @@ func (r *ledgerLayout) drop() bool {
 		}
 		return true
 	}
-	return false
+	return r.rec.drop()
 }

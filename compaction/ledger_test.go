@@ -380,7 +380,10 @@ func TestArgPaths(t *testing.T) {
 		{map[string]any{"paths": []any{"b.go", "a.go", 3.0, "a.go"}}, []string{"a.go", "b.go"}}, // a list under a path key
 		{map[string]any{"items": []any{"b.go"}}, nil},                                           // a list under another key
 		{map[string]any{"path": strings.Repeat("a", 201)}, nil},                                 // too long
-		{map[string]any{"src": "x", "dst": "y/z"}, []string{"x", "y/z"}},
+		{map[string]any{"src": "x.go", "dst": "y/z"}, []string{"x.go", "y/z"}},
+		{map[string]any{"origin": "JFK", "destination": "SEA"}, nil},          // a code, not a path
+		{map[string]any{"source": "credit_card_4421486", "target": "a"}, nil}, // the same
+		{map[string]any{"dir": "src", "cwd": "."}, []string{".", "src"}},      // a path key takes any value
 	}
 	for _, tc := range cases {
 		if diff := cmp.Diff(tc.want, argPaths(tc.args), cmpopts.EquateEmpty()); diff != "" {

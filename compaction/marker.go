@@ -83,7 +83,7 @@ type Marker struct {
 	SummaryTokens int    `json:"summaryTokens,omitempty"`
 	SummaryBytes  int    `json:"summaryBytes,omitempty"`
 	// Ledger is the exact record of what the covered events did (files, tool counts, the user's
-	// messages, errors); the next compaction continues it instead of counting again. It is
+	// messages, errors, what the tools did and returned); the next compaction continues it instead of counting again. It is
 	// stored whole in the first marker and every LedgerSnapshotEvery-th after it; a marker in
 	// between stores LedgerDelta, what its newly covered events add to the ledger of the marker
 	// it rolls up, and LedgerFrom, the timestamp (seconds) of the marker holding the whole

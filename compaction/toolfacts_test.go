@@ -1,0 +1,209 @@
+package compaction
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"google.golang.org/genai"
+)
+
+func named(p string, lines ...int) FileOp { return FileOp{Path: p, Op: opName, Lines: lines} }
+
+// What a shell command's output names: file:line locations (grep hits, tracebacks, compiler
+// errors, test failures), paths, failing tests of the usual runners, and the exit status the
+// tool reports, in its fields or in the text.
+func TestShellOutput(t *testing.T) {
+	rc := func(n int) *int { return &n }
+	cases := []struct {
+		name    string
+		command string
+		resp    map[string]any
+		files   []FileOp // after the script's own ops
+		failing []string
+		exit    *int
+	}{
+		{
+			name:    "grep -rn hits",
+			command: "grep -rn 'def resolve' src/",
+			resp:    map[string]any{"output": "<returncode>0</returncode>\n<output>\nsrc/app/lookups.py:30:def resolve(field, name):\nsrc/app/fields.py:77:        return resolve(self, name)\n</output>"},
+			files:   []FileOp{named("src/app/lookups.py", 30), named("src/app/fields.py", 77)},
+			exit:    rc(0),
+		},
+		{
+			name:    "one file, line-numbered: the lines are that file's",
+			command: "grep -n '^import' pkg/where.py",
+			resp:    map[string]any{"output": "<returncode>0</returncode>\n<output>\n1:import itertools\n3:import os\n</output>"},
+			files:   []FileOp{named("pkg/where.py", 1, 3)},
+			exit:    rc(0),
+		},
+		{
+			name:    "python traceback under the script's directory",
+			command: "cd /testbed && python reproduce.py",
+			resp: map[string]any{"output": "<returncode>1</returncode>\n<output>\nTraceback (most recent call last):\n  File \"/testbed/reproduce.py\", line 6, in <module>\n" +
+				"  File \"/usr/lib/python3.11/json/decoder.py\", line 337, in decode\nTypeError: bad\n</output>"},
+			files: []FileOp{named("reproduce.py", 6), named("/usr/lib/python3.11/json/decoder.py", 337)},
+			exit:  rc(1),
+		},
+		{
+			name:    "go test: the failing test and its location (a package path is a path)",
+			command: "go test ./parser/",
+			resp:    map[string]any{"stdout": "--- FAIL: TestParse/empty (0.00s)\n    parse_test.go:42: got 1, want 2\nFAIL\nFAIL\tgithub.com/acme/parser\t0.011s\n", "exit_code": 1.0},
+			files:   []FileOp{named("parse_test.go", 42), named("github.com/acme/parser")},
+			failing: []string{"TestParse/empty"},
+			exit:    rc(1),
+		},
+		{
+			name:    "go build errors",
+			command: "go build ./...",
+			resp:    map[string]any{"output": "# github.com/acme/x\n./main.go:12:3: undefined: foo\n./util/str.go:7:10: cannot use x (variable of type int) as string value\n", "returncode": 2},
+			files:   []FileOp{named("github.com/acme/x"), named("main.go", 12), named("util/str.go", 7)},
+			exit:    rc(2),
+		},
+		{
+			name:    "pytest summary and unittest",
+			command: "python -m pytest tests -q",
+			resp: map[string]any{"output": "FAILED tests/test_query.py::test_exclude_none - AssertionError: assert [] == [1]\nERROR tests/test_db.py::test_conn - OSError\n" +
+				"FAIL: test_split (tests.test_str.StrTest.test_split)\ntest_join (tests.test_str.StrTest.test_join) ... FAIL\n2 failed, 10 passed\nExit code: 1"},
+			files:   []FileOp{named("tests/test_query.py"), named("tests/test_db.py")},
+			failing: []string{"tests/test_query.py::test_exclude_none", "tests/test_db.py::test_conn", "test_split (tests.test_str.StrTest.test_split)", "test_join (tests.test_str.StrTest.test_join)"},
+			exit:    rc(1),
+		},
+		{
+			name:    "jest and cargo",
+			command: "npm test && cargo test",
+			resp:    map[string]any{"output": "FAIL src/components/App.test.js\n  ● renders\ntest parser::tests::it_parses ... FAILED\n  --> src/parser.rs:88:5\n[Command finished with exit code 101]"},
+			files:   []FileOp{named("src/components/App.test.js"), named("src/parser.rs", 88)},
+			failing: []string{"src/components/App.test.js", "parser::tests::it_parses"},
+			exit:    rc(101),
+		},
+		{
+			name:    "a listing: paths alone on their lines and slashed paths; not URLs, dates, versions or progress dots",
+			command: "find . -name '*.py' | head",
+			resp: map[string]any{"output": "./setup.py\n./pkg/__init__.py\nsee https://example.com/docs/a.html for more\nreleased 2024/05/20, version 1.2.3\n..........F\nmain.go\n" +
+				"diff --git a/pkg/core.py b/pkg/core.py\n+++ b/pkg/core.py\nand/or\n"},
+			files: []FileOp{named("setup.py"), named("pkg/__init__.py"), named("main.go"), named("pkg/core.py")},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := stepOf(&genai.FunctionCall{Name: "bash", Args: map[string]any{"command": tc.command}}, "bash")
+			if p.script == nil {
+				t.Fatalf("%q is not read as a script", tc.command)
+			}
+			own := len(p.step.Files)
+			p.addResult(tc.resp)
+			if diff := cmp.Diff(tc.files, p.step.Files[own:], cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("named (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.failing, p.step.Failing, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("failing (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.exit, p.step.Exit); diff != "" {
+				t.Errorf("exit (-want +got):\n%s", diff)
+			}
+			if p.step.Values != nil {
+				t.Errorf("a shell output gave values: %v", p.step.Values)
+			}
+		})
+	}
+}
+
+// A structured tool's result gives the identifier-like values in it, with their key paths:
+// ids, codes, dates, emails, numbers of 4 digits or more, keys of id-keyed maps; JSON held in
+// a string is read as JSON. Prose, small numbers, booleans and the call's own values are not.
+func TestResultValues(t *testing.T) {
+	cases := []struct {
+		name string
+		args map[string]any
+		resp map[string]any
+		call string
+		want []ReturnedValue
+	}{
+		{
+			name: "a user record returned as JSON text",
+			args: map[string]any{"user_id": "mia_li_3668"},
+			resp: map[string]any{"result": `{"user_id": "mia_li_3668", "name": {"first_name": "Mia"}, "address": {"address1": "975 Sunset Drive", "zip": "78750", "state": "TX", "country": "USA"},
+				"email": "mia.li@example.com", "dob": "1990-04-05", "membership": "gold", "verified": true, "points": 350,
+				"payment_methods": {"credit_card_4421486": {"brand": "visa", "last_four": "7447", "id": "credit_card_4421486"}, "gift_card_88": {"balance": 20}},
+				"reservations": ["NO6JO3", "AIXC49"]}`},
+			call: "get_user_details(user_id=mia_li_3668)",
+			want: []ReturnedValue{
+				{"address.country", "USA"}, {"address.zip", "78750"}, {"dob", "1990-04-05"}, {"email", "mia.li@example.com"},
+				{"payment_methods", "credit_card_4421486"}, {"payment_methods.credit_card_4421486.last_four", "7447"},
+				{"payment_methods", "gift_card_88"}, {"reservations[0]", "NO6JO3"}, {"reservations[1]", "AIXC49"},
+			},
+		},
+		{
+			name: "an object result with Go numbers; a list of flights",
+			args: map[string]any{"origin": "JFK", "destination": "SEA", "date": "2024-05-20"},
+			resp: map[string]any{"count": 2, "flights": []any{
+				map[string]any{"flight_number": "HAT069", "departure": "2024-05-20T06:00:00Z", "price": 182, "seats": int64(12)},
+				map[string]any{"flight_number": "HAT083", "departure": "2024-05-20T09:00:00Z", "price": 1286.5, "code": "ECONOMY"},
+			}},
+			call: "search(date=2024-05-20, destination=SEA, origin=JFK)",
+			want: []ReturnedValue{
+				{"flights[0].departure", "2024-05-20T06:00:00Z"}, {"flights[0].flight_number", "HAT069"},
+				{"flights[1].code", "ECONOMY"}, {"flights[1].departure", "2024-05-20T09:00:00Z"}, {"flights[1].flight_number", "HAT083"}, {"flights[1].price", "1286.5"},
+			},
+		},
+		{
+			name: "a path argument stays in the paths; text results give no values",
+			args: map[string]any{"path": "src/main.go"},
+			resp: map[string]any{"content": "package main\n\nfunc main() {}\n"},
+		},
+		{
+			name: "an editor tool's command word is not a script",
+			args: map[string]any{"command": "view", "path": "src/app.py", "view_range": []any{1.0, 40.0}},
+			resp: map[string]any{"output": "     1\timport os\n     2\tfrom app import db:12\n"},
+		},
+		{
+			name: "an error result",
+			args: map[string]any{"reservation_id": "ZZZ999"},
+			resp: map[string]any{"error": "Error: reservation ZZZ999 not found"},
+			call: "cancel(reservation_id=ZZZ999)",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			name := "tool"
+			if tc.call != "" {
+				name = tc.call[:len(tc.call)-len(tc.call[indexByte(tc.call, '('):])]
+			}
+			p := stepOf(&genai.FunctionCall{Name: name, Args: tc.args}, name)
+			if p.script != nil {
+				t.Fatalf("read as a shell script: %+v", p.script)
+			}
+			p.addResult(tc.resp)
+			if p.step.Call != tc.call {
+				t.Errorf("call = %q, want %q", p.step.Call, tc.call)
+			}
+			if diff := cmp.Diff(tc.want, p.step.Values, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("values (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func indexByte(s string, c byte) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return i
+		}
+	}
+	return len(s)
+}
+
+func TestIDLike(t *testing.T) {
+	for s, want := range map[string]bool{
+		"credit_card_4421486": true, "HAT136": true, "8ZX5QL": true, "78750": true, "2024-05-20": true,
+		"2024-05-20T06:00:00Z": true, "2024-05-20 06:00": true, "06:00:00": true, "mia.li@example.com": true,
+		"JFK": true, "USD": true, "ord-2024-001": true, "550e8400-e29b-41d4-a716-446655440000": true,
+		"gold": false, "economy": false, "one_way": false, "Mia": false, "TX": false, "975 Sunset Drive": false,
+		"v1.2": true, "a1": false, "hello world 1234": false, "": false,
+	} {
+		if got := idLike(s); got != want {
+			t.Errorf("idLike(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
