@@ -107,13 +107,17 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// WiringError reports a wiring mistake found while adkctx runs: a runner whose session service
-// is not wrapped, or that never runs adkctx's plugin, or a second session store. Each is also
-// logged once at error level; Hooks.Check and Hooks.Close return them, joined, so a mistake is
-// found without a logger. Match it with errors.As.
+// WiringError reports a wiring mistake found while adkctx runs: a Hooks never wired, a runner
+// whose session service is not wrapped or that bypasses adkctx's plugin, a second session store,
+// recall tools without an artifact service, a session database without adkctx's index. Each is
+// also logged once (the index at warn level, the others at error level); Hooks.Check and
+// Hooks.Close return them, joined, so a mistake is found without a logger. Hooks.Wire returns
+// one for recall tools without an artifact service, and a run refused because its session
+// service is not wrapped returns one from adk-go's Runner.Run. Match it with errors.As.
 type WiringError struct {
-	// Problem is the kind of mistake (the log's "problem" field): "view_missing",
-	// "plugin_missing", "second_store".
+	// Problem is the kind of mistake (the log's "problem" field): "not_wired",
+	// "view_missing", "plugin_missing", "second_store", "recall_without_artifacts",
+	// "session_index_missing".
 	Problem string
 	// Message says what goes wrong because of it and how to fix it.
 	Message string

@@ -50,6 +50,11 @@ func (u Usage) Add(o Usage) Usage {
 // Prompt already holds the history). Last is the newest call: Last.Prompt is the best measure of
 // the current context.
 type Report struct {
+	// Known is false when the report knows nothing of the session: the hooks served none of its
+	// model calls and restored none of its accounting (a session they never served, or one
+	// forgotten since); every other field is then zero but TurnsRemaining, -1. A Report of a
+	// Tally is known.
+	Known bool
 	// Turns counts user turns (invocations); ModelCalls counts model calls.
 	Turns, ModelCalls int
 	Total, Last       Usage
@@ -91,7 +96,7 @@ func (t *Tally) Add(turn string, u Usage) {
 
 // Report returns the accounting under limits l.
 func (t *Tally) Report(l Limits) Report {
-	r := Report{Turns: t.turns, ModelCalls: t.calls, Total: t.total, Last: t.last, Soft: l.Soft, Hard: l.Hard, TurnsRemaining: -1}
+	r := Report{Known: true, Turns: t.turns, ModelCalls: t.calls, Total: t.total, Last: t.last, Soft: l.Soft, Hard: l.Hard, TurnsRemaining: -1}
 	if t.nGrow > 0 {
 		r.AvgTurnGrowth = float64(t.growthSum) / float64(t.nGrow)
 	}

@@ -334,7 +334,8 @@ func TestLongInvocationStaysBounded(t *testing.T) {
 }
 
 // Both wiring mistakes are caught: compaction configured without the plugin, and the plugin
-// without the session wrapper, each with one error-level log entry.
+// without the session wrapper (its runs refused with the error), each with one error-level log
+// entry. (More in wiring_test.go.)
 func TestWiringMistakesAreLoud(t *testing.T) {
 	t.Run("no plugin", func(t *testing.T) {
 		core, logs := observer.New(zapcore.DebugLevel)
@@ -363,12 +364,15 @@ func TestWiringMistakesAreLoud(t *testing.T) {
 		}
 		p, _ := h.Plugin()
 		a, _ := llmagent.New(llmagent.Config{Name: "assistant", Model: &llmtest.Model{}})
-		r, _ := runner.New(runner.Config{AppName: appName, Agent: a, SessionService: session.InMemoryService(), AutoCreateSession: true,
+		base := session.InMemoryService()
+		h.SessionService(base) // the Hooks holds the wrapper; the runner is given the store itself
+		r, _ := runner.New(runner.Config{AppName: appName, Agent: a, SessionService: base, AutoCreateSession: true,
 			PluginConfig: runner.PluginConfig{Plugins: []*plugin.Plugin{p}}})
 		s := &stack{runner: r}
 		for range 3 {
-			if err := s.send(t, "s1", "hello"); err != nil {
-				t.Fatal(err)
+			var w *adkctx.WiringError
+			if err := s.send(t, "s1", "hello"); !errors.As(err, &w) || w.Problem != "view_missing" {
+				t.Fatalf("run: %v, want the view_missing *adkctx.WiringError", err)
 			}
 		}
 		if got := logs.FilterLevelExact(zapcore.ErrorLevel).FilterField(zap.String("problem", "view_missing")).Len(); got != 1 {

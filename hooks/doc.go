@@ -7,7 +7,8 @@
 // What runs where:
 //
 //	BeforeRun:   restore the session's calibration and accounting from its events (any process
-//	             can serve any turn); check the wiring
+//	             can serve any turn); check the wiring (a run whose session is not read
+//	             through the wrapper is refused with a *adkctx.WiringError)
 //	BeforeModel: AGENTS.md instructions → truncate history → normalize calls → budget (summary
 //	             pinned) → one "budget decision" log entry; a request over the soft limit
 //	             schedules a compaction

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"context"
 	"fmt"
 	"sync"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/adkctx/adkctx/hooks/recalltools"
 	"github.com/adkctx/adkctx/internal/compactor"
+	"github.com/adkctx/adkctx/internal/engine"
 	"github.com/adkctx/adkctx/recall"
 )
 
@@ -28,8 +30,12 @@ import (
 // searched; a request without them keeps today's bytes), and each compaction saves whole the
 // tool results its view shows as excerpts and the turns it covers as a history segment (failures
 // are logged, never fail the compaction). The list is static: the same four declarations on
-// every request. A call before Wire, or on a runner without an artifact service, returns an
-// error the model reads.
+// every request.
+//
+// Once they are given out, Wire refuses a runner.Config without an artifact service when no
+// earlier Wire captured one (*adkctx.WiringError, recall_without_artifacts); a model call whose
+// request declares them while there is none (the runner wired by hand) reports the same problem
+// through Check, and each call of the tools returns an error the model reads.
 func (h *Hooks) RecallTools() ([]tool.Tool, error) {
 	h.recall.mu.Lock()
 	defer h.recall.mu.Unlock()
@@ -63,6 +69,33 @@ func (r *recallWiring) service() artifact.Service {
 	r.svcMu.Lock()
 	defer r.svcMu.Unlock()
 	return r.svc
+}
+
+// inUse reports whether RecallTools gave the tools out.
+func (r *recallWiring) inUse() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.tools != nil
+}
+
+// readier is an artifact service that can say whether it is ready to serve
+// (dbartifact.Service: its tables exist).
+type readier interface {
+	Ready(ctx context.Context) error
+}
+
+// check returns why Wire must refuse the runner's artifact service svc (nil: none): it says it
+// cannot serve, or there is none while the recall tools need one.
+func (r *recallWiring) check(ctx context.Context, svc artifact.Service) error {
+	if rd, ok := svc.(readier); ok {
+		if err := rd.Ready(ctx); err != nil {
+			return fmt.Errorf("adkctx: the runner's artifact service (%T) cannot serve: %w", svc, err)
+		}
+	}
+	if svc == nil && r.service() == nil && r.inUse() {
+		return engine.RecallWithoutArtifacts()
+	}
+	return nil
 }
 
 // capture records the runner's artifact service. One Hooks reads one: a second, different

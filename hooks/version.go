@@ -18,6 +18,9 @@ import (
 	"github.com/adkctx/adkctx/internal/engine"
 )
 
+// databasePackage is the package of adk-go's database session service (see gormOf).
+const databasePackage = "google.golang.org/adk/session/database"
+
 // callbackContext is what adk-go hands the model callbacks; toolContext the tool callbacks.
 type (
 	callbackContext = agent.CallbackContext

@@ -34,6 +34,7 @@ import (
 
 	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/adk2/hooks"
+	"github.com/adkctx/adkctx/adk2/hooks/sessiondb"
 	"github.com/adkctx/adkctx/adk2/internal/llmtest"
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
@@ -86,6 +87,9 @@ func run(ctx context.Context, args []string, out io.Writer, getenv func(string) 
 			return err
 		}
 		if err := database.AutoMigrate(sessions); err != nil {
+			return err
+		}
+		if err := createIndex(ctx, db); err != nil {
 			return err
 		}
 	}
@@ -165,4 +169,14 @@ func newModel(ctx context.Context, o options, getenv func(string) string) (model
 	}
 	m := llmtest.NewScenario("offline-coder", 0)
 	return m, []budget.ModelInfo{{Name: m.Name(), ContextWindow: o.window, MaxOutputTokens: 8_192}}, nil
+}
+
+// createIndex creates adkctx's session index in the SQLite database db: without it every read of
+// a session scans the events table.
+func createIndex(ctx context.Context, db *sql.DB) error {
+	gdb, err := gorm.Open(&sqlite.Dialector{Conn: db}, &gorm.Config{Logger: gormlogger.Discard})
+	if err != nil {
+		return err
+	}
+	return sessiondb.CreateIndex(ctx, gdb, sessiondb.Config{})
 }

@@ -207,28 +207,36 @@ func TestLongInvocationStaysBounded(t *testing.T) {
 }
 
 // Both wiring mistakes are caught — compaction without the plugin, the plugin without the
-// session wrapper — each with one error-level entry; Wire refuses what it cannot wire; correct
-// wiring logs no error.
+// session wrapper (its runs refused with the error) — each with one error-level entry; Wire
+// refuses what it cannot wire; correct wiring logs no error. (More in wiring_test.go.)
 func TestWiringMistakesAreLoud(t *testing.T) {
-	hello := func(t *testing.T, r *runner.Runner) {
+	hello := func(t *testing.T, r *runner.Runner, refused string) {
 		for range 3 {
-			if err := run(t, r, "s1", genai.NewContentFromText("hello", genai.RoleUser)); err != nil {
+			err := run(t, r, "s1", genai.NewContentFromText("hello", genai.RoleUser))
+			var w *adkctx.WiringError
+			switch {
+			case refused == "" && err != nil:
 				t.Fatal(err)
+			case refused != "" && (!errors.As(err, &w) || w.Problem != refused):
+				t.Fatalf("run: %v, want the %s *adkctx.WiringError", err, refused)
 			}
 		}
 	}
 	for _, tc := range []struct {
 		name, problem string
+		refused       bool
 		rc            func(h *hooks.Hooks) runner.Config
 	}{
-		{"no plugin", "plugin_missing", func(h *hooks.Hooks) runner.Config {
+		{"no plugin", "plugin_missing", false, func(h *hooks.Hooks) runner.Config {
 			a, _ := llmagent.New(llmagent.Config{Name: "assistant", Model: &llmtest.Model{}, BeforeModelCallbacks: []llmagent.BeforeModelCallback{h.BeforeModel()}})
 			return runner.Config{AppName: appName, Agent: a, SessionService: h.SessionService(session.InMemoryService()), AutoCreateSession: true}
 		}},
-		{"no session wrapper", "view_missing", func(h *hooks.Hooks) runner.Config {
+		{"no session wrapper", "view_missing", true, func(h *hooks.Hooks) runner.Config {
 			p, _ := h.Plugin()
 			a, _ := llmagent.New(llmagent.Config{Name: "assistant", Model: &llmtest.Model{}})
-			return runner.Config{AppName: appName, Agent: a, SessionService: session.InMemoryService(), AutoCreateSession: true,
+			base := session.InMemoryService()
+			h.SessionService(base) // the Hooks holds the wrapper; the runner is given the store itself
+			return runner.Config{AppName: appName, Agent: a, SessionService: base, AutoCreateSession: true,
 				PluginConfig: runner.PluginConfig{Plugins: []*plugin.Plugin{p}}}
 		}},
 	} {
@@ -242,7 +250,11 @@ func TestWiringMistakesAreLoud(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			hello(t, r)
+			refused := ""
+			if tc.refused {
+				refused = tc.problem
+			}
+			hello(t, r, refused)
 			if got := logs.FilterLevelExact(zapcore.ErrorLevel).FilterField(zap.String("problem", tc.problem)).Len(); got != 1 {
 				t.Errorf("%d %s errors logged, want 1", got, tc.problem)
 			}
@@ -267,7 +279,7 @@ func TestWiringMistakesAreLoud(t *testing.T) {
 	})
 	t.Run("correct wiring logs no error", func(t *testing.T) {
 		s := wireStack(t, &llmtest.Model{}, adkctx.Config{Compaction: &compaction.Config{}}, session.InMemoryService(), nil)
-		hello(t, s.runner)
+		hello(t, s.runner, "")
 		if n := s.logs.FilterLevelExact(zapcore.ErrorLevel).Len(); n != 0 {
 			t.Errorf("%d error entries with correct wiring: %v", n, s.logs.FilterLevelExact(zapcore.ErrorLevel).All())
 		}

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"iter"
 	"sync"
+	"time"
 	"weak"
 
+	"go.uber.org/zap"
 	"google.golang.org/adk/v2/agent"
 	"google.golang.org/adk/v2/agent/llmagent"
 	"google.golang.org/adk/v2/model"
@@ -18,13 +20,17 @@ import (
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/adk/v2/tool"
 	"google.golang.org/genai"
+	"gorm.io/gorm"
+	gormlogger "gorm.io/gorm/logger"
 
 	"github.com/adkctx/adkctx"
+	"github.com/adkctx/adkctx/adk2/hooks/sessiondb"
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/instructions"
 	"github.com/adkctx/adkctx/internal/compactor"
 	"github.com/adkctx/adkctx/internal/engine"
+	"github.com/adkctx/adkctx/internal/errkind"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/response"
 )
@@ -36,8 +42,9 @@ const pluginName = "adkctx"
 type Hooks struct {
 	e *engine.Engine
 
-	mu    sync.Mutex
-	store *service // the one session store it holds (nil until wrapped)
+	mu           sync.Mutex
+	store        *service // the one session store it holds (nil until wrapped)
+	indexChecked bool     // checkIndex asked the session database
 
 	recall recallWiring // the artifact service Wire captured, for RecallTools
 }
@@ -55,8 +62,16 @@ func New(cfg adkctx.Config) (*Hooks, error) {
 // and its session service wrapped. One Hooks holds one session store: every runner wired with
 // it must use the same store (a launcher and a background runner over one database is fine), and
 // rc may already carry the wrapper Wire returned before. It captures rc's artifact service for
-// RecallTools. It fails when rc has no session service or agent, already has adkctx's plugin, or
-// uses another session store or artifact service than the one this Hooks holds.
+// RecallTools.
+//
+// It fails when rc has no session service or agent, already has adkctx's plugin, uses another
+// session store or artifact service than the one this Hooks holds, has no artifact service
+// while RecallTools gave out the recall tools (a *adkctx.WiringError, recall_without_artifacts),
+// or has an artifact service that says it cannot serve (one with a Ready(context.Context) error
+// method: hooks/dbartifact whose tables were not migrated gives a *dbartifact.NotMigratedError).
+// Over adk-go's database session service it also checks that the database has adkctx's session
+// index (sessiondb.CheckIndex) and warns once when it does not (session_index_missing, reported
+// by Check). These checks ask the database at most wireCheckTimeout.
 func (h *Hooks) Wire(rc runner.Config) (runner.Config, error) {
 	switch {
 	case rc.SessionService == nil:
@@ -69,6 +84,11 @@ func (h *Hooks) Wire(rc runner.Config) (runner.Config, error) {
 			return rc, errors.New("adkctx: runner.Config is already wired (it has the adkctx plugin)")
 		}
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), wireCheckTimeout)
+	defer cancel()
+	if err := h.recall.check(ctx, rc.ArtifactService); err != nil {
+		return rc, err
+	}
 	if err := h.recall.capture(rc.ArtifactService); err != nil {
 		return rc, err
 	}
@@ -76,6 +96,7 @@ func (h *Hooks) Wire(rc runner.Config) (runner.Config, error) {
 	if err != nil {
 		return rc, err
 	}
+	h.checkIndex(ctx, rc.SessionService)
 	p, err := h.Plugin()
 	if err != nil {
 		return rc, err
@@ -116,13 +137,62 @@ func (h *Hooks) AfterTool() llmagent.AfterToolCallback { return h.afterTool }
 // compaction off it returns base. Wire calls it. One Hooks holds one store: wrapping base again
 // returns the same wrapper; another store is returned unwrapped, and the mistake is logged and
 // reported by Check (Wire refuses it).
+//
+// Like Wire, it checks once that adk-go's database session service has adkctx's session index.
 func (h *Hooks) SessionService(base session.Service) session.Service {
 	s, err := h.wrap(base)
 	if err != nil {
 		h.e.WiringError("second_store", err.Error())
 		return base
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), wireCheckTimeout)
+	defer cancel()
+	h.checkIndex(ctx, base)
 	return s
+}
+
+// wireCheckTimeout bounds what Wire and SessionService ask the databases they are given.
+const wireCheckTimeout = 5 * time.Second
+
+// checkIndex checks, once per Hooks (once more after a check that could not ask the database),
+// that base, when it is adk-go's database session service, reads sessions through adkctx's
+// session index; without it every read scans the whole events table. A missing index is logged
+// once at warn level and reported by Check (session_index_missing).
+func (h *Hooks) checkIndex(ctx context.Context, base session.Service) {
+	if w, ok := base.(*service); ok {
+		base = w.base
+	}
+	db := gormOf(base)
+	if db == nil {
+		return
+	}
+	h.mu.Lock()
+	done := h.indexChecked
+	h.indexChecked = true
+	h.mu.Unlock()
+	if done {
+		return
+	}
+	// adkctx's catalog queries are its own: kept out of the application's gorm log.
+	err := sessiondb.CheckIndex(ctx, db.Session(&gorm.Session{NewDB: true, Logger: gormlogger.Discard}))
+	var conflict *sessiondb.ConflictError
+	switch {
+	case err == nil:
+	case errors.Is(err, sessiondb.ErrNoIndex), errors.As(err, &conflict):
+		msg := "adk-go's database session service has no adkctx session index: every read of a session scans the whole " +
+			"events table, so turns slow down as the table grows. Create it once when the application starts: " +
+			"sessiondb.CreateIndex(ctx, db, sessiondb.Config{}) (package hooks/sessiondb)"
+		if err != sessiondb.ErrNoIndex {
+			msg += " (" + err.Error() + ")"
+		}
+		h.e.WiringWarning("session_index_missing", msg)
+	default:
+		h.mu.Lock()
+		h.indexChecked = false // ask again at the next Wire
+		h.mu.Unlock()
+		kind, msg := errkind.Of(err)
+		h.e.Logger().Info("session index not checked", zap.String("error_kind", string(kind)), zap.String("error", msg))
+	}
 }
 
 // wrap returns the wrapper of base, making it (and starting compaction) the first time.
@@ -162,7 +232,9 @@ func sameService(a, b session.Service) (same bool) {
 }
 
 // Usage reports the session's token accounting: per user turn and per model call, totals, and
-// how many turns remain before the soft limit.
+// how many turns remain before the soft limit. Its Known is false when this Hooks knows nothing
+// of the session: it served none of its model calls and started none of its runs (restoring
+// the accounting from the session's events), as for a Hooks never wired.
 func (h *Hooks) Usage(appName, userID, sessionID string) budget.Report {
 	return h.e.Usage(compactor.Session{App: appName, User: userID, ID: sessionID})
 }
@@ -182,9 +254,14 @@ func (h *Hooks) Compact(ctx context.Context, appName, userID, sessionID string) 
 }
 
 // Check returns the wiring mistakes found so far (joined *adkctx.WiringError values; nil when
-// none): a runner whose session service is not wrapped, one that never runs adkctx's plugin, a
-// second session store. Each is also logged once at error level, but a Logger is optional:
-// Check (and Close) report them without one.
+// none): with compaction on, a Hooks never wired that a run or a model call passes through
+// (not_wired), a runner whose session service is not wrapped (view_missing: its runs are
+// refused with that error), one that bypasses adkctx's plugin (plugin_missing); a second
+// session store (second_store); recall tools declared to a model while no artifact service was
+// wired (recall_without_artifacts); adk-go's database session service without adkctx's session
+// index (session_index_missing, a warning). Each is also logged once (the index at warn level,
+// the others at error level), but a Logger is optional: Check (and Close) report them without
+// one.
 func (h *Hooks) Check() error { return h.e.Check() }
 
 // Close waits for background compactions until ctx is done and stops starting new ones. Call it
@@ -226,7 +303,7 @@ func (h *Hooks) beforeRun(ctx agent.InvocationContext) (*genai.Content, error) {
 		return nil, nil
 	}
 	vs, viewed := sess.(*viewSession)
-	h.e.BeforeRun(ctx, keyOf(sess), ctx.InvocationID(), ctx.UserContent(), viewed, func() []compaction.Event {
+	err := h.e.BeforeRun(ctx, keyOf(sess), ctx.InvocationID(), ctx.UserContent(), viewed, func() []compaction.Event {
 		if viewed {
 			return vs.stored()
 		}
@@ -237,7 +314,16 @@ func (h *Hooks) beforeRun(ctx agent.InvocationContext) (*genai.Content, error) {
 		// waited for.
 		vs.claim(ctx)
 	}
-	return nil, nil
+	return nil, err // a wiring mistake refuses the run: adk-go's runner returns the error from Run
+}
+
+// runOf returns the invocation of the adk-go run ctx belongs to ("" outside a run): adk-go's
+// runner appends a run's events with the invocation's context.
+func runOf(ctx context.Context) string {
+	if c, ok := ctx.(interface{ InvocationID() string }); ok {
+		return c.InvocationID()
+	}
+	return ""
 }
 
 func (h *Hooks) beforeModel(ctx callbackContext, req *model.LLMRequest) (*model.LLMResponse, error) {

@@ -9,6 +9,7 @@ package hooks_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -23,6 +24,7 @@ import (
 	"google.golang.org/adk/v2/agent/llmagent"
 	"google.golang.org/adk/v2/artifact"
 	"google.golang.org/adk/v2/model"
+	"google.golang.org/adk/v2/plugin"
 	"google.golang.org/adk/v2/runner"
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/adk/v2/tool"
@@ -336,8 +338,9 @@ func mustJSONOf(t *testing.T, v any) string {
 	return string(b)
 }
 
-// The tools read through what Wire captured: before Wire, or on a runner without an artifact
-// service, a call is an error the model reads; a second, different artifact service is refused.
+// The tools read through what Wire captured: once they are given out, Wire refuses a runner
+// without an artifact service (more in wiring_test.go); on a runner wired by hand, where none is
+// captured, a call is an error the model reads; a second, different artifact service is refused.
 func TestRecallToolsNeedWiring(t *testing.T) {
 	s := newRecallStack(t)
 	recallTools, err := s.h.RecallTools()
@@ -348,7 +351,24 @@ func TestRecallToolsNeedWiring(t *testing.T) {
 		llmtest.Call(&genai.FunctionCall{Name: recall.ToolSearchOutputs, Args: map[string]any{"query": "FAIL"}}),
 		llmtest.Text("nothing"),
 	}}
-	r := s.runner(t, m, scenarioTools(t, recallTools...), false)
+	coder, err := llmagent.New(llmagent.Config{Name: "coder", Model: m, Tools: scenarioTools(t, recallTools...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w *adkctx.WiringError
+	if _, err := s.h.Wire(runner.Config{AppName: recallApp, Agent: coder, SessionService: s.sessions}); !errors.As(err, &w) ||
+		w.Problem != "recall_without_artifacts" {
+		t.Errorf("Wire without an artifact service: %v, want the recall_without_artifacts *adkctx.WiringError", err)
+	}
+	p, err := s.h.Plugin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := runner.New(runner.Config{AppName: recallApp, Agent: coder, SessionService: s.h.SessionService(s.sessions), AutoCreateSession: true,
+		PluginConfig: runner.PluginConfig{Plugins: []*plugin.Plugin{p}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	recallSend(t, r, "s1", "find the failure")
 	if got := s.recallResults(t, "s1"); len(got) != 1 || !strings.Contains(got[0], "error: ") || !strings.Contains(got[0], "artifact service") {
 		t.Errorf("a call without an artifact service: %q", got)

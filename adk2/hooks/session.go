@@ -132,7 +132,7 @@ func (s *service) AppendEvent(ctx context.Context, sess session.Session, ev *ses
 		return s.base.AppendEvent(ctx, sess, ev)
 	}
 	snap := vs.snapshot()
-	s.e.NoteAppend(snap.key, ev.InvocationID, ev.Author)
+	s.e.NoteAppend(snap.key, runOf(ctx), ev.Author)
 	fresh, err := history.Append(ctx, snap, func(sn *snapshot) error {
 		ev.Timestamp = history.Stamp(ev.Timestamp, newest(sn.sess))
 		return s.base.AppendEvent(ctx, sn.sess, ev)

@@ -17,6 +17,9 @@ import (
 	"github.com/adkctx/adkctx/internal/engine"
 )
 
+// databasePackage is the package of adk-go's database session service (see gormOf).
+const databasePackage = "google.golang.org/adk/v2/session/database"
+
 // callbackContext is what adk-go hands the model callbacks; toolContext the tool callbacks: one
 // unified agent.Context, of which the callbacks call only what a callback context supports.
 type (

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,6 +46,69 @@ func NewService(db *gorm.DB, cfg Config) *Service {
 // Migrate creates or updates the service's tables.
 func (s *Service) Migrate(ctx context.Context) error {
 	return s.db.WithContext(ctx).AutoMigrate(&versionRow{}, &chunkRow{})
+}
+
+// NotMigratedError says that the service's tables do not exist in its database: Migrate was
+// not run there. Ready returns it, and every method whose statement fails for that reason.
+type NotMigratedError struct {
+	Tables []string // the tables missing
+	Err    error    // the database's error, when a statement failed (nil from Ready)
+}
+
+func (e *NotMigratedError) Error() string {
+	msg := fmt.Sprintf("dbartifact: the table(s) %s do not exist: call (*dbartifact.Service).Migrate(ctx) once when the "+
+		"application starts, before the service is used", strings.Join(e.Tables, ", "))
+	if e.Err != nil {
+		msg += " (" + e.Err.Error() + ")"
+	}
+	return msg
+}
+
+func (e *NotMigratedError) Unwrap() error { return e.Err }
+
+// tables are the service's tables.
+var tables = []string{versionRow{}.TableName(), chunkRow{}.TableName()}
+
+// Ready reports whether the service can serve: nil when its tables exist, a *NotMigratedError
+// when they do not, the error of asking the database otherwise. It reads the database's
+// catalog (one query). adkctx's hooks call it at Wire.
+func (s *Service) Ready(ctx context.Context) error {
+	missing, err := s.missingTables(ctx)
+	switch {
+	case err != nil:
+		return fmt.Errorf("dbartifact: reading the database's tables: %w", err)
+	case len(missing) > 0:
+		return &NotMigratedError{Tables: missing}
+	}
+	return nil
+}
+
+// missingTables returns the service's tables the database does not hold.
+func (s *Service) missingTables(ctx context.Context) ([]string, error) {
+	have, err := s.db.WithContext(ctx).Migrator().GetTables()
+	if err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, t := range tables {
+		if !slices.Contains(have, t) {
+			missing = append(missing, t)
+		}
+	}
+	return missing, nil
+}
+
+// explain returns err, as a *NotMigratedError when the service's tables are missing (the cause
+// of a statement's failure that the database reports only as an SQL error). It asks the catalog
+// only for a failure, never for a missing artifact.
+func (s *Service) explain(ctx context.Context, err error) error {
+	if err == nil || errors.Is(err, fs.ErrNotExist) || ctx.Err() != nil {
+		return err
+	}
+	if missing, merr := s.missingTables(context.WithoutCancel(ctx)); merr == nil && len(missing) > 0 {
+		return &NotMigratedError{Tables: missing, Err: err}
+	}
+	return err
 }
 
 // versionRow is one version of one artifact. SessionID is "" for a user-scoped artifact.
@@ -149,7 +213,7 @@ func (s *Service) Save(ctx context.Context, req *artifact.SaveRequest) (*artifac
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("dbartifact: saving %q: %w", req.FileName, err)
+		return nil, s.explain(ctx, fmt.Errorf("dbartifact: saving %q: %w", req.FileName, err))
 	}
 	return &artifact.SaveResponse{Version: row.Version}, nil
 }
@@ -180,7 +244,7 @@ func (s *Service) find(ctx context.Context, k key, version int64) (*versionRow, 
 		q = q.Where("version = ?", version)
 	}
 	if err := q.Order("version DESC").Limit(1).Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("dbartifact: reading %q: %w", k.name, err)
+		return nil, s.explain(ctx, fmt.Errorf("dbartifact: reading %q: %w", k.name, err))
 	}
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("artifact not found: %w", fs.ErrNotExist)
@@ -196,7 +260,7 @@ func (s *Service) readChunks(ctx context.Context, k key, version int64, first, c
 		q = q.Where("seq < ?", first+count)
 	}
 	if err := q.Order("seq").Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("dbartifact: reading %q: %w", k.name, err)
+		return nil, s.explain(ctx, fmt.Errorf("dbartifact: reading %q: %w", k.name, err))
 	}
 	out := make([][]byte, len(rows))
 	for i, r := range rows {
@@ -242,7 +306,7 @@ func (s *Service) Delete(ctx context.Context, req *artifact.DeleteRequest) error
 		return fmt.Errorf("request validation failed: %w", err)
 	}
 	k := keyOf(req.AppName, req.UserID, req.SessionID, req.FileName)
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	return s.explain(ctx, s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		for _, model := range []any{&chunkRow{}, &versionRow{}} {
 			q := k.where(tx)
 			if req.Version != 0 {
@@ -253,7 +317,7 @@ func (s *Service) Delete(ctx context.Context, req *artifact.DeleteRequest) error
 			}
 		}
 		return nil
-	})
+	}))
 }
 
 // List implements artifact.Service: the session's artifact names and the user's user-scoped
@@ -267,7 +331,7 @@ func (s *Service) List(ctx context.Context, req *artifact.ListRequest) (*artifac
 		Where("app_name = ? AND user_id = ? AND session_id IN ?", req.AppName, req.UserID, []string{req.SessionID, ""}).
 		Order("file_name").Pluck("file_name", &names).Error
 	if err != nil {
-		return nil, fmt.Errorf("dbartifact: listing: %w", err)
+		return nil, s.explain(ctx, fmt.Errorf("dbartifact: listing: %w", err))
 	}
 	if names == nil {
 		names = []string{}
@@ -284,7 +348,7 @@ func (s *Service) Versions(ctx context.Context, req *artifact.VersionsRequest) (
 	k := keyOf(req.AppName, req.UserID, req.SessionID, req.FileName)
 	var versions []int64
 	if err := k.where(s.db.WithContext(ctx).Model(&versionRow{})).Order("version DESC").Pluck("version", &versions).Error; err != nil {
-		return nil, fmt.Errorf("dbartifact: listing versions of %q: %w", k.name, err)
+		return nil, s.explain(ctx, fmt.Errorf("dbartifact: listing versions of %q: %w", k.name, err))
 	}
 	if len(versions) == 0 {
 		return nil, fmt.Errorf("artifact not found: %w", fs.ErrNotExist)
@@ -347,7 +411,7 @@ func (s *Service) RecentOutputs(ctx context.Context, rk recall.Key, prefix strin
 		Order(clause.OrderBy{Columns: []clause.OrderByColumn{{Column: clause.Column{Name: "created"}, Desc: true}, {Column: clause.Column{Name: "file_name"}, Desc: true}}}).
 		Offset(skip).Limit(limit).Scan(&rows).Error
 	if err != nil {
-		return nil, fmt.Errorf("dbartifact: listing outputs: %w", err)
+		return nil, s.explain(ctx, fmt.Errorf("dbartifact: listing outputs: %w", err))
 	}
 	out := make([]recall.OutputInfo, len(rows))
 	for i, r := range rows {

@@ -27,6 +27,11 @@
 // again. On SQLite the build holds the database's write lock for its duration (0.7 s for 50,000
 // events of 3 KB).
 //
+// [CheckIndex] reads the catalog and says whether the index is in place. adkctx's hooks run it
+// once when they are wired over adk-go's database service (Hooks.Wire, Hooks.SessionService):
+// without the index they log one warning naming CreateIndex, and Hooks.Check reports
+// session_index_missing.
+//
 // Schemas managed by a migration tool can carry the same statement instead:
 //
 //	CREATE INDEX CONCURRENTLY IF NOT EXISTS adkctx_events_session_time

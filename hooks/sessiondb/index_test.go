@@ -445,3 +445,62 @@ func TestCreateIndexWaitsForAnotherBuild(t *testing.T) {
 		t.Errorf("second: %v", secondLogs.All())
 	}
 }
+
+// CheckIndex tells an index in place from a missing one, on both databases, reading only the
+// catalog: no table, no index, the index, an index of that name on something else, and (on
+// PostgreSQL) the invalid index an interrupted build leaves.
+func TestCheckIndex(t *testing.T) {
+	for name, b := range backends() {
+		t.Run(name, func(t *testing.T) {
+			if err := sessiondb.CheckIndex(t.Context(), b.rawDB(t)); !errors.Is(err, sessiondb.ErrNoTable) {
+				t.Errorf("no events table: got %v, want ErrNoTable", err)
+			}
+			svc, db, _ := b.open(t)
+			storeSession(t, svc, db, b, 3)
+			if err := sessiondb.CheckIndex(t.Context(), db); !errors.Is(err, sessiondb.ErrNoIndex) {
+				t.Errorf("without the index: got %v, want ErrNoIndex", err)
+			}
+			if err := sessiondb.CreateIndex(t.Context(), db, sessiondb.Config{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := sessiondb.CheckIndex(t.Context(), db); err != nil {
+				t.Errorf("with the index: %v", err)
+			}
+
+			_, other, _ := b.open(t)
+			if err := other.Exec(fmt.Sprintf(`CREATE INDEX "%s" ON sessions (update_time)`, sessiondb.IndexName)).Error; err != nil {
+				t.Fatal(err)
+			}
+			var conflict *sessiondb.ConflictError
+			if err := sessiondb.CheckIndex(t.Context(), other); !errors.As(err, &conflict) {
+				t.Errorf("an index of that name on sessions: got %v, want a *ConflictError", err)
+			}
+		})
+	}
+	t.Run("postgres/invalid", func(t *testing.T) {
+		b := backends()["postgres"]
+		svc, db, _ := b.open(t)
+		storeSession(t, svc, db, b, 3)
+		if err := db.Exec(`INSERT INTO events (id, app_name, user_id, session_id, "timestamp")
+			SELECT 'twin-' || g, 'app', 'other', 'filler', timestamptz '2024-01-01' FROM generate_series(1, 2) AS g`).Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Exec(fmt.Sprintf(`CREATE UNIQUE INDEX CONCURRENTLY "%s" ON events (app_name, user_id, session_id, "timestamp")`,
+			sessiondb.IndexName)).Error; err == nil {
+			t.Fatal("the unique build succeeded: no invalid index to check")
+		}
+		if err := sessiondb.CheckIndex(t.Context(), db); !errors.Is(err, sessiondb.ErrNoIndex) {
+			t.Errorf("an invalid index: got %v, want ErrNoIndex", err)
+		}
+	})
+	t.Run("dialect", func(t *testing.T) {
+		db, err := gorm.Open(tests.DummyDialector{}, quiet())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var de *sessiondb.DialectError
+		if err := sessiondb.CheckIndex(t.Context(), db); !errors.As(err, &de) {
+			t.Errorf("got %v, want a *DialectError", err)
+		}
+	})
+}

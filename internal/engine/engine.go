@@ -16,6 +16,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/budget"
@@ -37,6 +38,9 @@ const (
 	// many invocations overtook (a busy session served by several runners) is still known to
 	// have passed through the plugin when its model call or answer comes.
 	maxRunningInSession = 256
+	// maxUnclaimed bounds the invocations remembered per session whose user message was stored
+	// and whose start the plugin has not seen yet: with the plugin, each is claimed at once.
+	maxUnclaimed = 16
 )
 
 // Call identifies where a callback runs. adk-go's callback and tool contexts (v1 and v2) all
@@ -206,7 +210,9 @@ func (e *Engine) Instructions(ctx context.Context, workDir string) (instructions
 	return e.loader.Load(ctx, workDir)
 }
 
-// Usage reports a session's accounting under the limits of the model it last used.
+// Usage reports a session's accounting under the limits of the model it last used. Its Known is
+// false when the engine has none: it served no model call of the session and restored no
+// accounting from its events at a run's start (a session it never served, or one it forgot).
 func (e *Engine) Usage(s compactor.Session) budget.Report {
 	st, ok := e.sessions.Get(s)
 	if !ok {
@@ -214,6 +220,9 @@ func (e *Engine) Usage(s compactor.Session) budget.Report {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if !st.known {
+		return budget.Report{TurnsRemaining: -1}
+	}
 	return st.tally.Report(st.limits)
 }
 
@@ -258,18 +267,31 @@ func (e *Engine) Check() error {
 	return errors.Join(e.wiring...)
 }
 
-// WiringError records a wiring problem and logs it once per engine, at error level.
-func (e *Engine) WiringError(kind, msg string) {
+// WiringError records a wiring problem and logs it once per engine, at error level. It returns
+// the problem's *adkctx.WiringError (the one recorded first).
+func (e *Engine) WiringError(kind, msg string) error {
+	return e.wiringFinding(kind, msg, zapcore.ErrorLevel)
+}
+
+// WiringWarning records a wiring problem that costs time, not correctness, and logs it once per
+// engine, at warn level. Check reports it like the others.
+func (e *Engine) WiringWarning(kind, msg string) error {
+	return e.wiringFinding(kind, msg, zapcore.WarnLevel)
+}
+
+func (e *Engine) wiringFinding(kind, msg string, level zapcore.Level) error {
 	e.mu.Lock()
 	for _, err := range e.wiring {
 		if err.(*adkctx.WiringError).Problem == kind {
 			e.mu.Unlock()
-			return
+			return err
 		}
 	}
-	e.wiring = append(e.wiring, &adkctx.WiringError{Problem: kind, Message: msg})
+	err := &adkctx.WiringError{Problem: kind, Message: msg}
+	e.wiring = append(e.wiring, err)
 	e.mu.Unlock()
-	e.log.Error("adkctx is wired wrong: "+msg, zap.String("problem", kind))
+	e.log.Log(level, err.Error(), zap.String("problem", kind))
+	return err
 }
 
 // sessionState is everything the engine remembers about one session. It can be rebuilt from the
@@ -292,6 +314,13 @@ type sessionState struct {
 	calls         *lru.Cache[callKey, *call]     // calls in flight
 	streams       *lru.Cache[streamKey, *stream] // per agent and branch
 	runs          []run                          // invocations the plugin saw start (newest last)
+	// unclaimed are invocations whose user message adk-go's runner stored through adkctx's
+	// session wrapper and whose start the plugin has not seen yet (newest last): an agent's event
+	// of one of them comes from a runner without the plugin (NoteAppend).
+	unclaimed []string
+	// known: the accounting is the session's, from a model call served or restored from its
+	// events (Usage).
+	known bool
 	// sent are the newest requests sent in the session, as sent: a summary of what one of them
 	// shows shares its prefix (compaction.Selection.Sent). Kept only when the summarizer is an
 	// LLMSummarizer (Engine.keepSent).
@@ -300,9 +329,10 @@ type sessionState struct {
 
 // run is an invocation the plugin saw start, with the span of its first model call.
 type run struct {
-	id    string
-	span  trace.SpanContext
-	ended bool // AfterRun came
+	id      string
+	span    trace.SpanContext
+	ended   bool // AfterRun came
+	refused bool // BeforeRun refused it (a wiring mistake): AfterRun schedules nothing
 }
 
 // callKey names the model calls of one agent in one branch of one invocation: they are

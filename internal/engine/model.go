@@ -43,10 +43,17 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 	if !ok {
 		return nil // the plugin and the agent callback are both registered: processed once
 	}
-	if e.CompactionOn() && !in.plugin {
+	switch {
+	case !e.CompactionOn():
+	case e.getCompactor() == nil:
+		e.WiringError("not_wired", notWired) // also without the plugin: not wired covers it
+	case !in.plugin:
 		e.WiringError("plugin_missing", pluginMissing)
 	}
 	r := e.runChain(ctx, c, s.ID, state, req, in)
+	if r.recallOutputs {
+		e.checkRecallStore(s)
+	}
 
 	sent := e.sentCopy(req, r.err)
 	st.mu.Lock()
@@ -92,6 +99,7 @@ func (e *Engine) startCall(ctx context.Context, st *sessionState, c Call, req *r
 		return callInput{}, false
 	}
 	cl.lastRequest = origin
+	st.known = true
 	st.seq++
 	st.limits = limits
 	sm := st.stream(streamKey{c.Branch(), c.AgentName()})
@@ -372,6 +380,7 @@ func (e *Engine) Restore(s compactor.Session, invocation string, events func() [
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.noteRun(invocation)
+	st.known = true
 	if len(newest) == 0 || st.seq == newest[0].Seq {
 		return // no call stored, or this process saw every one
 	}
@@ -391,7 +400,11 @@ func (e *Engine) Restore(s compactor.Session, invocation string, events func() [
 
 // noteRun records that the plugin saw invocation start. Hold st.mu.
 func (st *sessionState) noteRun(inv string) {
-	if inv == "" || st.sawRun(inv) {
+	if inv == "" {
+		return
+	}
+	st.unclaimed = slices.DeleteFunc(st.unclaimed, func(id string) bool { return id == inv })
+	if st.sawRun(inv) {
 		return
 	}
 	st.runs = append(st.runs, run{id: inv})

@@ -3,9 +3,11 @@ package engine
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 
+	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/compactor"
 	"github.com/adkctx/adkctx/internal/errkind"
@@ -21,6 +23,36 @@ type RecallStore func(s compactor.Session) recall.Store
 type recallState struct {
 	mu     sync.Mutex
 	stores RecallStore // nil: the recall tools are not in use
+	// stored: stores returned a store once (an artifact service was wired; it stays wired)
+	stored atomic.Bool
+}
+
+// recallWithoutArtifacts is the message of the recall_without_artifacts wiring problem.
+const recallWithoutArtifacts = "the recall tools are given to an agent, but no artifact service was wired: every call of them " +
+	"fails and truncated tool outputs are not saved. Pass the runner's artifact service (runner.Config.ArtifactService; " +
+	"hooks/dbartifact keeps outputs in the sessions' database) to Hooks.Wire"
+
+// RecallWithoutArtifacts is the wiring error of recall tools without an artifact service, for
+// the glue's Wire to refuse such a runner.Config.
+func RecallWithoutArtifacts() *adkctx.WiringError {
+	return &adkctx.WiringError{Problem: "recall_without_artifacts", Message: recallWithoutArtifacts}
+}
+
+// checkRecallStore reports recall_without_artifacts when a request of session s declared the
+// recall tools while they have no store to read.
+func (e *Engine) checkRecallStore(s compactor.Session) {
+	if e.recall.stored.Load() {
+		return
+	}
+	stores := e.recallStores()
+	if stores == nil {
+		return
+	}
+	if stores(s) != nil {
+		e.recall.stored.Store(true)
+		return
+	}
+	e.WiringError("recall_without_artifacts", recallWithoutArtifacts)
 }
 
 // UseRecall turns on what the recall tools need (the glue calls it when the application asks for

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -15,18 +16,45 @@ import (
 )
 
 // BeforeRun runs when an invocation starts (its user message is stored). It restores the
-// session's state from its events when this process has none, checks that the session is read
-// through adkctx's view, and, when the request it will build is projected over the hard limit
-// while a compaction of the session is pending, waits for that compaction (at most
-// Compaction.Timeout) so the request is built from the new summary.
-func (e *Engine) BeforeRun(ctx context.Context, s compactor.Session, invocation string, userMessage *genai.Content, viewed bool, events func() []compaction.Event) {
-	e.Restore(s, invocation, events)
+// session's state from its events when this process has none and, when the request it will
+// build is projected over the hard limit while a compaction of the session is pending, waits for
+// that compaction (at most Compaction.Timeout) so the request is built from the new summary.
+//
+// With compaction on, a run whose session was not read through adkctx's session wrapper
+// (viewed false) is refused with the *adkctx.WiringError that says so: not_wired when the engine
+// was never given a store (no Wire, no SessionService), view_missing otherwise. Such a run's
+// model would read every stored event, and the markers adkctx appends beside it make adk-go's
+// database service refuse the run's next append as stale: the user would meet that error, not
+// its cause. A refused run schedules no compaction.
+func (e *Engine) BeforeRun(ctx context.Context, s compactor.Session, invocation string, userMessage *genai.Content, viewed bool, events func() []compaction.Event) error {
 	if e.CompactionOn() && !viewed {
-		e.WiringError("view_missing", "compaction is configured but the runner's session service is not wrapped: its model reads "+
-			"every stored event, whatever was compacted. Wrap it with Hooks.SessionService, or use Hooks.Wire")
+		st := e.state(s)
+		st.mu.Lock()
+		st.noteRun(invocation)
+		if r := st.findRun(invocation); r != nil {
+			r.refused = true
+		}
+		st.mu.Unlock()
+		if e.getCompactor() == nil {
+			return e.WiringError("not_wired", notWired)
+		}
+		return e.WiringError("view_missing", viewMissing)
 	}
+	e.Restore(s, invocation, events)
 	e.waitIfOverHard(ctx, s, invocation, userMessage, true, false)
+	return nil
 }
+
+// Messages of the wiring problems a run or a model call finds.
+const (
+	notWired = "compaction is configured but this Hooks was never wired: no runner's session service is wrapped, so nothing " +
+		"is compacted and requests grow until the budget trims them. Pass the runner.Config to Hooks.Wire and build the runner " +
+		"from the config it returns (or register Hooks.Plugin() and wrap the session service with Hooks.SessionService)"
+	viewMissing = "compaction is configured but this runner's session service is not adkctx's wrapper: its model would read " +
+		"every stored event, whatever was compacted, and adk-go's database service would refuse its appends as stale once " +
+		"adkctx stores a summary, so its runs are refused. Build the runner from the runner.Config Hooks.Wire returns (its " +
+		"SessionService is the wrapper), or wrap the service with Hooks.SessionService"
+)
 
 // OnEvent runs before an event of a running invocation is stored. Its content will be part of
 // the next request: when that request is projected over the soft limit, it schedules a token
@@ -89,6 +117,11 @@ func (e *Engine) waitIfOverHard(ctx context.Context, s compactor.Session, invoca
 func (e *Engine) AfterRun(ctx context.Context, s compactor.Session, invocation string, snap compactor.Snapshot) {
 	st := e.state(s)
 	st.mu.Lock()
+	if r := st.findRun(invocation); r != nil && r.refused {
+		r.ended = true
+		st.mu.Unlock()
+		return
+	}
 	st.forgetInvocation(invocation)
 	sent := st.sent.recent(time.Now())
 	limits, tokenLimit := st.limits, st.tokenLimit
@@ -154,18 +187,33 @@ func (e *Engine) reportCompaction(a compactor.Attempt) {
 	e.tel.compaction(a)
 }
 
-// NoteAppend checks, when an invocation's event is stored through adkctx's session wrapper,
-// that the plugin saw the invocation start: with compaction on, a runner without the plugin
-// never compacts.
-func (e *Engine) NoteAppend(s compactor.Session, invocation, author string) {
-	if !e.CompactionOn() || author == "user" || invocation == "" {
+// NoteAppend checks an event appended through adkctx's session wrapper for a runner that
+// bypasses the plugin (with compaction on, such a runner never compacts). run is the invocation
+// of the adk-go run the append was made in ("" outside a run): adk-go's runner appends with the
+// invocation's context. The runner stores an invocation's user message before its plugins'
+// BeforeRun, and BeforeRun before any agent's event of it; so an agent's event of a run whose
+// user message was stored while the plugin has not seen the run start comes from a runner
+// without the plugin. Writes outside a run — an application's notification, a crash recovery, a
+// worker's message, with a new, empty or reused invocation id — are never taken for one, nor is
+// anything when this process did not see the run's user message stored.
+func (e *Engine) NoteAppend(s compactor.Session, run, author string) {
+	if !e.CompactionOn() || run == "" {
 		return
 	}
 	st := e.state(s)
 	st.mu.Lock()
-	ok := st.sawRun(invocation)
+	missing := false
+	switch {
+	case author != "user":
+		missing = slices.Contains(st.unclaimed, run)
+	case !st.sawRun(run) && !slices.Contains(st.unclaimed, run):
+		if len(st.unclaimed) == maxUnclaimed {
+			st.unclaimed = slices.Delete(st.unclaimed, 0, 1)
+		}
+		st.unclaimed = append(st.unclaimed, run)
+	}
 	st.mu.Unlock()
-	if !ok {
+	if missing {
 		e.WiringError("plugin_missing", pluginMissing)
 	}
 }

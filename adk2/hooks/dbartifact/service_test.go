@@ -376,3 +376,43 @@ func TestConcurrentSavesRacingForOneVersion(t *testing.T) {
 		t.Errorf("versions stored: %v, %v; want %d", resp, err, writers)
 	}
 }
+
+// A service whose tables were never migrated says so, by type and in words, on every database:
+// Ready before any use, and every call that reaches the database (not the SQL error alone).
+// After Migrate, Ready is nil and the calls work.
+func TestNotMigratedIsSaid(t *testing.T) {
+	ops := []op{
+		save("s1", "f", genai.NewPartFromText("x")), load("s1", "f", 0), del("s1", "f", 0),
+		list("u", "s1"), versions("s1", "f"), getVersion("s1", "f", 0),
+		raw("recent outputs", func(ctx context.Context, s artifact.Service) error {
+			_, err := s.(recall.ChunkStore).RecentOutputs(ctx, recall.Key{AppName: "app", UserID: "u", SessionID: "s1"}, "", 0, 10)
+			return err
+		}),
+	}
+	for _, d := range databases {
+		t.Run(d.name, func(t *testing.T) {
+			ctx := t.Context()
+			svc := dbartifact.NewService(d.open(t), dbartifact.Config{})
+			var nm *dbartifact.NotMigratedError
+			if err := svc.Ready(ctx); !errors.As(err, &nm) || len(nm.Tables) != 2 || !strings.Contains(err.Error(), "Migrate") {
+				t.Errorf("Ready before Migrate: %v, want a *NotMigratedError naming both tables and Migrate", err)
+			}
+			for _, o := range ops {
+				if _, err := o.run(ctx, svc); !errors.As(err, &nm) || nm.Err == nil {
+					t.Errorf("%s before Migrate: %v, want a *NotMigratedError wrapping the database's error", o.name, err)
+				}
+			}
+			if err := svc.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := svc.Ready(ctx); err != nil {
+				t.Errorf("Ready after Migrate: %v", err)
+			}
+			for _, o := range ops {
+				if _, err := o.run(ctx, svc); errors.As(err, &nm) {
+					t.Errorf("%s after Migrate: %v", o.name, err)
+				}
+			}
+		})
+	}
+}

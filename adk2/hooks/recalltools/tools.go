@@ -110,8 +110,9 @@ const (
 )
 
 // errNoArtifacts is a call's error when there is no artifact service to read.
-var errNoArtifacts = errors.New("the recall tools have no storage: the runner was not wired with an artifact service " +
-	"(runner.Config.ArtifactService passed to adkctx's Wire); nothing saved can be read in this session")
+var errNoArtifacts = errors.New("the recall tools cannot read anything here: this application keeps no saved outputs or " +
+	"earlier turns (no artifact service is wired: its operator must pass runner.Config.ArtifactService to adkctx's Wire); " +
+	"answer from the conversation as it is")
 
 // recaller runs the tools' calls.
 type recaller struct {

@@ -46,6 +46,11 @@ type Config struct {
 // first.
 var ErrNoTable = errors.New("sessiondb: adk-go's events table does not exist: run database.AutoMigrate on the session service first")
 
+// ErrNoIndex is CheckIndex's error when the session index is not in place: create it with
+// CreateIndex.
+var ErrNoIndex = errors.New("sessiondb: the session index " + IndexName + " does not exist: every read of a session scans " +
+	"the whole events table; create it with sessiondb.CreateIndex")
+
 // ErrInTransaction is returned for a PostgreSQL handle inside a transaction: the index is built
 // CONCURRENTLY, which PostgreSQL runs only outside one.
 var ErrInTransaction = errors.New("sessiondb: CREATE INDEX CONCURRENTLY cannot run inside a transaction: pass a *gorm.DB that is not in one")
@@ -99,6 +104,53 @@ func CreateIndex(ctx context.Context, db *gorm.DB, cfg Config) error {
 	}
 }
 
+// CheckIndex reports whether the session index is in place in the database db is a handle on,
+// reading only the catalog (two or three small queries): nil when it is (on PostgreSQL, also
+// while another process builds it); ErrNoIndex, wrapped, when it is not (on PostgreSQL, also when
+// an interrupted build left it invalid); a *ConflictError when an index of that name indexes
+// something else; ErrNoTable, a *DialectError, or the error of asking the database otherwise.
+// adkctx's hooks call it when they are wired over adk-go's database session service, and warn
+// when the index is missing.
+func CheckIndex(ctx context.Context, db *gorm.DB) error {
+	if db == nil {
+		return errors.New("sessiondb: CheckIndex needs a *gorm.DB")
+	}
+	switch dialect := db.Dialector.Name(); dialect {
+	case "sqlite":
+		db = db.WithContext(ctx)
+		if err := sqliteHasEvents(db); err != nil {
+			return err
+		}
+		table, columns, err := sqliteIndex(db)
+		switch {
+		case err != nil:
+			return err
+		case table == "":
+			return ErrNoIndex
+		}
+		return check(table, columns)
+	case "postgres":
+		st, err := readPGIndex(db.WithContext(ctx))
+		switch {
+		case err != nil:
+			return err
+		case !st.exists:
+			return ErrNoIndex
+		case !st.index:
+			return fmt.Errorf("%w (%s exists and is not an index: rename it)", ErrNoIndex, st.name)
+		}
+		if err := check(st.table, st.columns); err != nil {
+			return err
+		}
+		if !st.valid && !st.building {
+			return fmt.Errorf("%w (an interrupted build left it invalid: CreateIndex builds it again)", ErrNoIndex)
+		}
+		return nil
+	default:
+		return &DialectError{Dialect: dialect}
+	}
+}
+
 // createStatement is the statement that creates the index; concurrently for PostgreSQL.
 func createStatement(concurrently bool) string {
 	quoted := make([]string, len(indexColumns))
@@ -121,12 +173,8 @@ func check(table string, columns []string) error {
 }
 
 func createSQLite(db *gorm.DB, log *zap.Logger) error {
-	var tables int64
-	if err := db.Raw("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", eventsTable).Scan(&tables).Error; err != nil {
-		return fmt.Errorf("sessiondb: looking for the events table: %w", err)
-	}
-	if tables == 0 {
-		return ErrNoTable
+	if err := sqliteHasEvents(db); err != nil {
+		return err
 	}
 	table, columns, err := sqliteIndex(db)
 	if err != nil {
@@ -146,6 +194,18 @@ func createSQLite(db *gorm.DB, log *zap.Logger) error {
 		return err
 	}
 	return check(table, columns)
+}
+
+// sqliteHasEvents returns ErrNoTable when the database holds no events table.
+func sqliteHasEvents(db *gorm.DB) error {
+	var tables int64
+	if err := db.Raw("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", eventsTable).Scan(&tables).Error; err != nil {
+		return fmt.Errorf("sessiondb: looking for the events table: %w", err)
+	}
+	if tables == 0 {
+		return ErrNoTable
+	}
+	return nil
 }
 
 // sqliteIndex returns the table and columns of the index named IndexName ("" when none).

@@ -19,6 +19,8 @@ import (
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	gormlogger "gorm.io/gorm/logger"
+
+	"github.com/adkctx/adkctx/hooks/sessiondb"
 )
 
 // EnvDSN names the environment variable holding the DSN of the test server; its role must be
@@ -114,7 +116,7 @@ func Open(t testing.TB) *gorm.DB {
 }
 
 // SessionService returns adk-go's database session service (session/database, through gorm's
-// PostgreSQL dialector) on db, migrated. Pass [SQL](t) for a fresh database; pass the same db to
+// PostgreSQL dialector) on db, migrated, with adkctx's session index (sessiondb.CreateIndex). Pass [SQL](t) for a fresh database; pass the same db to
 // read what the service stored.
 func SessionService(t testing.TB, db *sql.DB) session.Service {
 	t.Helper()
@@ -124,6 +126,14 @@ func SessionService(t testing.TB, db *sql.DB) session.Service {
 	}
 	if err := database.AutoMigrate(svc); err != nil {
 		t.Fatalf("pgtest: AutoMigrate: %v", err)
+	}
+	gdb, err := gorm.Open(postgres.New(postgres.Config{Conn: db}), GormConfig())
+	if err != nil {
+		t.Fatalf("pgtest: gorm.Open: %v", err)
+	}
+	// As the README asks of every application.
+	if err := sessiondb.CreateIndex(t.Context(), gdb, sessiondb.Config{}); err != nil {
+		t.Fatalf("pgtest: CreateIndex: %v", err)
 	}
 	return svc
 }

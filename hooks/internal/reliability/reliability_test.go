@@ -39,6 +39,7 @@ import (
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
+	"github.com/adkctx/adkctx/hooks/sessiondb"
 	"github.com/adkctx/adkctx/internal/compactor"
 )
 
@@ -137,6 +138,13 @@ func sqliteService(t testing.TB, path string) session.Service {
 		t.Fatal(err)
 	}
 	if err := database.AutoMigrate(svc); err != nil {
+		t.Fatal(err)
+	}
+	gdb, err := gorm.Open(&sqlite.Dialector{Conn: db}, &gorm.Config{Logger: gormlogger.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sessiondb.CreateIndex(t.Context(), gdb, sessiondb.Config{}); err != nil {
 		t.Fatal(err)
 	}
 	return svc

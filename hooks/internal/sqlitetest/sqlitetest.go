@@ -15,6 +15,8 @@ import (
 	"google.golang.org/adk/session/database"
 	"gorm.io/gorm"
 	gormlogger "gorm.io/gorm/logger"
+
+	"github.com/adkctx/adkctx/hooks/sessiondb"
 )
 
 // Store is an SQLite file opened for a test.
@@ -33,7 +35,8 @@ func TempDSN(tb testing.TB) string {
 }
 
 // Open opens the SQLite file dsn names (a path, optionally with "?_pragma=…" parameters),
-// migrates adk-go's session tables and closes the pool when tb ends (or at [Store.Close]).
+// migrates adk-go's session tables, creates adkctx's session index (sessiondb.CreateIndex) and
+// closes the pool when tb ends (or at [Store.Close]).
 func Open(tb testing.TB, dsn string) *Store {
 	tb.Helper()
 	pool, err := sql.Open(sqlite.DriverName, dsn)
@@ -51,6 +54,10 @@ func Open(tb testing.TB, dsn string) *Store {
 	}
 	if s.DB, err = gorm.Open(&sqlite.Dialector{Conn: pool}, quiet); err != nil {
 		tb.Fatalf("sqlitetest: gorm.Open: %v", err)
+	}
+	// As the README asks of every application; a test of the index's absence drops it.
+	if err := sessiondb.CreateIndex(tb.Context(), s.DB, sessiondb.Config{}); err != nil {
+		tb.Fatalf("sqlitetest: CreateIndex: %v", err)
 	}
 	return s
 }

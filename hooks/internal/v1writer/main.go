@@ -30,6 +30,7 @@ import (
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
 	"github.com/adkctx/adkctx/hooks/internal/llmtest"
+	"github.com/adkctx/adkctx/hooks/sessiondb"
 )
 
 // Shown is one event of a view: its id, whether it is a summary, its text.
@@ -56,6 +57,13 @@ func write(path, app string, turns int) error {
 		return err
 	}
 	if err := database.AutoMigrate(base); err != nil {
+		return err
+	}
+	gdb, err := gorm.Open(sqlite.Open(path), &gorm.Config{Logger: gormlogger.Discard})
+	if err != nil {
+		return err
+	}
+	if err := sessiondb.CreateIndex(ctx, gdb, sessiondb.Config{}); err != nil {
 		return err
 	}
 	h, err := hooks.New(adkctx.Config{Compaction: &compaction.Config{Interval: 2, RetainRecentInvocations: 2, Synchronous: true,

@@ -35,7 +35,7 @@ type pkg struct {
 
 // packages are the generated packages.
 var packages = []pkg{
-	{src: "hooks", dst: "adk2/hooks", own: []string{"doc.go", "version.go"}, tests: []string{"people_test.go", "recall_test.go", "recall_figure_test.go", "views_test.go"}},
+	{src: "hooks", dst: "adk2/hooks", own: []string{"doc.go", "version.go"}, tests: []string{"people_test.go", "recall_test.go", "recall_figure_test.go", "views_test.go", "wiring_test.go"}},
 	{src: "hooks/internal/llmtest", dst: "adk2/internal/llmtest", own: []string{"version.go"}},
 	{src: "hooks/internal/sqlitetest", dst: "adk2/internal/sqlitetest"},
 	// adk-go's events table is the same in v1 and v2: the package imports neither.

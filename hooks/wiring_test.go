@@ -1,0 +1,514 @@
+package hooks_test
+
+// Wiring mistakes, through adk-go's runner as a user meets them, and what is not one. The adk-go
+// v2 glue runs the same tests (adk2/hooks/wiring_test.go is generated from this file).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+	"google.golang.org/adk/agent"
+	"google.golang.org/adk/agent/llmagent"
+	"google.golang.org/adk/model"
+	"google.golang.org/adk/plugin"
+	"google.golang.org/adk/runner"
+	"google.golang.org/adk/session"
+	"google.golang.org/adk/tool"
+	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx"
+	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/hooks"
+	"github.com/adkctx/adkctx/hooks/dbartifact"
+	"github.com/adkctx/adkctx/hooks/internal/llmtest"
+	"github.com/adkctx/adkctx/hooks/internal/sqlitetest"
+	"github.com/adkctx/adkctx/hooks/sessiondb"
+)
+
+const wiringApp = "wiring-app"
+
+// wiringHooks returns Hooks configured by cfg (compaction every 2 invocations, extractive, on
+// the turn, when cfg has none), logging to the returned observer.
+func wiringHooks(t *testing.T, cfg adkctx.Config) (*hooks.Hooks, *observer.ObservedLogs) {
+	t.Helper()
+	core, logs := observer.New(zapcore.DebugLevel)
+	cfg.Logger = zap.New(core)
+	if cfg.Compaction == nil {
+		cfg.Compaction = &compaction.Config{Interval: 2, Synchronous: true, Summarizer: &compaction.ExtractiveSummarizer{}}
+	}
+	h, err := hooks.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close(context.Background()) })
+	return h, logs
+}
+
+// wiringAgent is an llmagent on m with tools and, when callbacks, adkctx's model and tool
+// callbacks of h.
+func wiringAgent(t *testing.T, h *hooks.Hooks, m model.LLM, callbacks bool, tools ...tool.Tool) agent.Agent {
+	t.Helper()
+	cfg := llmagent.Config{Name: "assistant", Model: m, Instruction: "You are a careful assistant.", Tools: tools}
+	if callbacks {
+		cfg.BeforeModelCallbacks = []llmagent.BeforeModelCallback{h.BeforeModel()}
+		cfg.AfterModelCallbacks = []llmagent.AfterModelCallback{h.AfterModel()}
+		cfg.AfterToolCallbacks = []llmagent.AfterToolCallback{h.AfterTool()}
+	}
+	a, err := llmagent.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func newRunner(t *testing.T, rc runner.Config) *runner.Runner {
+	t.Helper()
+	rc.AppName, rc.AutoCreateSession = wiringApp, true
+	r, err := runner.New(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// turn runs one user message and returns the first error the run yields.
+func turn(t *testing.T, r *runner.Runner, sessionID, text string) error {
+	t.Helper()
+	for _, err := range r.Run(t.Context(), "user", sessionID, genai.NewContentFromText(text, genai.RoleUser), agent.RunConfig{}) {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// wiringEvents returns every stored event of a session, straight from svc.
+func wiringEvents(t *testing.T, svc session.Service, sessionID string) []*session.Event {
+	t.Helper()
+	resp, err := svc.Get(t.Context(), &session.GetRequest{AppName: wiringApp, UserID: "user", SessionID: sessionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.Collect(resp.Session.Events().All())
+}
+
+// problems returns the Problem of each *adkctx.WiringError joined in err.
+func problems(t *testing.T, err error) []string {
+	t.Helper()
+	if err == nil {
+		return nil
+	}
+	joined, ok := err.(interface{ Unwrap() []error })
+	errs := []error{err}
+	if ok {
+		errs = joined.Unwrap()
+	}
+	var out []string
+	for _, e := range errs {
+		var w *adkctx.WiringError
+		if !errors.As(e, &w) {
+			t.Errorf("not a *adkctx.WiringError: %v", e)
+			continue
+		}
+		out = append(out, w.Problem)
+	}
+	return out
+}
+
+// wiringStores are the session stores the tests run on: in-memory and SQLite (the index created).
+func wiringStores(t *testing.T) map[string]func() session.Service {
+	return map[string]func() session.Service{
+		"inmemory": session.InMemoryService,
+		"sqlite":   func() session.Service { return sqlitetest.Open(t, sqlitetest.TempDSN(t)).Sessions },
+	}
+}
+
+// An application that appends events through the wrapped service outside a run — a
+// notification, a crash recovery, a message a worker posts, an imported exchange — with a new,
+// empty or reused invocation id, in this process or another, is no wiring mistake; a runner
+// without the plugin still is (the next test). Before, every agent-authored event of an
+// invocation the plugin had not seen start was reported as plugin_missing.
+func TestWritesOutsideARunAreNoWiringMistake(t *testing.T) {
+	for name, newStore := range wiringStores(t) {
+		t.Run(name, func(t *testing.T) {
+			base := newStore()
+			h, logs := wiringHooks(t, adkctx.Config{})
+			m := &llmtest.Model{UsageScale: 1}
+			rc, err := h.Wire(runner.Config{Agent: wiringAgent(t, h, m, false), SessionService: base})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := newRunner(t, rc)
+			for i := range 3 {
+				if err := turn(t, r, "s1", fmt.Sprint("question ", i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			finished := ""
+			for _, e := range wiringEvents(t, base, "s1") {
+				if e.Author == "assistant" {
+					finished = e.InvocationID
+					break
+				}
+			}
+			if finished == "" {
+				t.Fatal("no agent event stored")
+			}
+
+			other, otherLogs := wiringHooks(t, adkctx.Config{}) // another process over the same store
+			otherRC, err := other.Wire(runner.Config{Agent: wiringAgent(t, other, m, false), SessionService: base})
+			if err != nil {
+				t.Fatal(err)
+			}
+			writes := []struct {
+				name       string
+				sessions   session.Service
+				invocation string
+				author     string
+			}{
+				{"a notification, new invocation id", rc.SessionService, "notify-1", "assistant"},
+				{"a worker's message, no invocation id", rc.SessionService, "", "assistant"},
+				{"a crash recovery, the finished invocation's id", rc.SessionService, finished, "assistant"},
+				{"an imported exchange: its user message", rc.SessionService, "import-1", "user"},
+				{"an imported exchange: its answer", rc.SessionService, "import-1", "assistant"},
+				{"another process: the finished invocation's id", otherRC.SessionService, finished, "assistant"},
+				{"another process: a new invocation id", otherRC.SessionService, "notify-2", "assistant"},
+			}
+			for i, w := range writes {
+				resp, err := w.sessions.Get(t.Context(), &session.GetRequest{AppName: wiringApp, UserID: "user", SessionID: "s1"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var role genai.Role = genai.RoleModel
+				if w.author == "user" {
+					role = genai.RoleUser
+				}
+				ev := &session.Event{ID: fmt.Sprint("app-event-", i), InvocationID: w.invocation, Author: w.author, Timestamp: time.Now(),
+					LLMResponse: model.LLMResponse{Content: genai.NewContentFromText(w.name, role)}}
+				if err := w.sessions.AppendEvent(t.Context(), resp.Session, ev); err != nil {
+					t.Fatalf("%s: %v", w.name, err)
+				}
+			}
+			if err := turn(t, r, "s1", "one more question"); err != nil {
+				t.Fatal(err)
+			}
+			for hname, hh := range map[string]*hooks.Hooks{"this process": h, "another process": other} {
+				if err := hh.Check(); err != nil {
+					t.Errorf("%s: Check() = %v, want nil", hname, err)
+				}
+			}
+			for _, l := range []*observer.ObservedLogs{logs, otherLogs} {
+				if n := l.FilterLevelExact(zapcore.ErrorLevel).Len(); n != 0 {
+					t.Errorf("%d error entries: %v", n, l.FilterLevelExact(zapcore.ErrorLevel).All())
+				}
+			}
+		})
+	}
+}
+
+// A runner over the wrapped service without adkctx's plugin is reported, whether or not its
+// agent has adkctx's model callbacks: by its appends (the runner stores the user message, then
+// the agent's events, and the plugin never saw the run start) or by its model calls.
+func TestRunnerWithoutThePluginIsReported(t *testing.T) {
+	for name, newStore := range wiringStores(t) {
+		for _, callbacks := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/callbacks=%v", name, callbacks), func(t *testing.T) {
+				h, logs := wiringHooks(t, adkctx.Config{})
+				r := newRunner(t, runner.Config{Agent: wiringAgent(t, h, &llmtest.Model{}, callbacks), SessionService: h.SessionService(newStore())})
+				for range 2 {
+					if err := turn(t, r, "s1", "hello"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if got := problems(t, h.Check()); !slices.Equal(got, []string{"plugin_missing"}) {
+					t.Errorf("Check() problems = %v, want [plugin_missing]", got)
+				}
+				if n := logs.FilterLevelExact(zapcore.ErrorLevel).FilterField(zap.String("problem", "plugin_missing")).Len(); n != 1 {
+					t.Errorf("%d plugin_missing entries logged, want 1", n)
+				}
+			})
+		}
+	}
+}
+
+// With compaction configured, a model call or a run through a Hooks that was never wired (no
+// Wire, no SessionService) is reported once as not_wired, by Check, Close and the log, whatever
+// the path: the agent's callbacks alone, or the plugin registered by hand over the store itself
+// (whose runs are refused with that error). Without compaction the callbacks alone are a
+// documented way to use adkctx: nothing is reported. Before, the callbacks alone were reported as
+// plugin_missing (whose fix, registering the plugin, leaves the store unwrapped) and the plugin
+// as view_missing, never as the Hooks not being wired.
+func TestNeverWiredIsLoud(t *testing.T) {
+	cases := []struct {
+		name              string
+		callbacks, plugin bool
+		compactionOff     bool
+		refused           bool // the run fails with the wiring error
+		want              []string
+	}{
+		{name: "agent callbacks", callbacks: true, want: []string{"not_wired"}},
+		{name: "plugin by hand", plugin: true, refused: true, want: []string{"not_wired"}},
+		{name: "plugin and agent callbacks", callbacks: true, plugin: true, refused: true, want: []string{"not_wired"}},
+		{name: "agent callbacks, compaction off", callbacks: true, compactionOff: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			core, logs := observer.New(zapcore.DebugLevel)
+			cfg := adkctx.Config{Logger: zap.New(core), Compaction: &compaction.Config{}}
+			if c.compactionOff {
+				cfg.Compaction = nil
+			}
+			h, err := hooks.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rc := runner.Config{Agent: wiringAgent(t, h, &llmtest.Model{}, c.callbacks), SessionService: session.InMemoryService()}
+			if c.plugin {
+				p, err := h.Plugin()
+				if err != nil {
+					t.Fatal(err)
+				}
+				rc.PluginConfig = runner.PluginConfig{Plugins: []*plugin.Plugin{p}}
+			}
+			r := newRunner(t, rc)
+			for range 3 {
+				err := turn(t, r, "s1", "hello")
+				var w *adkctx.WiringError
+				switch {
+				case c.refused && (!errors.As(err, &w) || w.Problem != "not_wired"):
+					t.Fatalf("run: %v, want the not_wired *adkctx.WiringError", err)
+				case !c.refused && err != nil:
+					t.Fatal(err)
+				}
+			}
+			for name, err := range map[string]error{"Check": h.Check(), "Close": h.Close(context.Background())} {
+				if got := problems(t, err); !slices.Equal(got, c.want) {
+					t.Errorf("%s() problems = %v, want %v", name, got, c.want)
+				}
+			}
+			logged := logs.FilterLevelExact(zapcore.ErrorLevel)
+			if logged.Len() != len(c.want) || len(c.want) > 0 && logged.FilterField(zap.String("problem", c.want[0])).Len() != 1 {
+				t.Errorf("error entries %v, want one per problem %v", logged.All(), c.want)
+			}
+		})
+	}
+}
+
+// A runner given the store itself while the Hooks holds its wrapper (the plugin from Wire's
+// config, the service not): adk-go's runner stores the user message through the store, the
+// plugin's BeforeRun sees a session not read through the wrapper, the model reads every event,
+// and a compaction's marker stored meanwhile (here mid-invocation, on the token trigger) makes
+// adk-go's database service refuse the runner's next append as a stale session. Before, that
+// error was what the user got back from Run; now the first run is refused with view_missing,
+// which says what to do, and no compaction touches the session.
+func TestWrongStoreIsExplained(t *testing.T) {
+	for name, newStore := range wiringStores(t) {
+		t.Run(name, func(t *testing.T) {
+			base := newStore()
+			h, _ := wiringHooks(t, adkctx.Config{
+				Models:     []budget.ModelInfo{{Name: "small-model", ContextWindow: 8000, MaxOutputTokens: 500}},
+				Compaction: &compaction.Config{Synchronous: true, Summarizer: &compaction.ExtractiveSummarizer{}},
+			})
+			m := &llmtest.Model{ModelName: "small-model", UsageScale: 1}
+			for i := range 30 {
+				m.Script = append(m.Script, llmtest.Call(&genai.FunctionCall{Name: "build", Args: map[string]any{"target": fmt.Sprint(i)}}))
+			}
+			a := wiringAgent(t, h, m, false, buildTool(t, strings.Repeat("step output line with some detail\n", 90)))
+			rc, err := h.Wire(runner.Config{Agent: a, SessionService: base})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := newRunner(t, runner.Config{Agent: a, SessionService: base, PluginConfig: rc.PluginConfig})
+			var first error
+			for i := 0; i < 3 && first == nil; i++ {
+				first = turn(t, r, "s1", "build all thirty targets")
+			}
+			var w *adkctx.WiringError
+			if !errors.As(first, &w) || w.Problem != "view_missing" || !strings.Contains(w.Message, "Hooks.Wire") {
+				t.Fatalf("the first error of the runs: %v; want the view_missing *adkctx.WiringError naming the fix", first)
+			}
+			if m.Calls() != 0 {
+				t.Errorf("the model was called %d times by a refused run", m.Calls())
+			}
+			waitIdle(t, h)
+			if slices.ContainsFunc(wiringEvents(t, base, "s1"), isMarker) {
+				t.Error("a compaction stored a marker in a session served by a refused runner")
+			}
+			if got := problems(t, h.Check()); !slices.Equal(got, []string{"view_missing"}) {
+				t.Errorf("Check() problems = %v, want [view_missing]", got)
+			}
+		})
+	}
+}
+
+// Usage says whether it knows the session: not on a Hooks never wired or for a session it never
+// served; after a run it does, and a Hooks of another process knows it from its first run
+// (restored from the stored call records). Before, an unknown session reported TurnsRemaining -1
+// and zeros, like a session just started.
+func TestUsageSaysWhatItKnows(t *testing.T) {
+	base := sqlitetest.Open(t, sqlitetest.TempDSN(t)).Sessions
+	h, _ := wiringHooks(t, adkctx.Config{})
+	if u := h.Usage(wiringApp, "user", "s1"); u.Known || u.TurnsRemaining != -1 || u.Turns != 0 {
+		t.Errorf("Usage of a Hooks never wired = %+v, want Known false", u)
+	}
+	m := &llmtest.Model{UsageScale: 1}
+	rc, err := h.Wire(runner.Config{Agent: wiringAgent(t, h, m, false), SessionService: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := turn(t, newRunner(t, rc), "s1", "hello"); err != nil {
+		t.Fatal(err)
+	}
+	if u := h.Usage(wiringApp, "user", "s1"); !u.Known || u.Turns != 1 || u.ModelCalls != 1 {
+		t.Errorf("Usage after a run = %+v, want Known with 1 turn and 1 call", u)
+	}
+	if u := h.Usage(wiringApp, "user", "never-served"); u.Known {
+		t.Errorf("Usage of a session never served = %+v, want Known false", u)
+	}
+
+	other, _ := wiringHooks(t, adkctx.Config{})
+	otherRC, err := other.Wire(runner.Config{Agent: wiringAgent(t, other, m, false), SessionService: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := other.Usage(wiringApp, "user", "s1"); u.Known {
+		t.Errorf("Usage in another process before it served the session = %+v, want Known false", u)
+	}
+	if err := turn(t, newRunner(t, otherRC), "s1", "hello again"); err != nil {
+		t.Fatal(err)
+	}
+	if u := other.Usage(wiringApp, "user", "s1"); !u.Known || u.Turns != 2 || u.ModelCalls != 2 {
+		t.Errorf("Usage in another process after its first run = %+v, want Known with the session's 2 turns and calls", u)
+	}
+}
+
+// adk-go's database service without adkctx's session index is reported once per Hooks — one
+// warning naming sessiondb.CreateIndex, and session_index_missing from Check — however many
+// runners are wired; with the index, on another service, or when the database cannot be asked,
+// nothing is reported. (PostgreSQL: hooks/internal/pgtest.)
+func TestSessionIndexWarning(t *testing.T) {
+	cases := []struct {
+		name string
+		open func(t *testing.T) session.Service
+		want []string
+	}{
+		{"sqlite with the index", func(t *testing.T) session.Service { return sqlitetest.Open(t, sqlitetest.TempDSN(t)).Sessions }, nil},
+		{"sqlite without the index", func(t *testing.T) session.Service {
+			store := sqlitetest.Open(t, sqlitetest.TempDSN(t))
+			if err := store.DB.Exec("DROP INDEX IF EXISTS " + sessiondb.IndexName).Error; err != nil {
+				t.Fatal(err)
+			}
+			return store.Sessions
+		}, []string{"session_index_missing"}},
+		{"sqlite that cannot be asked", func(t *testing.T) session.Service {
+			store := sqlitetest.Open(t, sqlitetest.TempDSN(t))
+			if err := store.DB.Exec("DROP INDEX IF EXISTS " + sessiondb.IndexName).Error; err != nil {
+				t.Fatal(err)
+			}
+			store.Close()
+			return store.Sessions
+		}, nil},
+		{"in-memory", func(*testing.T) session.Service { return session.InMemoryService() }, nil},
+	}
+	for _, c := range cases {
+		for _, compactionOn := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/compaction=%v", c.name, compactionOn), func(t *testing.T) {
+				core, logs := observer.New(zapcore.DebugLevel)
+				cfg := adkctx.Config{Logger: zap.New(core)}
+				if compactionOn {
+					cfg.Compaction = &compaction.Config{}
+				}
+				h, err := hooks.New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				base := c.open(t)
+				for range 2 {
+					if _, err := h.Wire(runner.Config{AppName: wiringApp, Agent: wiringAgent(t, h, &llmtest.Model{}, false), SessionService: base}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				h.SessionService(base)
+				if got := problems(t, h.Check()); !slices.Equal(got, c.want) {
+					t.Errorf("Check() problems = %v, want %v", got, c.want)
+				}
+				warned := logs.FilterField(zap.String("problem", "session_index_missing"))
+				switch {
+				case c.want == nil && warned.Len() != 0:
+					t.Errorf("warned: %v", warned.All())
+				case c.want != nil && (warned.Len() != 1 || warned.All()[0].Level != zapcore.WarnLevel ||
+					!strings.Contains(warned.All()[0].Message, "sessiondb.CreateIndex")):
+					t.Errorf("warnings %v, want one at warn level naming sessiondb.CreateIndex", warned.All())
+				}
+				if err := h.Close(context.Background()); !slices.Equal(problems(t, err), c.want) {
+					t.Errorf("Close() = %v, want %v", err, c.want)
+				}
+			})
+		}
+	}
+}
+
+// Recall tools need an artifact service, and it must be able to serve: Wire refuses a runner
+// without one once RecallTools gave the tools out (a typed error saying what to do), and one
+// whose tables were never migrated (hooks/dbartifact); a runner wired by hand whose model is
+// given the tools is reported by Check. Before, Wire accepted both, and the tools failed when the
+// model called them, the second with SQLite's "SQL logic error" alone.
+func TestRecallToolsNeedAWorkingArtifactService(t *testing.T) {
+	store := sqlitetest.Open(t, sqlitetest.TempDSN(t))
+	h, _ := wiringHooks(t, adkctx.Config{})
+	tools, err := h.RecallTools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := wiringAgent(t, h, &llmtest.Model{}, false, tools...)
+
+	_, err = h.Wire(runner.Config{AppName: wiringApp, Agent: a, SessionService: store.Sessions})
+	var w *adkctx.WiringError
+	if !errors.As(err, &w) || w.Problem != "recall_without_artifacts" || !strings.Contains(w.Message, "ArtifactService") {
+		t.Errorf("Wire without an artifact service: %v, want the recall_without_artifacts *adkctx.WiringError", err)
+	}
+
+	artifacts := dbartifact.NewService(store.DB, dbartifact.Config{})
+	_, err = h.Wire(runner.Config{AppName: wiringApp, Agent: a, SessionService: store.Sessions, ArtifactService: artifacts})
+	var nm *dbartifact.NotMigratedError
+	if !errors.As(err, &nm) || !strings.Contains(err.Error(), "Migrate") {
+		t.Errorf("Wire with a dbartifact service not migrated: %v, want a *dbartifact.NotMigratedError", err)
+	}
+	if err := artifacts.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Wire(runner.Config{AppName: wiringApp, Agent: a, SessionService: store.Sessions, ArtifactService: artifacts}); err != nil {
+		t.Errorf("Wire after Migrate: %v", err)
+	}
+	if err := h.Check(); err != nil {
+		t.Errorf("Check() = %v, want nil", err)
+	}
+
+	// By hand: the plugin and the wrapper, no Wire, so no artifact service.
+	byHand, _ := wiringHooks(t, adkctx.Config{})
+	handTools, err := byHand.RecallTools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := byHand.Plugin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRunner(t, runner.Config{Agent: wiringAgent(t, byHand, &llmtest.Model{}, false, handTools...),
+		SessionService: byHand.SessionService(session.InMemoryService()), PluginConfig: runner.PluginConfig{Plugins: []*plugin.Plugin{p}}})
+	if err := turn(t, r, "s1", "hello"); err != nil {
+		t.Fatal(err)
+	}
+	if got := problems(t, byHand.Check()); !slices.Equal(got, []string{"recall_without_artifacts"}) {
+		t.Errorf("Check() after a model call given the tools without an artifact service: %v, want [recall_without_artifacts]", got)
+	}
+}
