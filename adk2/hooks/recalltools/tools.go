@@ -30,7 +30,9 @@ type Config struct {
 	// adkctx's default 10 KiB truncation limit, so a recall result is never cut and saved
 	// again). Set Limits.MaxResultBytes below the truncation limit when you lower that.
 	Limits recall.Limits
-	// Timeout bounds each call. Default 10 s.
+	// Timeout bounds each call. Default 10 s. A search of saved outputs stops before it (with
+	// time left to return what it found and the cursor that continues) when it is shorter than
+	// Limits.MaxScanTime.
 	Timeout time.Duration
 	// Logger receives one warning per call that failed on storage (tool, session, error kind;
 	// never the query or the result). Nil: no logs.

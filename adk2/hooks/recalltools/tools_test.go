@@ -275,7 +275,7 @@ func TestRecallToolsThroughRunner(t *testing.T) {
 	ok(10, "[next page: range=")
 	// A pathological pattern runs in linear time; on a slow machine (-race) the time bound may
 	// stop it first, with a cursor.
-	if res, _ := got[11]["result"].(string); !strings.Contains(res, "[no match]") && !strings.Contains(res, "stopped early: searched for") {
+	if res, _ := got[11]["result"].(string); !strings.Contains(res, "[no match]") && !strings.Contains(res, "stopped early: the time bound") {
 		t.Errorf("pathological regexp: %v", got[11])
 	}
 	if res, _ := got[12]["result"].(string); !strings.Contains(res, "[no match]") {
@@ -409,5 +409,65 @@ func TestTimeout(t *testing.T) {
 	logs := observed.FilterMessage("recall tool failed").All()
 	if len(logs) != 1 || logs[0].ContextMap()["tool"] != recall.ToolSearchOutputs || strings.Contains(fmt.Sprint(logs[0].ContextMap()), "SECRETWORD") {
 		t.Errorf("logs: %v", observed.All())
+	}
+}
+
+// A search whose tool Timeout is shorter than its scan bound (Limits.MaxScanTime) stops before
+// the timeout with what it found and a cursor, not with the timeout's error, and the cursor
+// continues it: here a costly pattern over 8 MB of base64 lines, which would take minutes whole.
+func TestSearchStopsBeforeTimeout(t *testing.T) {
+	artifacts := artifact.InMemoryService()
+	tools, err := recalltools.New(recalltools.Config{Artifacts: artifacts, Timeout: 3 * time.Second, Limits: recall.Limits{MaxScanTime: time.Minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name = recall.OutputPrefix + "run_tests-c1.txt"
+	if _, err := artifacts.Save(context.Background(), &artifact.SaveRequest{AppName: appName, UserID: "user", SessionID: "s1",
+		FileName: name, Part: genai.NewPartFromBytes([]byte(strings.Repeat(strings.Repeat("bG9nIGxpbmUgb2YgYmFzZTY0", 170)+"\n", 2000)), "text/plain")}); err != nil {
+		t.Fatal(err)
+	}
+	const query = `[A-Za-z0-9+/=]{300}#`
+	cursor := regexp.MustCompile(`cursor="([^"]+)"`)
+	m := &llmtest.Model{Script: []llmtest.Step{
+		llmtest.Call(call(recall.ToolSearchOutputs, map[string]any{"query": query, "regexp": true, "name": name})),
+		callWith(recall.ToolSearchOutputs, func(req *model.LLMRequest) map[string]any {
+			args := map[string]any{"query": query, "regexp": true, "name": name}
+			last := req.Contents[len(req.Contents)-1].Parts[0].FunctionResponse.Response
+			if res, _ := last["result"].(string); cursor.MatchString(res) {
+				args["cursor"] = cursor.FindStringSubmatch(res)[1]
+			}
+			return args
+		}),
+		llmtest.Text("done"),
+	}}
+	a, err := llmagent.New(llmagent.Config{Name: "coder", Model: m, Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions := session.InMemoryService()
+	r, err := runner.New(runner.Config{AppName: appName, Agent: a, SessionService: sessions, ArtifactService: artifacts, AutoCreateSession: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range r.Run(context.Background(), "user", "s1", genai.NewContentFromText("go", genai.RoleUser), agent.RunConfig{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := (&env{sessions: sessions}).responses(t, "s1")
+	if len(got) != 2 {
+		t.Fatalf("responses: %v", got)
+	}
+	var cursors []string
+	for i, resp := range got {
+		res, _ := resp["result"].(string)
+		mm := cursor.FindStringSubmatch(res)
+		if mm == nil || !strings.Contains(res, "stopped early: the time bound") {
+			t.Fatalf("search %d: %v; want a result stopped by the time bound, with a cursor", i, resp)
+		}
+		cursors = append(cursors, mm[1])
+	}
+	if cursors[0] == cursors[1] {
+		t.Errorf("the second search did not move on from cursor %s", cursors[0])
 	}
 }
