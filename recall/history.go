@@ -17,6 +17,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/processors/truncate"
 )
 
 // A history segment is one saved output (text/plain) laid out as:
@@ -48,6 +49,9 @@ const (
 
 // segmentHeader is a segment's header (JSON, short keys: it is read on every search).
 type segmentHeader struct {
+	// Format is segmentFormat in the segments this release writes, 0 in the previous release's
+	// (which record no cut marks and no turn numbers: they are read as they were).
+	Format  int          `json:"f,omitempty"`
 	Seq     int          `json:"seq"`
 	Turns   []turnEntry  `json:"turns"`
 	Entries []entryIndex `json:"entries"`
@@ -73,7 +77,13 @@ type entryIndex struct {
 	Off    int64  `json:"o"` // relative to the transcript start
 	Len    int64  `json:"l"`
 	Tokens int    `json:"w"`
+	// Marks are the cut marks in the entry's text (truncation's "[... output truncated: …]",
+	// which name the saved output), as offsets and lengths in the entry.
+	Marks [][2]int64 `json:"m,omitempty"`
 }
+
+// segmentFormat is the Format of the segments this release writes.
+const segmentFormat = 2
 
 // Entry kinds.
 const (
@@ -256,6 +266,9 @@ func (seg *segment) add(t int, e *compaction.Event, p renderedPart) {
 	idx := len(h.Entries)
 	entry := entryIndex{Turn: t, Kind: p.kind, Author: e.Author, Name: p.name, Branch: e.Branch, Scope: e.Scope,
 		Off: int64(seg.body.Len()), Len: int64(len(text))}
+	for _, m := range findMarks([]byte(text)) {
+		entry.Marks = append(entry.Marks, [2]int64{int64(m[0]), int64(m[1] - m[0])})
+	}
 	seg.body.WriteString(text)
 	seg.body.WriteString("\n\n")
 	tf := map[string]*posting{}
@@ -331,7 +344,7 @@ const tableLine = 9
 // encode lays the segment out as seq.
 func (seg *segment) encode(seq int) []byte {
 	h := seg.header
-	h.Seq = seq
+	h.Seq, h.Format = seq, segmentFormat
 	h.Buckets = 1
 	for h.Buckets < len(seg.postings)/16 && h.Buckets < 1<<16 {
 		h.Buckets *= 2
@@ -430,6 +443,11 @@ func (s *openedSegment) check() error {
 		if e.Off < 0 || e.Len < 0 || bodyStart+e.Off+e.Len > s.o.lay.Size || e.Turn < 0 || e.Turn >= len(h.Turns) {
 			return fmt.Errorf("entry %d out of range", i)
 		}
+		for _, m := range e.Marks {
+			if m[0] < 0 || m[1] <= 0 || m[1] > maxMarkBytes || m[0]+m[1] > e.Len {
+				return fmt.Errorf("entry %d: cut mark out of range", i)
+			}
+		}
 	}
 	for i, t := range h.Turns {
 		if t.First < 0 || t.Count < 0 || t.First+t.Count > len(h.Entries) {
@@ -486,6 +504,79 @@ func (s *openedSegment) parsePostings(b []byte) ([]posting, error) {
 			return nil, &CorruptError{Name: s.o.name, Msg: "posting out of range"}
 		}
 		out = append(out, posting{entry: e, tf: tf, off: off})
+	}
+	return out, nil
+}
+
+// maxMarkBytes bounds a cut mark: its prefix, counts and a note of at most 200 bytes (JSON
+// escaping included).
+const maxMarkBytes = 640
+
+// findMarks returns the [start, end) of each cut mark in text.
+func findMarks(text []byte) [][2]int {
+	var out [][2]int
+	for at := 0; ; {
+		i := bytes.Index(text[at:], []byte(truncate.MarkerPrefix))
+		if i < 0 {
+			return out
+		}
+		start := at + i
+		window := text[start:min(len(text), start+maxMarkBytes)]
+		end := bytes.Index(window, []byte(markEnd))
+		if end < 0 {
+			at = start + len(truncate.MarkerPrefix)
+			continue
+		}
+		end += start + len(markEnd)
+		out = append(out, [2]int{start, end})
+		at = end
+	}
+}
+
+// markEnd ends a cut mark.
+const markEnd = " ...]"
+
+// maxMarkScanBytes bounds what read_turn reads of a previous release's entry to find its cut
+// marks (those segments do not record them).
+const maxMarkScanBytes = 1 << 20
+
+// marksIn returns the text of entry i's cut marks that reach into [lo, hi) of it: the part an
+// excerpt leaves out.
+func (s *openedSegment) marksIn(ctx context.Context, i int, lo, hi int64) ([]string, error) {
+	e := s.header.Entries[i]
+	if lo >= hi {
+		return nil, nil
+	}
+	var spans [][2]int64
+	if s.header.Format >= segmentFormat {
+		for _, m := range e.Marks {
+			if m[0] < hi && m[0]+m[1] > lo {
+				spans = append(spans, m)
+			}
+		}
+	} else {
+		from, to := max(lo-maxMarkBytes, 0), min(hi+maxMarkBytes, e.Len)
+		if to-from > maxMarkScanBytes {
+			return nil, nil
+		}
+		text, err := s.entryText(ctx, i, from, to)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range findMarks(text) {
+			if start := from + int64(m[0]); start < hi && from+int64(m[1]) > lo {
+				spans = append(spans, [2]int64{start, int64(m[1] - m[0])})
+			}
+		}
+	}
+	var out []string
+	for _, m := range spans {
+		text, err := s.entryText(ctx, i, m[0], m[0]+m[1])
+		if err != nil {
+			return nil, err
+		}
+		// A mark inside JSON text has its quotes escaped: shown as the model reads names.
+		out = append(out, strings.ReplaceAll(sanitize(text), `\"`, `"`))
 	}
 	return out, nil
 }

@@ -365,8 +365,14 @@ func renderEntry(ctx context.Context, seg *openedSegment, req TurnRequest, n, i 
 			tb = tb[1:]
 		}
 		tb = lastLines(tb, excerptLines/2)
-		item := fmt.Sprintf("%s (%d bytes, excerpt)\n%s\n[… %d bytes omitted: %s(turn=%q, whole=true, from=%d) …]\n%s\n\n",
-			label, e.Len, sanitize(hb), e.Len-int64(len(hb)+len(tb)), ToolReadTurn, req.Turn, n, sanitize(tb))
+		// The cut marks the omitted part holds name the saved output: shown, so the model reads
+		// it without another call.
+		marks, err := seg.marksIn(ctx, i, int64(len(hb)), e.Len-int64(len(tb)))
+		if err != nil {
+			return "", err
+		}
+		item := fmt.Sprintf("%s (%d bytes, excerpt)\n%s\n[… %d bytes omitted: %s(turn=%q, whole=true, from=%d) …]\n%s%s\n\n",
+			label, e.Len, sanitize(hb), e.Len-int64(len(hb)+len(tb)), ToolReadTurn, req.Turn, n, markLines(marks), sanitize(tb))
 		if len(item) <= room && strings.Count(item, "\n") <= roomLines {
 			return item, nil
 		}
@@ -387,16 +393,43 @@ func renderEntry(ctx context.Context, seg *openedSegment, req TurnRequest, n, i 
 	if !first {
 		return "", nil
 	}
-	cut := int64(max(room-len(label)-160, 0))
+	marks, err := seg.marksIn(ctx, i, 0, e.Len)
+	if err != nil {
+		return "", err
+	}
+	marks = marks[:min(len(marks), maxMarksShown)]
+	reserve := len(markLines(marks))
+	cut := int64(max(room-len(label)-160-reserve, 0))
 	text, err := seg.entryText(ctx, i, 0, cut)
 	if err != nil {
 		return "", err
 	}
-	// The label, the text's lines and the footer line.
-	text = firstLines(text[:runeFloor(text, len(text))], max(roomLines-2, 1))
+	// The label, the text's lines, the footer line and the marks.
+	text = firstLines(text[:runeFloor(text, len(text))], max(roomLines-2-len(marks), 1))
 	text = bytes.TrimSuffix(text, []byte("\n"))
-	return fmt.Sprintf("%s (%d bytes, first %d shown)\n%s\n[rest of this entry: %s(turn=%q, entry=%d, range=\"bytes=%d-\")]\n",
-		label, e.Len, len(text), sanitize(text), ToolReadTurn, req.Turn, n, len(text)), nil
+	// The marks the part shown leaves out.
+	if marks, err = seg.marksIn(ctx, i, int64(len(text)), e.Len); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s (%d bytes, first %d shown)\n%s\n[rest of this entry: %s(turn=%q, entry=%d, range=\"bytes=%d-\")]\n%s",
+		label, e.Len, len(text), sanitize(text), ToolReadTurn, req.Turn, n, len(text), markLines(marks[:min(len(marks), maxMarksShown)])), nil
+}
+
+// maxMarksShown bounds the cut marks an excerpt shows.
+const maxMarksShown = 4
+
+// markLines shows cut marks one a line (at most maxMarksShown, and how many more).
+func markLines(marks []string) string {
+	var b strings.Builder
+	for i, m := range marks {
+		if i == maxMarksShown {
+			fmt.Fprintf(&b, "[… %d more cut marks in the omitted part]\n", len(marks)-i)
+			break
+		}
+		b.WriteString(m)
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 // readEntry pages one entry of a turn with the range grammar of saved outputs.

@@ -317,19 +317,8 @@ func TestHistoryToolsThroughRunner(t *testing.T) {
 	m.Script = append(m.Script, llmtest.Text("other"))
 	e.send(t, "s2", "the codeword in s2 is OSPREY")
 
-	for _, id := range []string{"s1", "s2"} {
-		resp, err := e.sessions.Get(context.Background(), &session.GetRequest{AppName: appName, UserID: "user", SessionID: id})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var events []compaction.Event
-		for ev := range resp.Session.Events().All() {
-			events = append(events, compaction.Event{ID: ev.ID, InvocationID: ev.InvocationID, Author: ev.Author, Branch: ev.Branch, Timestamp: ev.Timestamp, Content: ev.Content, Partial: ev.Partial})
-		}
-		if _, err := recall.WriteHistory(context.Background(), recalltools.SessionStore(e.artifacts, appName, "user", id), events); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.writeHistory(t, "s1")
+	e.writeHistory(t, "s2")
 	m.Script = append(m.Script,
 		llmtest.Call(call(recall.ToolSearchHistory, map[string]any{"query": "what was the timeout_ms"})),
 		llmtest.Call(call(recall.ToolSearchHistory, map[string]any{"query": "PELICAN"})),
@@ -469,5 +458,59 @@ func TestSearchStopsBeforeTimeout(t *testing.T) {
 	}
 	if cursors[0] == cursors[1] {
 		t.Errorf("the second search did not move on from cursor %s", cursors[0])
+	}
+}
+
+// writeHistory saves the session's events as one history segment, as a compaction covering
+// them does.
+func (e *env) writeHistory(t *testing.T, sessionID string) {
+	t.Helper()
+	resp, err := e.sessions.Get(context.Background(), &session.GetRequest{AppName: appName, UserID: "user", SessionID: sessionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []compaction.Event
+	for ev := range resp.Session.Events().All() {
+		events = append(events, compaction.Event{ID: ev.ID, InvocationID: ev.InvocationID, Author: ev.Author, Branch: ev.Branch, Timestamp: ev.Timestamp, Content: ev.Content, Partial: ev.Partial})
+	}
+	if _, err := recall.WriteHistory(context.Background(), recalltools.SessionStore(e.artifacts, appName, "user", sessionID), events); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// read_turn's default excerpt of a result truncation cut keeps the cut mark naming the saved
+// output: the model's next call reads the output by that name, without asking read_turn for the
+// whole result first (the extra hop the report found).
+func TestReadTurnExcerptNamesSavedOutput(t *testing.T) {
+	const fact = "--- FAIL: TestCheckout (0.31s) order id=REQ-7f3a9c expected 200 got 500"
+	m := &llmtest.Model{}
+	e := newEnv(t, m, zap.NewNop(), func(string) string { return testLog(30000, 20000, fact) })
+	m.Script = []llmtest.Step{llmtest.Call(call("run_tests", map[string]any{})), llmtest.Text("the tests ran")}
+	e.send(t, "s1", "run the tests")
+	e.writeHistory(t, "s1")
+	var fromTurn string
+	m.Script = append(m.Script,
+		llmtest.Call(call(recall.ToolReadTurn, map[string]any{"turn": "1.1"})),
+		callWith(recall.ToolReadOutput, func(req *model.LLMRequest) map[string]any {
+			last := req.Contents[len(req.Contents)-1].Parts[0].FunctionResponse.Response
+			res, _ := last["result"].(string)
+			if mm := savedAs.FindStringSubmatch(res); mm != nil {
+				fromTurn = mm[1]
+			}
+			return map[string]any{"name": fromTurn, "range": "39998-40000"}
+		}),
+		llmtest.Text("found it"),
+	)
+	e.send(t, "s1", "which order failed?")
+	got := e.responses(t, "s1")
+	if len(got) != 2 {
+		t.Fatalf("recall responses: %v", got)
+	}
+	turn, _ := got[0]["result"].(string)
+	if !strings.Contains(turn, "run_tests result") || !strings.Contains(turn, "excerpt") || fromTurn == "" {
+		t.Fatalf("read_turn's excerpt names no saved output:\n%s", turn)
+	}
+	if res, _ := got[1]["result"].(string); !strings.Contains(res, "39999\t"+fact) {
+		t.Errorf("read_saved_output(%q) right after read_turn: %v", fromTurn, got[1])
 	}
 }
