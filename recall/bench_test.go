@@ -25,7 +25,7 @@ func BenchmarkSearchHistory(b *testing.B) {
 			}
 			events = append(events, turnEvents(inv, "", fmt.Sprintf("step %d", inv), fileBody(inv, fact))...)
 		}
-		seg, err := WriteHistory(context.Background(), st, events)
+		seg, err := WriteHistory(context.Background(), st, events, (s+1)*10)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -38,7 +38,7 @@ func BenchmarkSearchHistory(b *testing.B) {
 			b.Fatal(err)
 		}
 		search = res.BytesRead
-		res, err = ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "4.8"}, Limits{})
+		res, err = ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "turn 38"}, Limits{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -65,11 +65,15 @@ func TestReadTurnExcerptKeepsCutMarks(t *testing.T) {
 				stored, names := cutResult(t, tc.result, tc.cfg)
 				st := newMemStore(1024)
 				if previous {
-					writePreviousRelease(t, st, oneTurn(stored))
-				} else if _, err := WriteHistory(context.Background(), st, oneTurn(stored)); err != nil {
+					writePreviousRelease(t, st, 1, oneTurn(stored))
+				} else if _, err := WriteHistory(context.Background(), st, oneTurn(stored), 1); err != nil {
 					t.Fatal(err)
 				}
-				res, err := ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "1.1"}, Limits{})
+				label := "turn 1"
+				if previous {
+					label = "turn 1.1"
+				}
+				res, err := ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: label}, Limits{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -96,34 +100,37 @@ func jsonQuoted(s string) string {
 }
 
 // writePreviousRelease saves events as the previous release wrote segments: a header without
-// this release's fields (format, cut marks).
-func writePreviousRelease(t *testing.T, st Store, events []compaction.Event) {
+// this release's fields (format, scope, cut marks, turn numbers and heads).
+func writePreviousRelease(t *testing.T, st Store, seq int, events []compaction.Event) {
 	t.Helper()
-	data := buildSegment(events).encode(1)
+	data := buildSegment(events, 0).encode(seq)
 	nl := strings.IndexByte(string(data), '\n')
-	var seq, hlen int
-	if _, err := fmt.Sscanf(string(data[:nl]), historyMagic+" seq=%d header=%d", &seq, &hlen); err != nil {
+	var gotSeq, hlen int
+	if _, err := fmt.Sscanf(string(data[:nl]), historyMagic+" seq=%d header=%d", &gotSeq, &hlen); err != nil {
 		t.Fatal(err)
 	}
 	var h segmentHeader
 	if err := json.Unmarshal(data[nl+1:nl+1+hlen], &h); err != nil {
 		t.Fatal(err)
 	}
-	h.Format = 0
+	h.Format, h.Scope = 0, ""
 	for i := range h.Entries {
 		h.Entries[i].Marks = nil
+	}
+	for i := range h.Turns {
+		h.Turns[i].No, h.Turns[i].Head = 0, ""
 	}
 	hj, err := json.Marshal(h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(hj), `"f":`) || strings.Contains(string(hj), `"m":`) {
+	if strings.Contains(string(hj), `"f":`) || strings.Contains(string(hj), `"m":`) || strings.Contains(string(hj), `"no":`) || strings.Contains(string(hj), `"h":`) {
 		t.Fatalf("the header still holds this release's fields: %s", hj)
 	}
 	hj = append(hj, '\n')
-	old := fmt.Appendf(nil, "%s seq=1 header=%d\n", historyMagic, len(hj))
+	old := fmt.Appendf(nil, "%s seq=%d header=%d\n", historyMagic, seq, len(hj))
 	old = append(append(old, hj...), data[nl+1+hlen:]...)
-	if _, err := st.Save(context.Background(), HistoryName(1), old, historyMIME); err != nil {
+	if _, err := st.Save(context.Background(), HistoryName(seq), old, historyMIME); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -321,9 +321,9 @@ func TestHistoryToolsThroughRunner(t *testing.T) {
 		llmtest.Call(call(recall.ToolSearchHistory, map[string]any{"query": "what was the timeout_ms"})),
 		llmtest.Call(call(recall.ToolSearchHistory, map[string]any{"query": "PELICAN"})),
 		llmtest.Call(call(recall.ToolSearchHistory, map[string]any{"query": "OSPREY"})),
-		llmtest.Call(call(recall.ToolReadTurn, map[string]any{"turn": "1.1"})),
-		llmtest.Call(call(recall.ToolReadTurn, map[string]any{"turn": "1.1", "whole": true})),
-		llmtest.Call(call(recall.ToolReadTurn, map[string]any{"turn": "7.1"})),
+		llmtest.Call(call(recall.ToolReadTurn, map[string]any{"turn": "turn 1"})),
+		llmtest.Call(call(recall.ToolReadTurn, map[string]any{"turn": "turn 1, entry 3", "whole": true})),
+		llmtest.Call(call(recall.ToolReadTurn, map[string]any{"turn": "turn 7"})),
 		llmtest.Text("done"),
 	)
 	e.send(t, "s1", "what was the timeout and the codeword?")
@@ -332,10 +332,10 @@ func TestHistoryToolsThroughRunner(t *testing.T) {
 		t.Fatalf("%d recall responses, want 6: %v", len(got), got)
 	}
 	text := func(i int) string { s, _ := got[i]["result"].(string); return s }
-	if !strings.Contains(text(0), "turn 1.1") || !strings.Contains(text(0), "timeout_ms=7125") {
+	if !strings.Contains(text(0), "turn 1, entry 3") || !strings.Contains(text(0), "timeout_ms=7125") {
 		t.Errorf("search_history timeout:\n%s", text(0))
 	}
-	if !strings.Contains(text(1), "turn 1.1 · ") || !strings.Contains(text(1), "PELICAN") {
+	if !strings.Contains(text(1), "turn 1, entry 1 · ") || !strings.Contains(text(1), "PELICAN") {
 		t.Errorf("search_history PELICAN:\n%s", text(1))
 	}
 	if strings.Contains(text(2), "] turn") {
@@ -347,7 +347,7 @@ func TestHistoryToolsThroughRunner(t *testing.T) {
 	if !strings.Contains(text(4), "timeout_ms=7125") {
 		t.Errorf("read_turn whole:\n%s", text(4))
 	}
-	if msg, _ := got[5]["error"].(string); !strings.Contains(msg, "does not exist") {
+	if msg, _ := got[5]["error"].(string); !strings.Contains(msg, "turn 7 is not summarized") {
 		t.Errorf("read_turn of a missing turn: %v", got[5])
 	}
 	if slices.ContainsFunc(observed.All(), func(e observer.LoggedEntry) bool { return strings.Contains(fmt.Sprint(e.ContextMap()), "PELICAN") }) {
@@ -460,7 +460,7 @@ func TestSearchStopsBeforeTimeout(t *testing.T) {
 }
 
 // writeHistory saves the session's events as one history segment, as a compaction covering
-// them does.
+// them does (its turns: the session's invocations).
 func (e *env) writeHistory(t *testing.T, sessionID string) {
 	t.Helper()
 	resp, err := e.sessions.Get(context.Background(), &session.GetRequest{AppName: appName, UserID: "user", SessionID: sessionID})
@@ -468,10 +468,12 @@ func (e *env) writeHistory(t *testing.T, sessionID string) {
 		t.Fatal(err)
 	}
 	var events []compaction.Event
+	invocations := map[string]bool{}
 	for ev := range resp.Session.Events().All() {
 		events = append(events, compaction.Event{ID: ev.ID, InvocationID: ev.InvocationID, Author: ev.Author, Branch: ev.Branch, Timestamp: ev.Timestamp, Content: ev.Content, Partial: ev.Partial})
+		invocations[ev.InvocationID] = true
 	}
-	if _, err := recall.WriteHistory(context.Background(), recalltools.SessionStore(e.artifacts, appName, "user", sessionID), events); err != nil {
+	if _, err := recall.WriteHistory(context.Background(), recalltools.SessionStore(e.artifacts, appName, "user", sessionID), events, len(invocations)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -488,7 +490,7 @@ func TestReadTurnExcerptNamesSavedOutput(t *testing.T) {
 	e.writeHistory(t, "s1")
 	var fromTurn string
 	m.Script = append(m.Script,
-		llmtest.Call(call(recall.ToolReadTurn, map[string]any{"turn": "1.1"})),
+		llmtest.Call(call(recall.ToolReadTurn, map[string]any{"turn": "turn 1"})),
 		callWith(recall.ToolReadOutput, func(req *model.LLMRequest) map[string]any {
 			last := req.Contents[len(req.Contents)-1].Parts[0].FunctionResponse.Response
 			res, _ := last["result"].(string)

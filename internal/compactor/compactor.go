@@ -126,8 +126,10 @@ type Recall interface {
 	// read the marker was prepared from), before m is stored: the notes naming them appear
 	// with it.
 	SaveExcerpts(ctx context.Context, s Session, m *compaction.Marker, events []compaction.Event)
-	// WriteHistory keeps the events a stored marker newly covers (Result.Covered).
-	WriteHistory(ctx context.Context, s Session, covered []compaction.Event)
+	// WriteHistory keeps the events a stored marker newly covers (Result.Covered); turns is
+	// the marker's Invocations, the turns of its scope up to the last of them (the history
+	// numbers its turns from it as the user counts them).
+	WriteHistory(ctx context.Context, s Session, covered []compaction.Event, turns int)
 }
 
 // Compactor runs compactions: in the background (one at a time per session, coalescing
@@ -470,7 +472,7 @@ func (c *Compactor) store(ctx context.Context, r Request, snap Snapshot, a *Atte
 		// Views of reads that hold only this marker need nothing older.
 		c.deps.Viewer.Remember(id, a.Marker, a.Ledger, a.Summary)
 		if c.deps.Recall != nil {
-			c.deps.Recall.WriteHistory(ctx, r.Session, a.Covered)
+			c.deps.Recall.WriteHistory(ctx, r.Session, a.Covered, a.Marker.Invocations)
 		}
 	case errors.Is(err, errNewerMarker):
 		a.Outcome, a.Reason = OutcomeConflict, "newer_marker"
