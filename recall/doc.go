@@ -9,10 +9,12 @@
 //
 // Every call is bounded whatever the session's size: a page read costs the chunks that hold the
 // page ([Layout], [ChunkStore]); a search reads at most [Limits.MaxScanBytes] and returns at most
-// [Limits.MaxMatches] matches; every result fits in [Limits.MaxResultBytes]. When a bound stops a
-// call short, its result says so and names the call that continues where it stopped. Stores that
-// do not keep outputs in chunks (adk-go's in-memory and GCS artifact services) are read whole on
-// each call: the bounds on results hold, the bound on bytes read does not.
+// [Limits.MaxMatches] matches, within [Limits.MaxScanTime] for any pattern (regular expressions
+// are measured first, see [PatternError]); every result fits in [Limits.MaxResultBytes]. When a
+// bound stops a call short, its result says so and names the call that continues where it
+// stopped. Stores that do not keep outputs in chunks (adk-go's in-memory and GCS artifact
+// services) are read whole on each call: the bounds on results hold, the bound on bytes read
+// does not.
 //
 // # Ranges
 //
@@ -36,7 +38,10 @@
 // covers. It saves one history segment (a saved output named "adkctx-history-NNNNNN.txt") holding
 // a transcript of those turns and an inverted index over it, so that [SearchHistory] reads a few
 // index buckets per segment and [ReadTurn] reads one turn, never the whole session. Turns are
-// labelled "S.K": the K-th turn of segment S.
+// labelled as the user counts them: "turn 7" is the seventh turn (one per invocation, each begun
+// by a user message) of the reader's isolation scope, "turn 7, entry 3" its third message, call
+// or result; segments the previous release wrote keep their labels ("turn 2.4": the fourth turn
+// of segment 2). A search ranks first the entries that hold the whole query, BM25 the rest.
 //
 // # Privacy
 //

@@ -23,10 +23,12 @@ func inputErrorf(format string, args ...any) error {
 // It wraps fs.ErrNotExist, as adk-go's artifact services' "not found" errors do.
 var ErrNotFound = fmt.Errorf("recall: not found: %w", fs.ErrNotExist)
 
-// IsInputError reports whether err is an *InputError.
+// IsInputError reports whether err is an *InputError or a *PatternError: a request the model
+// can correct.
 func IsInputError(err error) bool {
 	var ie *InputError
-	return errors.As(err, &ie)
+	var pe *PatternError
+	return errors.As(err, &ie) || errors.As(err, &pe)
 }
 
 // CorruptError is a stored history segment or layout that does not parse: a store that lost or

@@ -17,7 +17,7 @@ func FuzzHistorySegment(f *testing.F) {
 	var events []compaction.Event
 	events = append(events, turnEvents(1, "", "remember PELICAN", "timeout_ms=7125\nline two")...)
 	events = append(events, turnEvents(2, "root.a", "second", strings.Repeat("data ", 100))...)
-	if _, err := WriteHistory(context.Background(), st, events); err != nil {
+	if _, err := WriteHistory(context.Background(), st, events, 2); err != nil {
 		f.Fatal(err)
 	}
 	valid := st.outputs[HistoryName(1)][0]
@@ -25,8 +25,8 @@ func FuzzHistorySegment(f *testing.F) {
 	for _, c := range valid.chunks {
 		whole = append(whole, c...)
 	}
-	f.Add(whole, "pelican", "1.1", 64)
-	f.Add(whole[:len(whole)/2], "7125", "1.2", 300)
+	f.Add(whole, "pelican", "turn 1", 64)
+	f.Add(whole[:len(whole)/2], "7125", "turn 2, entry 3", 300)
 	f.Add([]byte(historyMagic+" seq=1 header=2\n{}\n"), "x", "1.1", 100)
 	f.Fuzz(func(t *testing.T, data []byte, query, turn string, chunk int) {
 		st := newMemStore(64 + max(chunk, -chunk)%1024)

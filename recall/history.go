@@ -17,6 +17,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/processors/truncate"
 )
 
 // A history segment is one saved output (text/plain) laid out as:
@@ -48,7 +49,12 @@ const (
 
 // segmentHeader is a segment's header (JSON, short keys: it is read on every search).
 type segmentHeader struct {
-	Seq     int          `json:"seq"`
+	// Format is segmentFormat in the segments this release writes, 0 in the previous release's
+	// (which record no cut marks and no turn numbers: they are read as they were).
+	Format int `json:"f,omitempty"`
+	Seq    int `json:"seq"`
+	// Scope is the isolation scope of the segment's events (a compaction covers one scope).
+	Scope   string       `json:"sc,omitempty"`
 	Turns   []turnEntry  `json:"turns"`
 	Entries []entryIndex `json:"entries"`
 	Buckets int          `json:"buckets"`
@@ -61,6 +67,12 @@ type turnEntry struct {
 	Time       int64  `json:"time"` // Unix milliseconds of the turn's first event
 	First      int    `json:"first"`
 	Count      int    `json:"n"`
+	// No is the turn's number in its scope's conversation, as the user counts turns (turn 1
+	// is the first user message); 0 when unknown (the previous release's segments): the turn
+	// is then labelled by its segment ("S.K").
+	No int `json:"no,omitempty"`
+	// Head is the start of the turn's first user message, one line.
+	Head string `json:"h,omitempty"`
 }
 
 type entryIndex struct {
@@ -73,7 +85,13 @@ type entryIndex struct {
 	Off    int64  `json:"o"` // relative to the transcript start
 	Len    int64  `json:"l"`
 	Tokens int    `json:"w"`
+	// Marks are the cut marks in the entry's text (truncation's "[... output truncated: …]",
+	// which name the saved output), as offsets and lengths in the entry.
+	Marks [][2]int64 `json:"m,omitempty"`
 }
+
+// segmentFormat is the Format of the segments this release writes.
+const segmentFormat = 2
 
 // Entry kinds.
 const (
@@ -109,8 +127,15 @@ func parseHistoryName(name string) (int, bool) {
 // session order) and its index as the session's next history segment. Events without content,
 // partial events and thoughts are left out. It returns nil and no error when nothing is left.
 // Its cost is linear in events: it reads one name of the store to number the segment.
-func WriteHistory(ctx context.Context, st Store, events []compaction.Event) (*HistorySegment, error) {
-	seg := buildSegment(events)
+//
+// turns is how many turns (invocations) of the events' scope the conversation holds up to the
+// last of events: the covering marker's [compaction.Marker.Invocations]. The segment's turns are
+// numbered from it as the user counts them (turn 1 is the session's first user message; a turn
+// that a previous segment began keeps its number) and labelled "turn N"; with turns ≤ 0, or too
+// small for the events, they are labelled by segment ("S.K", the K-th turn of segment S), as the
+// previous release labelled every turn.
+func WriteHistory(ctx context.Context, st Store, events []compaction.Event, turns int) (*HistorySegment, error) {
+	seg := buildSegment(events, turns)
 	if len(seg.header.Entries) == 0 {
 		return nil, nil
 	}
@@ -156,32 +181,94 @@ type posting struct {
 	off       int64 // first occurrence, relative to the entry's start
 }
 
-func buildSegment(events []compaction.Event) *segment {
+func buildSegment(events []compaction.Event, turns int) *segment {
 	seg := &segment{postings: map[string][]posting{}}
-	turnOf := map[string]int{}
+	group, groups := invocationGroups(events)
+	first := turns - groups + 1 // the number of the first group
+	turnOf := map[int]int{}     // group → turn of the segment
 	for i := range events {
 		e := &events[i]
-		if e.Partial || e.Content == nil {
+		if group[i] < 0 {
 			continue
 		}
 		parts := renderParts(e)
 		if len(parts) == 0 {
 			continue
 		}
-		t, ok := turnOf[e.InvocationID]
-		if !ok || e.InvocationID == "" {
+		t, ok := turnOf[group[i]]
+		if !ok {
 			t = len(seg.header.Turns)
-			turnOf[e.InvocationID] = t
-			seg.header.Turns = append(seg.header.Turns, turnEntry{Invocation: e.InvocationID, Time: e.Timestamp.UnixMilli(), First: len(seg.header.Entries)})
-			fmt.Fprintf(&seg.body, "## turn %d · %s · invocation %s\n", t+1, e.Timestamp.UTC().Format(time.RFC3339), e.InvocationID)
+			turnOf[group[i]] = t
+			te := turnEntry{Invocation: e.InvocationID, Time: e.Timestamp.UnixMilli(), First: len(seg.header.Entries)}
+			label := fmt.Sprintf("%d (of this segment)", t+1)
+			if turns > 0 && first >= 1 {
+				te.No = first + group[i]
+				label = strconv.Itoa(te.No)
+			}
+			seg.header.Turns = append(seg.header.Turns, te)
+			seg.header.Scope = e.Scope
+			fmt.Fprintf(&seg.body, "## turn %s · %s · invocation %s\n", label, e.Timestamp.UTC().Format(time.RFC3339), e.InvocationID)
 		}
 		for _, p := range parts {
+			if p.kind == kindUser && seg.header.Turns[t].Head == "" {
+				seg.header.Turns[t].Head = headOf(p.text)
+			}
 			seg.add(t, e, p)
 		}
 	}
 	// Turns group by invocation; entries of one turn may interleave with another's in the
 	// transcript (parallel branches), so each turn lists its entries by index.
 	return seg
+}
+
+// invocationGroups numbers the invocations of events as compaction counts them (the invocations
+// a marker's Invocations counts): events with content that are not partial, grouped by
+// invocation, an event without an invocation id joining the group before it (the first group,
+// before any). It returns each event's group (-1 when it counts in none) and the groups' count.
+func invocationGroups(events []compaction.Event) ([]int, int) {
+	group := make([]int, len(events))
+	at := map[string]int{}
+	n := 0
+	var orphans []int
+	for i := range events {
+		e := &events[i]
+		group[i] = -1
+		switch {
+		case e.Partial || e.Content == nil || len(e.Content.Parts) == 0:
+		case e.InvocationID == "" && n == 0:
+			orphans = append(orphans, i)
+		case e.InvocationID == "":
+			group[i] = n - 1
+		default:
+			k, ok := at[e.InvocationID]
+			if !ok {
+				k, n = n, n+1
+				at[e.InvocationID] = k
+			}
+			group[i] = k
+		}
+	}
+	n = max(n, min(len(orphans), 1))
+	for _, i := range orphans {
+		group[i] = 0
+	}
+	return group, n
+}
+
+// maxHeadBytes bounds a turn's head: the start of its user message.
+const maxHeadBytes = 72
+
+// headOf returns the start of text on one line, "…" where cut.
+func headOf(text string) string {
+	line, _, cut := strings.Cut(strings.TrimSpace(text), "\n")
+	line = strings.Join(strings.Fields(line), " ")
+	if len(line) > maxHeadBytes {
+		line, cut = line[:runeFloor([]byte(line), maxHeadBytes)], true
+	}
+	if cut {
+		line += "…"
+	}
+	return line
 }
 
 // renderedPart is one part of an event as the transcript shows it.
@@ -256,6 +343,9 @@ func (seg *segment) add(t int, e *compaction.Event, p renderedPart) {
 	idx := len(h.Entries)
 	entry := entryIndex{Turn: t, Kind: p.kind, Author: e.Author, Name: p.name, Branch: e.Branch, Scope: e.Scope,
 		Off: int64(seg.body.Len()), Len: int64(len(text))}
+	for _, m := range findMarks([]byte(text)) {
+		entry.Marks = append(entry.Marks, [2]int64{int64(m[0]), int64(m[1] - m[0])})
+	}
 	seg.body.WriteString(text)
 	seg.body.WriteString("\n\n")
 	tf := map[string]*posting{}
@@ -292,32 +382,40 @@ func entryLabel(kind, author, name string) string {
 	return author
 }
 
-// forEachTerm calls fn with each indexable term of text (lower-cased runs of letters, digits and
-// '_', 2 to maxTermBytes bytes) and its byte offset.
+// forEachTerm calls fn with each indexable term of text (lower-cased words of 2 to maxTermBytes
+// bytes) and its byte offset.
 func forEachTerm(text string, fn func(term string, off int)) {
-	start := -1
-	flush := func(end int) {
-		if start < 0 {
-			return
-		}
-		word := text[start:end]
-		start = -1
+	forEachWord(text, func(word string, off int) {
 		if len(word) < 2 || len(word) > maxTermBytes || utf8.RuneCountInString(word) < 2 {
 			return
 		}
-		fn(strings.ToLower(word), end-len(word))
-	}
+		fn(strings.ToLower(word), off)
+	})
+}
+
+// forEachWord calls fn with each word of text (a run of letters, digits and '_') and its byte
+// offset.
+func forEachWord(text string, fn func(word string, off int)) {
+	start := -1
 	for i, r := range text {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' {
+		if isWordRune(r) {
 			if start < 0 {
 				start = i
 			}
 			continue
 		}
-		flush(i)
+		if start >= 0 {
+			fn(text[start:i], start)
+			start = -1
+		}
 	}
-	flush(len(text))
+	if start >= 0 {
+		fn(text[start:], start)
+	}
 }
+
+// isWordRune reports whether r belongs to a word: a letter, a digit or '_'.
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' }
 
 func bucketOf(term string, buckets int) int {
 	h := fnv.New32a()
@@ -331,7 +429,7 @@ const tableLine = 9
 // encode lays the segment out as seq.
 func (seg *segment) encode(seq int) []byte {
 	h := seg.header
-	h.Seq = seq
+	h.Seq, h.Format = seq, segmentFormat
 	h.Buckets = 1
 	for h.Buckets < len(seg.postings)/16 && h.Buckets < 1<<16 {
 		h.Buckets *= 2
@@ -430,6 +528,11 @@ func (s *openedSegment) check() error {
 		if e.Off < 0 || e.Len < 0 || bodyStart+e.Off+e.Len > s.o.lay.Size || e.Turn < 0 || e.Turn >= len(h.Turns) {
 			return fmt.Errorf("entry %d out of range", i)
 		}
+		for _, m := range e.Marks {
+			if m[0] < 0 || m[1] <= 0 || m[1] > maxMarkBytes || m[0]+m[1] > e.Len {
+				return fmt.Errorf("entry %d: cut mark out of range", i)
+			}
+		}
 	}
 	for i, t := range h.Turns {
 		if t.First < 0 || t.Count < 0 || t.First+t.Count > len(h.Entries) {
@@ -486,6 +589,79 @@ func (s *openedSegment) parsePostings(b []byte) ([]posting, error) {
 			return nil, &CorruptError{Name: s.o.name, Msg: "posting out of range"}
 		}
 		out = append(out, posting{entry: e, tf: tf, off: off})
+	}
+	return out, nil
+}
+
+// maxMarkBytes bounds a cut mark: its prefix, counts and a note of at most 200 bytes (JSON
+// escaping included).
+const maxMarkBytes = 640
+
+// findMarks returns the [start, end) of each cut mark in text.
+func findMarks(text []byte) [][2]int {
+	var out [][2]int
+	for at := 0; ; {
+		i := bytes.Index(text[at:], []byte(truncate.MarkerPrefix))
+		if i < 0 {
+			return out
+		}
+		start := at + i
+		window := text[start:min(len(text), start+maxMarkBytes)]
+		end := bytes.Index(window, []byte(markEnd))
+		if end < 0 {
+			at = start + len(truncate.MarkerPrefix)
+			continue
+		}
+		end += start + len(markEnd)
+		out = append(out, [2]int{start, end})
+		at = end
+	}
+}
+
+// markEnd ends a cut mark.
+const markEnd = " ...]"
+
+// maxMarkScanBytes bounds what read_turn reads of a previous release's entry to find its cut
+// marks (those segments do not record them).
+const maxMarkScanBytes = 1 << 20
+
+// marksIn returns the text of entry i's cut marks that reach into [lo, hi) of it: the part an
+// excerpt leaves out.
+func (s *openedSegment) marksIn(ctx context.Context, i int, lo, hi int64) ([]string, error) {
+	e := s.header.Entries[i]
+	if lo >= hi {
+		return nil, nil
+	}
+	var spans [][2]int64
+	if s.header.Format >= segmentFormat {
+		for _, m := range e.Marks {
+			if m[0] < hi && m[0]+m[1] > lo {
+				spans = append(spans, m)
+			}
+		}
+	} else {
+		from, to := max(lo-maxMarkBytes, 0), min(hi+maxMarkBytes, e.Len)
+		if to-from > maxMarkScanBytes {
+			return nil, nil
+		}
+		text, err := s.entryText(ctx, i, from, to)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range findMarks(text) {
+			if start := from + int64(m[0]); start < hi && from+int64(m[1]) > lo {
+				spans = append(spans, [2]int64{start, int64(m[1] - m[0])})
+			}
+		}
+	}
+	var out []string
+	for _, m := range spans {
+		text, err := s.entryText(ctx, i, m[0], m[0]+m[1])
+		if err != nil {
+			return nil, err
+		}
+		// A mark inside JSON text has its quotes escaped: shown as the model reads names.
+		out = append(out, strings.ReplaceAll(sanitize(text), `\"`, `"`))
 	}
 	return out, nil
 }

@@ -56,7 +56,7 @@ func writeSegments(t *testing.T, st Store, perSegment, segments int, facts map[i
 			events = append(events, turnEvents(inv, "", fmt.Sprintf("step %d: look at module %d", inv, inv), fileBody(inv, facts[inv]))...)
 			inv++
 		}
-		seg, err := WriteHistory(context.Background(), st, events)
+		seg, err := WriteHistory(context.Background(), st, events, inv)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +80,7 @@ func TestHistorySearchFindsPlantedFacts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		label := fmt.Sprintf("turn %d.%d", inv/5+1, inv%5+1)
+		label := fmt.Sprintf("turn %d,", inv+1)
 		first := strings.SplitN(res.Text, "\n", 4)
 		if len(first) < 3 || !strings.Contains(first[1], label) || !strings.Contains(first[2], word) {
 			t.Errorf("query %q: best excerpt is not %s holding it:\n%s", word, label, res.Text)
@@ -89,14 +89,14 @@ func TestHistorySearchFindsPlantedFacts(t *testing.T) {
 			t.Errorf("result %d bytes", len(res.Text))
 		}
 		// The turn reads back with the fact in the result when asked whole, as an excerpt if not.
-		whole, err := ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: strings.TrimPrefix(label, "turn "), Whole: true}, Limits{MaxResultBytes: 64 << 10, MaxResultLines: 1000})
+		whole, err := ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: strings.TrimSuffix(label, ","), Whole: true}, Limits{MaxResultBytes: 64 << 10, MaxResultLines: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(whole.Text, fact) || !strings.Contains(whole.Text, "read_file result") || strings.Contains(whole.Text, "thinking about it") {
 			t.Errorf("read_turn whole:\n%.600s", whole.Text)
 		}
-		ex, err := ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: strings.TrimPrefix(label, "turn ")}, Limits{})
+		ex, err := ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: strings.TrimSuffix(label, ",")}, Limits{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +116,7 @@ func TestHistorySearchBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	i := strings.Index(res.Text, "before=")
-	if i < 0 || strings.Contains(res.Text, "turn 1.2") {
+	if i < 0 || strings.Contains(res.Text, "turn 2,") {
 		t.Fatalf("bounded search did not stop with a continuation:\n%s", res.Text)
 	}
 	var before int
@@ -137,7 +137,7 @@ func TestHistorySearchBound(t *testing.T) {
 			fmt.Sscanf(res.Text[i:], "before=%d", &before)
 		}
 	}
-	if !strings.Contains(res.Text, "turn 1.2") {
+	if !strings.Contains(res.Text, "turn 2,") {
 		t.Errorf("the oldest segment was never searched:\n%s", res.Text)
 	}
 }
@@ -148,7 +148,7 @@ func TestHistoryBranches(t *testing.T) {
 	events = append(events, turnEvents(1, "root.left", "left secret", "the left agent read QUOKKA")...)
 	events = append(events, turnEvents(2, "root.right", "right work", "the right agent read WOMBAT")...)
 	events = append(events, turnEvents(3, "", "shared", "everyone sees PLATYPUS")...)
-	if _, err := WriteHistory(context.Background(), st, events); err != nil {
+	if _, err := WriteHistory(context.Background(), st, events, 3); err != nil {
 		t.Fatal(err)
 	}
 	right := Viewer{Branch: "root.right"}
@@ -160,17 +160,17 @@ func TestHistoryBranches(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := strings.Contains(res.Text, "] turn 1."); got != tc.found {
+		if got := strings.Contains(res.Text, "] turn "); got != tc.found {
 			t.Errorf("viewer on root.right, query %s: found %v, want %v:\n%s", tc.query, got, tc.found, res.Text)
 		}
 	}
-	if _, err := ReadTurn(context.Background(), st, right, TurnRequest{Turn: "1.1"}, Limits{}); !IsInputError(err) {
+	if _, err := ReadTurn(context.Background(), st, right, TurnRequest{Turn: "turn 1"}, Limits{}); !IsInputError(err) {
 		t.Errorf("read_turn of another branch's turn: %v, want an *InputError", err)
 	}
-	if _, err := ReadTurn(context.Background(), st, Viewer{Scope: "other"}, TurnRequest{Turn: "1.3"}, Limits{}); !IsInputError(err) {
+	if _, err := ReadTurn(context.Background(), st, Viewer{Scope: "other"}, TurnRequest{Turn: "turn 3"}, Limits{}); !IsInputError(err) {
 		t.Errorf("read_turn from another isolation scope: %v, want an *InputError", err)
 	}
-	res, err := ReadTurn(context.Background(), st, Viewer{Branch: "root.left.sub"}, TurnRequest{Turn: "1.1", Whole: true}, Limits{})
+	res, err := ReadTurn(context.Background(), st, Viewer{Branch: "root.left.sub"}, TurnRequest{Turn: "turn 1", Whole: true}, Limits{})
 	if err != nil || !strings.Contains(res.Text, "QUOKKA") {
 		t.Errorf("a sub-branch does not see its ancestor's turn: %v\n%v", err, res)
 	}
@@ -180,17 +180,17 @@ func TestReadTurnPaging(t *testing.T) {
 	st := newMemStore(DefaultChunkBytes)
 	big := testLog(2000)
 	events := turnEvents(1, "", "run it", big)
-	if _, err := WriteHistory(context.Background(), st, events); err != nil {
+	if _, err := WriteHistory(context.Background(), st, events, 1); err != nil {
 		t.Fatal(err)
 	}
-	res, err := ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "1.1", Whole: true, From: 3}, Limits{})
+	res, err := ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "turn 1", Whole: true, From: 3}, Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(res.Text, `entry=3, range="bytes=`) || len(res.Text) > DefaultMaxResultBytes {
 		t.Fatalf("a whole result over the bound does not page:\n%.500s", res.Text)
 	}
-	page, err := ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "1.1", Entry: 3, Range: "1500-1502"}, Limits{})
+	page, err := ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "turn 1", Entry: 3, Range: "1500-1502"}, Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestReadTurnPaging(t *testing.T) {
 	if !strings.Contains(page.Text, want) {
 		t.Errorf("entry page:\n%s\nwant lines:\n%s", page.Text, want)
 	}
-	for _, bad := range []string{"", "x", "1", "0.1", "1.0", "9.1", "1.9", "-1.1", "1.1.1"} {
+	for _, bad := range []string{"", "x", "0", "turn 2", "turn 1, entry 0", "turn 1, entry 9", "1.1", "0.1", "1.0", "9.1", "1.9", "-1.1", "1.1.1"} {
 		if _, err := ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: bad}, Limits{}); !IsInputError(err) {
 			t.Errorf("ReadTurn(%q) = %v, want an *InputError", bad, err)
 		}
@@ -244,7 +244,7 @@ func TestWriteHistoryConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			seg, err := WriteHistory(context.Background(), st, turnEvents(w, "", "hello", fmt.Sprintf("writer %d", w)))
+			seg, err := WriteHistory(context.Background(), st, turnEvents(w, "", "hello", fmt.Sprintf("writer %d", w)), 1)
 			if err != nil {
 				t.Error(err)
 				return

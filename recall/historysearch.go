@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Viewer is who reads the history: only events the viewer's agent could see are reachable. An
@@ -53,17 +53,35 @@ type hit struct {
 	seg   *openedSegment
 	entry int
 	score float64
-	off   int64 // where the best term first occurs
+	off   int64 // where the best term first occurs, or the exact match
 	best  float64
+	tier  int // how exactly the entry holds the whole query (tierNone … tierExact)
 }
 
+// How exactly an entry holds the whole query: the tiers rank before BM25's scores.
+const (
+	tierNone    = iota
+	tierWords   // the query's words in order, whatever lies between them ("marker turn 3")
+	tierAnyCase // the query itself in another case, on word boundaries
+	tierExact   // the query itself, on word boundaries ("marker-turn-3", not "marker-turn-30")
+)
+
+// maxExactEntryBytes bounds the entries whose text a search reads to check for the whole query.
+const maxExactEntryBytes = 1 << 20
+
 // SearchHistory ranks the entries (messages, calls, results) of the session's history segments
-// against the query's terms with BM25, newest segment first, and returns the best as excerpts,
-// each with the turn it comes from. It reads the segments' headers and one index bucket per term
-// per segment, at most lim.MaxScanBytes in all; when that bound stops it before the oldest
-// segment, the result says so and gives the Before that continues. Only entries v sees count.
+// against the query and returns the best as excerpts, each with its turn's label and its entry
+// in the turn (what read_turn takes), newest segment first. Entries that hold the whole query
+// rank first — on word boundaries in its case, then in any case, then as its words in order —
+// and BM25 over the query's terms orders the rest. It reads the segments' headers, one index
+// bucket per term per segment, and the text of the entries that hold every term, at most
+// lim.MaxScanBytes in all; when that bound stops it before the oldest segment, the result says
+// so and gives the Before that continues. Only entries v sees count.
 func SearchHistory(ctx context.Context, st Store, v Viewer, req HistoryRequest, lim Limits) (*Result, error) {
 	lim = lim.withDefaults()
+	if len(req.Query) > maxQueryBytes {
+		return nil, inputErrorf("query is %d bytes; at most %d", len(req.Query), maxQueryBytes)
+	}
 	terms := queryTerms(req.Query)
 	if len(terms) == 0 {
 		return nil, inputErrorf("query has no searchable word (words are letters, digits and '_', at least 2 characters)")
@@ -79,17 +97,22 @@ func SearchHistory(ctx context.Context, st Store, v Viewer, req HistoryRequest, 
 	if newest == 0 {
 		return &Result{Text: "no earlier turns are summarized yet: the whole conversation is in your context"}, nil
 	}
-	c := &collector{terms: terms, df: map[string]int{}, cands: map[[2]int]*hit{}, tfs: map[[2]int]map[string]posting{}}
-	if err := c.collect(ctx, st, v, terms, top, lim); err != nil {
+	r := newHistoryReader(st, v)
+	c := &collector{r: r, terms: terms, df: map[string]int{}, cands: map[[2]int]*hit{}, tfs: map[[2]int]map[string]posting{}}
+	if err := c.collect(ctx, top, lim); err != nil {
 		return nil, err
 	}
-	return formatHits(ctx, c.rank(), req, c.searched, c.stopAt, c.read, lim)
+	hits := c.rank()
+	if err := c.rankExact(ctx, hits, strings.TrimSpace(req.Query), lim); err != nil {
+		return nil, err
+	}
+	return c.format(ctx, hits, req, lim)
 }
 
 // collector gathers the postings of a query's terms over segments, newest first.
 type collector struct {
+	r        *historyReader
 	terms    []string
-	read     int64
 	entries  int
 	tokens   int64
 	df       map[string]int
@@ -97,36 +120,39 @@ type collector struct {
 	tfs      map[[2]int]map[string]posting
 	searched []int
 	stopAt   int // the Before that continues, 0 when every segment was searched
+	// holding counts the entries that hold every term, checked those whose text was read for
+	// the whole query.
+	holding, checked int
 }
 
 // collect reads segments top, top-1, … 1 until the scan bound.
-func (c *collector) collect(ctx context.Context, st Store, v Viewer, terms []string, top int, lim Limits) error {
+func (c *collector) collect(ctx context.Context, top int, lim Limits) error {
 	for seq := top; seq >= 1; seq-- {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if c.read >= lim.MaxScanBytes || len(c.searched) == maxSegmentsPerSearch {
+		if c.r.read() >= lim.MaxScanBytes || len(c.searched) == maxSegmentsPerSearch {
 			c.stopAt = seq + 1
 			return nil
 		}
-		seg, err := openSegment(ctx, st, seq)
-		if err == errNoSegment {
-			continue
-		}
+		seg, err := c.r.open(ctx, seq)
 		if err != nil {
 			return err
+		}
+		if seg == nil {
+			continue
 		}
 		c.searched = append(c.searched, seq)
 		c.entries += len(seg.header.Entries)
 		c.tokens += seg.header.Tokens
-		for _, term := range terms {
+		for _, term := range c.terms {
 			ps, err := seg.postings(ctx, term)
 			if err != nil {
 				return err
 			}
 			c.df[term] += len(ps)
 			for _, p := range ps {
-				if !v.sees(seg.header.Entries[p.entry]) {
+				if !c.r.v.sees(seg.header.Entries[p.entry]) {
 					continue
 				}
 				k := [2]int{seq, p.entry}
@@ -137,8 +163,6 @@ func (c *collector) collect(ctx context.Context, st Store, v Viewer, terms []str
 				c.tfs[k][term] = p
 			}
 		}
-		c.read += seg.o.read
-		seg.o.read = 0
 	}
 	return nil
 }
@@ -166,22 +190,137 @@ func (c *collector) rank() []*hit {
 		}
 		hits = append(hits, h)
 	}
-	sort.Slice(hits, func(i, j int) bool {
-		if hits[i].score != hits[j].score {
-			return hits[i].score > hits[j].score
-		}
-		if hits[i].seg.seq != hits[j].seg.seq {
-			return hits[i].seg.seq > hits[j].seg.seq
-		}
-		return hits[i].entry > hits[j].entry
-	})
+	sortHits(hits)
 	return hits
 }
 
-// formatHits writes the ranked excerpts within the result bound.
-func formatHits(ctx context.Context, hits []*hit, req HistoryRequest, searched []int, stopAt int, read int64, lim Limits) (*Result, error) {
+// sortHits orders hits by tier, then score, then newest first.
+func sortHits(hits []*hit) {
+	sort.Slice(hits, func(i, j int) bool {
+		a, b := hits[i], hits[j]
+		switch {
+		case a.tier != b.tier:
+			return a.tier > b.tier
+		case a.score != b.score:
+			return a.score > b.score
+		case a.seg.seq != b.seg.seq:
+			return a.seg.seq > b.seg.seq
+		}
+		return a.entry > b.entry
+	})
+}
+
+// rankExact reads, best first and within the scan bound, the text of the entries that hold every
+// term of the query, gives each the tier of its best occurrence of the whole query, and moves
+// the tiers ahead of BM25's order.
+func (c *collector) rankExact(ctx context.Context, hits []*hit, query string, lim Limits) error {
+	words := tokens(query)
+	for _, h := range hits {
+		if len(c.tfs[[2]int{h.seg.seq, h.entry}]) < len(c.terms) {
+			continue
+		}
+		c.holding++
+		e := h.seg.header.Entries[h.entry]
+		if c.r.read() >= lim.MaxScanBytes || e.Len > maxExactEntryBytes {
+			continue
+		}
+		text, err := h.seg.entryText(ctx, h.entry, 0, e.Len)
+		if err != nil {
+			return err
+		}
+		c.checked++
+		var off int
+		if h.tier, off = exactTier(string(text), query, words); h.tier > tierNone {
+			h.off = int64(off)
+		}
+	}
+	sortHits(hits)
+	return nil
+}
+
+// exactTier returns how exactly text holds query (words: query's tokens) and where.
+func exactTier(text, query string, words []string) (int, int) {
+	if i := indexOnBoundaries(text, query); i >= 0 {
+		return tierExact, i
+	}
+	if i := indexOnBoundaries(strings.ToLower(text), strings.ToLower(query)); i >= 0 {
+		return tierAnyCase, min(i, len(text)) // ToLower keeps offsets but for a few runes
+	}
+	if i := indexOfWords(text, words); i >= 0 {
+		return tierWords, i
+	}
+	return tierNone, -1
+}
+
+// indexOnBoundaries returns the first occurrence of q in text that neither starts nor ends
+// inside a word (a word character of q next to one of text), or -1.
+func indexOnBoundaries(text, q string) int {
+	if q == "" {
+		return -1
+	}
+	first, _ := utf8.DecodeRuneInString(q)
+	last, _ := utf8.DecodeLastRuneInString(q)
+	for at := 0; at <= len(text)-len(q); {
+		i := strings.Index(text[at:], q)
+		if i < 0 {
+			return -1
+		}
+		i += at
+		before, _ := utf8.DecodeLastRuneInString(text[:i])
+		after, _ := utf8.DecodeRuneInString(text[i+len(q):])
+		if (i == 0 || !isWordRune(before) || !isWordRune(first)) && (i+len(q) == len(text) || !isWordRune(after) || !isWordRune(last)) {
+			return i
+		}
+		_, size := utf8.DecodeRuneInString(text[i:])
+		at = i + size
+	}
+	return -1
+}
+
+// maxQueryWords bounds the words of a query matched in order.
+const maxQueryWords = 64
+
+// indexOfWords returns where the words (lower-cased) occur in text one after the other, as whole
+// words with only non-word characters between them, or -1.
+func indexOfWords(text string, words []string) int {
+	if len(words) == 0 || len(words) > maxQueryWords {
+		return -1
+	}
+	type word struct {
+		w   string
+		off int
+	}
+	var ws []word
+	forEachWord(text, func(w string, off int) { ws = append(ws, word{strings.ToLower(w), off}) })
+	for i := 0; i+len(words) <= len(ws); i++ {
+		match := true
+		for j, w := range words {
+			if ws[i+j].w != w {
+				match = false
+				break
+			}
+		}
+		if match {
+			return ws[i].off
+		}
+	}
+	return -1
+}
+
+// tokens returns the words of q, lower-cased, one letter long included.
+func tokens(q string) []string {
+	var out []string
+	forEachWord(q, func(w string, _ int) { out = append(out, strings.ToLower(w)) })
+	return out
+}
+
+// format writes the ranked excerpts within the result bound: each with its turn's label, its
+// entry, and once per turn the start of the turn's user message.
+func (c *collector) format(ctx context.Context, hits []*hit, req HistoryRequest, lim Limits) (*Result, error) {
 	var body strings.Builder
-	shown := 0
+	shown, lines := 0, 0
+	headed := map[[2]int]bool{} // turns whose user message was shown
+	example := ""
 	for _, h := range hits {
 		if shown == lim.MaxMatches {
 			break
@@ -192,36 +331,93 @@ func formatHits(ctx context.Context, hits []*hit, req HistoryRequest, searched [
 		if err != nil {
 			return nil, err
 		}
-		read += h.seg.o.read
-		h.seg.o.read = 0
 		snippet := oneLine(text, from > 0, from+int64(len(text)) < e.Len)
+		n, err := c.r.entryNumber(ctx, h.seg, h.entry)
+		if err != nil {
+			return nil, err
+		}
+		label := fmt.Sprintf("%s, entry %d", h.seg.label(e.Turn), n)
 		t := h.seg.header.Turns[e.Turn]
-		item := fmt.Sprintf("[%d] turn %d.%d · %s · %s\n    %s\n", shown+1, h.seg.seq, e.Turn+1,
-			time.UnixMilli(t.Time).UTC().Format("2006-01-02 15:04"), entryLabel(e.Kind, e.Author, e.Name), snippet)
+		var item strings.Builder
+		fmt.Fprintf(&item, "[%d] %s · %s · %s", shown+1, label, entryLabel(e.Kind, e.Author, e.Name), time.UnixMilli(t.Time).UTC().Format("2006-01-02 15:04"))
+		switch h.tier {
+		case tierExact, tierAnyCase:
+			item.WriteString(" · exact match")
+		case tierWords:
+			item.WriteString(" · all words in order")
+		}
+		if key := [2]int{h.seg.seq, e.Turn}; !headed[key] && e.Kind != kindUser {
+			head, err := c.r.head(ctx, h.seg, e.Turn)
+			if err != nil {
+				return nil, err
+			}
+			if head != "" {
+				fmt.Fprintf(&item, " · user: %q", head)
+			}
+			headed[key] = true
+		}
+		fmt.Fprintf(&item, "\n    %s\n", snippet)
 		// Two lines an item; the header, the footer and the "older turns" line aside.
-		if body.Len()+len(item) > lim.MaxResultBytes-headerReserve || 2*(shown+1) > lim.MaxResultLines-3 {
+		if body.Len()+item.Len() > lim.MaxResultBytes-headerReserve || lines+2 > lim.MaxResultLines-4 {
 			break
 		}
-		body.WriteString(item)
+		if example == "" {
+			example = label
+		}
+		body.WriteString(item.String())
 		shown++
+		lines += 2
 	}
 	var b strings.Builder
 	span := "no history segments"
-	if len(searched) > 0 {
-		span = fmt.Sprintf("history segments %d-%d", searched[len(searched)-1], searched[0])
+	if len(c.searched) > 0 {
+		span = fmt.Sprintf("history segments %d-%d", c.searched[len(c.searched)-1], c.searched[0])
 	}
-	fmt.Fprintf(&b, "search_history %q: %d of %d matching entries shown, best first (searched %s, %d bytes read)\n",
-		clip(req.Query, 80), shown, len(hits), span, read)
+	fmt.Fprintf(&b, "search_history %q: %d of %d matching entries shown, exact matches first, then best first (searched %s, %d bytes read)\n",
+		clip(req.Query, 80), shown, len(hits), span, c.r.read())
 	b.WriteString(body.String())
 	if shown > 0 {
-		fmt.Fprintf(&b, "[read a whole turn: %s(turn=\"S.K\") with the turn of an excerpt]", ToolReadTurn)
+		fmt.Fprintf(&b, "[read one: %s(turn=%q)", ToolReadTurn, example)
+		if !strings.Contains(example, ".") {
+			b.WriteString("; turn 1 is the session's first user message")
+		}
+		b.WriteString("]")
 	} else {
 		b.WriteString("[no match]")
 	}
-	if stopAt > 1 {
-		fmt.Fprintf(&b, "\n[older turns not searched (segments 1-%d, a per-call bound): search again with before=%d]", stopAt-1, stopAt)
+	if c.checked < c.holding {
+		fmt.Fprintf(&b, "\n[exact matches looked for in %d of the %d entries holding every word (a per-call bound)]", c.checked, c.holding)
 	}
-	return &Result{Text: b.String(), BytesRead: read}, nil
+	if c.stopAt > 1 {
+		fmt.Fprintf(&b, "\n[older turns not searched (segments 1-%d, a per-call bound): search again with before=%d]", c.stopAt-1, c.stopAt)
+	}
+	return &Result{Text: b.String(), BytesRead: c.r.read()}, nil
+}
+
+// head returns the start of turn t's user message in seg, "" when the reader does not see one.
+func (r *historyReader) head(ctx context.Context, seg *openedSegment, t int) (string, error) {
+	for i, e := range seg.header.Entries {
+		if e.Turn != t || e.Kind != kindUser {
+			continue
+		}
+		if !r.v.sees(e) {
+			return "", nil
+		}
+		if seg.header.Format >= segmentFormat {
+			return seg.header.Turns[t].Head, nil
+		}
+		text, err := seg.entryText(ctx, i, 0, 2*maxHeadBytes)
+		if err != nil {
+			return "", err
+		}
+		text = text[:runeFloor(text, len(text))]
+		h := headOf(string(text))
+		if int64(len(text)) < e.Len && !strings.HasSuffix(h, "…") {
+			h += "…"
+		}
+		return h, nil
+	}
+	return "", nil
 }
 
 // oneLine shows an excerpt on one line: line breaks as " ⏎ ", "…" where cut.
@@ -265,180 +461,4 @@ func newestSegment(ctx context.Context, st Store) (int, error) {
 	}
 	n, _ := parseHistoryName(last[0].Name)
 	return n, nil
-}
-
-// TurnRequest asks for one covered turn.
-type TurnRequest struct {
-	// Turn is the turn's label, "S.K", as search results give it.
-	Turn string
-	// Whole shows tool results whole instead of as excerpts.
-	Whole bool
-	// From is the first entry shown (from 1); 0 means 1.
-	From int
-	// Entry, when > 0, shows only that entry, paged by Range (see [ParseRange]).
-	Entry int
-	Range string
-}
-
-// ReadTurn shows one turn of the history as the viewer sees it: each message, call and result
-// with its label, tool results as excerpts (head and tail, lim.ExcerptBytes) unless req.Whole,
-// within lim.MaxResultBytes; the footer names the call that shows the rest.
-func ReadTurn(ctx context.Context, st Store, v Viewer, req TurnRequest, lim Limits) (*Result, error) {
-	lim = lim.withDefaults()
-	seq, k, err := parseTurn(req.Turn)
-	if err != nil {
-		return nil, err
-	}
-	seg, err := openSegment(ctx, st, seq)
-	if err == errNoSegment {
-		return nil, inputErrorf("turn %s does not exist: no history segment %d in this session (turns come from %s results)", req.Turn, seq, ToolSearchHistory)
-	}
-	if err != nil {
-		return nil, err
-	}
-	var visible []int
-	if k <= len(seg.header.Turns) {
-		for i, e := range seg.header.Entries {
-			if e.Turn == k-1 && v.sees(e) {
-				visible = append(visible, i)
-			}
-		}
-	}
-	if len(visible) == 0 {
-		return nil, inputErrorf("turn %s does not exist in this session's history (or not on your branch)", req.Turn)
-	}
-	if req.Entry > 0 {
-		return readEntry(ctx, seg, req, visible, lim)
-	}
-	from := max(req.From, 1)
-	if from > len(visible) {
-		return nil, inputErrorf("turn %s has %d entries; from=%d is past the last", req.Turn, len(visible), from)
-	}
-	t := seg.header.Turns[k-1]
-	var b strings.Builder
-	room, roomLines := lim.MaxResultBytes-headerReserve, lim.MaxResultLines-2 // header and footer lines
-	last := from - 1
-	for n := from; n <= len(visible); n++ {
-		i := visible[n-1]
-		item, err := renderEntry(ctx, seg, req, n, i, lim, room-b.Len(), roomLines-strings.Count(b.String(), "\n"), n == from)
-		if err != nil {
-			return nil, err
-		}
-		if item == "" {
-			break
-		}
-		b.WriteString(item)
-		last = n
-	}
-	text := fmt.Sprintf("turn %s · %s · entries %d-%d of %d\n", req.Turn, time.UnixMilli(t.Time).UTC().Format(time.RFC3339), from, last, len(visible)) + b.String()
-	if last < len(visible) {
-		text += fmt.Sprintf("[more: %s(turn=%q, from=%d)]", ToolReadTurn, req.Turn, last+1)
-	} else {
-		text += "[end of turn]"
-	}
-	return &Result{Text: text, BytesRead: seg.o.read}, nil
-}
-
-// excerptLines bounds the lines of each side of a result's excerpt in read_turn.
-const excerptLines = 12
-
-// renderEntry shows entry i (n-th visible) in at most room bytes and roomLines lines; "" when it
-// does not fit and is not the first shown (the first is then shown cut, with the call that pages
-// it).
-func renderEntry(ctx context.Context, seg *openedSegment, req TurnRequest, n, i int, lim Limits, room, roomLines int, first bool) (string, error) {
-	e := seg.header.Entries[i]
-	label := fmt.Sprintf("[%d] %s", n, entryLabel(e.Kind, e.Author, e.Name))
-	excerpt := e.Kind == kindResult && !req.Whole && e.Len > int64(lim.ExcerptBytes)
-	if excerpt {
-		head, tail := int64(lim.ExcerptBytes*2/3), int64(lim.ExcerptBytes/3)
-		hb, err := seg.entryText(ctx, i, 0, head)
-		if err != nil {
-			return "", err
-		}
-		tb, err := seg.entryText(ctx, i, e.Len-tail, e.Len)
-		if err != nil {
-			return "", err
-		}
-		hb = firstLines(hb[:runeFloor(hb, len(hb))], excerptLines)
-		hb = bytes.TrimSuffix(hb, []byte("\n"))
-		for len(tb) > 0 && tb[0]&0xC0 == 0x80 {
-			tb = tb[1:]
-		}
-		tb = lastLines(tb, excerptLines/2)
-		item := fmt.Sprintf("%s (%d bytes, excerpt)\n%s\n[… %d bytes omitted: %s(turn=%q, whole=true, from=%d) …]\n%s\n\n",
-			label, e.Len, sanitize(hb), e.Len-int64(len(hb)+len(tb)), ToolReadTurn, req.Turn, n, sanitize(tb))
-		if len(item) <= room && strings.Count(item, "\n") <= roomLines {
-			return item, nil
-		}
-		if !first {
-			return "", nil
-		}
-	}
-	if !excerpt && int64(len(label))+e.Len+4 <= int64(room) {
-		text, err := seg.entryText(ctx, i, 0, e.Len)
-		if err != nil {
-			return "", err
-		}
-		// The label, the text's lines and a blank line.
-		if bytes.Count(text, []byte("\n"))+3 <= roomLines {
-			return fmt.Sprintf("%s\n%s\n\n", label, sanitize(text)), nil
-		}
-	}
-	if !first {
-		return "", nil
-	}
-	cut := int64(max(room-len(label)-160, 0))
-	text, err := seg.entryText(ctx, i, 0, cut)
-	if err != nil {
-		return "", err
-	}
-	// The label, the text's lines and the footer line.
-	text = firstLines(text[:runeFloor(text, len(text))], max(roomLines-2, 1))
-	text = bytes.TrimSuffix(text, []byte("\n"))
-	return fmt.Sprintf("%s (%d bytes, first %d shown)\n%s\n[rest of this entry: %s(turn=%q, entry=%d, range=\"bytes=%d-\")]\n",
-		label, e.Len, len(text), sanitize(text), ToolReadTurn, req.Turn, n, len(text)), nil
-}
-
-// readEntry pages one entry of a turn with the range grammar of saved outputs.
-func readEntry(ctx context.Context, seg *openedSegment, req TurnRequest, visible []int, lim Limits) (*Result, error) {
-	if req.Entry > len(visible) {
-		return nil, inputErrorf("turn %s has %d entries; entry=%d does not exist", req.Turn, len(visible), req.Entry)
-	}
-	r, err := ParseRange(req.Range)
-	if err != nil {
-		return nil, err
-	}
-	i := visible[req.Entry-1]
-	e := seg.header.Entries[i]
-	if e.Len > maxEntryReadBytes {
-		return nil, inputErrorf("entry %d of turn %s is %d bytes: too large to page here", req.Entry, req.Turn, e.Len)
-	}
-	text, err := seg.entryText(ctx, i, 0, e.Len)
-	if err != nil {
-		return nil, err
-	}
-	name := fmt.Sprintf("turn %s entry %d (%s)", req.Turn, req.Entry, entryLabel(e.Kind, e.Author, e.Name))
-	o := memoryOutput(name, text)
-	var page string
-	if r.Unit == Lines {
-		page, err = o.pageLines(ctx, r, lim)
-	} else {
-		page, err = o.pageBytes(ctx, r, lim)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &Result{Text: page, BytesRead: seg.o.read}, nil
-}
-
-// parseTurn reads a turn label "S.K" (also "turn S.K").
-func parseTurn(s string) (seq, k int, err error) {
-	t := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "turn"))
-	a, b, ok := strings.Cut(t, ".")
-	seq, err1 := strconv.Atoi(strings.TrimSpace(a))
-	k, err2 := strconv.Atoi(strings.TrimSpace(b))
-	if !ok || err1 != nil || err2 != nil || seq < 1 || k < 1 || seq > 1<<30 || k > 1<<30 {
-		return 0, 0, inputErrorf("turn %q is not a turn label: labels look like \"3.4\" (segment 3, turn 4), as %s results give them", clip(s, 40), ToolSearchHistory)
-	}
-	return seq, k, nil
 }

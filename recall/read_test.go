@@ -247,10 +247,10 @@ func TestResultsFitTheBound(t *testing.T) {
 			return SearchHistory(context.Background(), st, Viewer{}, HistoryRequest{Query: "needle handler1_2"}, lim)
 		},
 		func() (*Result, error) {
-			return ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "1.2"}, lim)
+			return ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "turn 2"}, lim)
 		},
 		func() (*Result, error) {
-			return ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "1.2", Whole: true, From: 3}, lim)
+			return ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "turn 2", Whole: true, From: 3}, lim)
 		},
 	} {
 		res, err := call()
@@ -276,7 +276,7 @@ func TestResultsFitTheLineBound(t *testing.T) {
 	st := newMemStore(4096)
 	saveLog(t, st, logName, short.String())
 	events := turnEvents(0, "", "step 0: print the short lines", short.String()[:30000])
-	if _, err := WriteHistory(context.Background(), st, events); err != nil {
+	if _, err := WriteHistory(context.Background(), st, events, 1); err != nil {
 		t.Fatal(err)
 	}
 	for _, maxLines := range []int{0, 30} {
@@ -295,16 +295,16 @@ func TestResultsFitTheLineBound(t *testing.T) {
 				return SearchOutputs(context.Background(), st, SearchRequest{Query: "x", Context: 1}, lim)
 			},
 			"turn-whole": func() (*Result, error) {
-				return ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "1.1", Whole: true, From: 3}, lim)
+				return ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "turn 1", Whole: true, From: 3}, lim)
 			},
 			"turn": func() (*Result, error) {
-				return ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "1.1"}, lim)
+				return ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "turn 1"}, lim)
 			},
 			"entry": func() (*Result, error) {
-				return ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "1.1", Entry: 3}, lim)
+				return ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "turn 1", Entry: 3}, lim)
 			},
 			"entry-bytes": func() (*Result, error) {
-				return ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "1.1", Entry: 3, Range: "bytes=0-"}, lim)
+				return ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: "turn 1", Entry: 3, Range: "bytes=0-"}, lim)
 			},
 		}
 		for name, call := range calls {

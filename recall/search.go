@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -46,35 +45,6 @@ const (
 	contextLineBytes = 160
 )
 
-// matcher finds a query in one line: the match's start and end, or -1.
-type matcher interface {
-	find(line []byte) (int, int)
-}
-
-type substring struct {
-	folded []byte
-	buf    []byte
-}
-
-func (s *substring) find(line []byte) (int, int) {
-	s.buf = foldASCII(s.buf[:0], line)
-	i := bytes.Index(s.buf, s.folded)
-	if i < 0 {
-		return -1, -1
-	}
-	return i, i + len(s.folded)
-}
-
-type pattern struct{ re *regexp.Regexp }
-
-func (p pattern) find(line []byte) (int, int) {
-	loc := p.re.FindIndex(line)
-	if loc == nil {
-		return -1, -1
-	}
-	return loc[0], loc[1]
-}
-
 // foldASCII appends b with ASCII capitals made small (same length as b).
 func foldASCII(dst, b []byte) []byte {
 	for _, c := range b {
@@ -86,7 +56,7 @@ func foldASCII(dst, b []byte) []byte {
 	return dst
 }
 
-func newMatcher(query string, isRegexp bool) (matcher, error) {
+func newMatcher(query string, isRegexp bool, budget int64) (*matcher, error) {
 	switch {
 	case query == "":
 		return nil, inputErrorf("query is empty: pass a word or phrase from the output")
@@ -96,13 +66,9 @@ func newMatcher(query string, isRegexp bool) (matcher, error) {
 		return nil, inputErrorf("query is not valid UTF-8")
 	}
 	if !isRegexp {
-		return &substring{folded: foldASCII(nil, []byte(query))}, nil
+		return substringMatcher(query, budget), nil
 	}
-	re, err := regexp.Compile(query)
-	if err != nil {
-		return nil, inputErrorf("query is not a valid regular expression (RE2 syntax): %v", err)
-	}
-	return pattern{re}, nil
+	return regexpMatcher(query, budget)
 }
 
 // cursor is where a search resumes: the index of the output in the newest-first list (0 when
@@ -132,20 +98,40 @@ func parseCursor(s string) (cursor, error) {
 // ("N:" a matching line, "N-" a context line). It reads at most lim.MaxScanBytes, returns at most
 // lim.MaxMatches matches in lim.MaxResultBytes, skips binary outputs when searching all of them,
 // and says when a bound stopped it and which cursor continues.
+//
+// It returns within lim.MaxScanTime, or before ctx's deadline when that comes first (keeping a
+// fifth of the time left, at most 1 s, to write its result), plus one match call of at most
+// pieceWork and one store call: every match call is bounded by measuring the pattern first
+// (a regular expression too costly to bound is refused with a *PatternError), and the clock and
+// ctx are checked between calls. A line longer than one call can match is matched in
+// overlapping pieces.
 func SearchOutputs(ctx context.Context, st Store, req SearchRequest, lim Limits) (*Result, error) {
+	res, _, err := searchOutputs(ctx, st, req, lim, searchEnv{now: time.Now, pieceWork: pieceWork})
+	return res, err
+}
+
+// searchEnv is what tests change of a search: its clock and the work of one match call.
+type searchEnv struct {
+	now       func() time.Time
+	pieceWork int64
+}
+
+// searchOutputs is SearchOutputs in env; it returns the search too (its work, for tests).
+func searchOutputs(ctx context.Context, st Store, req SearchRequest, lim Limits, env searchEnv) (*Result, *search, error) {
 	lim = lim.withDefaults()
-	m, err := newMatcher(req.Query, req.Regexp)
+	m, err := newMatcher(req.Query, req.Regexp, env.pieceWork)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cur, err := parseCursor(req.Cursor)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if req.Context < 0 || req.Context > maxContextLines {
-		return nil, inputErrorf("context is %d lines; between 0 and %d", req.Context, maxContextLines)
+		return nil, nil, inputErrorf("context is %d lines; between 0 and %d", req.Context, maxContextLines)
 	}
-	s := &search{m: m, context: req.Context, lim: lim, deadline: time.Now().Add(lim.MaxScanTime), roomLines: lim.MaxResultLines - 2}
+	s := &search{m: m, context: req.Context, lim: lim, roomLines: lim.MaxResultLines - 2, now: env.now, pieceWork: env.pieceWork}
+	s.setDeadline(ctx)
 	if s.context == 0 && req.Context == 0 {
 		s.context = defaultContextLines
 	}
@@ -153,24 +139,25 @@ func SearchOutputs(ctx context.Context, st Store, req SearchRequest, lim Limits)
 	s.context = min(s.context, (s.roomLines-2)/2)
 	if req.Name != "" {
 		if err := ValidateOutputName(req.Name); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		o, err := openOutput(ctx, st, req.Name)
 		if err != nil {
-			return nil, notFound(err, req.Name)
+			return nil, nil, notFound(err, req.Name)
 		}
 		if !o.lay.Text {
-			return nil, inputErrorf("%s is binary (%s, %d bytes): it cannot be searched as text; read it with %s(name=%q, range=\"bytes=0-1023\")", req.Name, o.lay.MIMEType, o.lay.Size, ToolReadOutput, req.Name)
+			return nil, nil, inputErrorf("%s is binary (%s, %d bytes): it cannot be searched as text; read it with %s(name=%q, range=\"bytes=0-1023\")", req.Name, o.lay.MIMEType, o.lay.Size, ToolReadOutput, req.Name)
 		}
 		if cur.index != 0 || cur.off > o.lay.Size {
-			return nil, inputErrorf("cursor %q does not belong to a search of %s", req.Cursor, req.Name)
+			return nil, nil, inputErrorf("cursor %q does not belong to a search of %s", req.Cursor, req.Name)
 		}
 		if err := s.scan(ctx, o, 0, cur.off); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return s.result(req, 1), nil
+		return s.result(req, 1), s, nil
 	}
-	return s.all(ctx, st, req, cur)
+	res, err := s.all(ctx, st, req, cur)
+	return res, s, err
 }
 
 // all searches every saved output, newest first, from cur.
@@ -218,7 +205,7 @@ func (s *search) all(ctx context.Context, st Store, req SearchRequest, cur curso
 
 // search accumulates one search's matches and its stop reason.
 type search struct {
-	m       matcher
+	m       *matcher
 	context int
 	lim     Limits
 
@@ -231,8 +218,105 @@ type search struct {
 	searched  int
 	stop      string  // why it stopped early ("" when it did not)
 	next      *cursor // where it resumes
+
+	now       func() time.Time
+	pieceWork int64 // the work one match call may do: pieceWork outside tests
 	deadline  time.Time
-	late      bool // the time bound refused a read
+	bound     time.Duration // deadline less the start
+	timeUp    bool          // the time bound refused a read
+	// work is the matching work done (bytes × matcher.perByte), pieces the match calls that
+	// cost any, maxPiece the costliest, matching the time they took; piece is the bytes the
+	// next one is given.
+	work, maxPiece int64
+	pieces, piece  int
+	matching       time.Duration
+	// pieced: a line was matched in pieces.
+	pieced bool
+}
+
+// setDeadline sets when the search stops: lim.MaxScanTime from now, or earlier when ctx ends
+// sooner, keeping a fifth of what is left (at most 1 s) to return a result before ctx ends: a
+// tool timeout shorter than MaxScanTime ends the call with a cursor, not an error.
+func (s *search) setDeadline(ctx context.Context) {
+	start := s.now()
+	s.bound = s.lim.MaxScanTime
+	if d, ok := ctx.Deadline(); ok {
+		left := time.Until(d)
+		s.bound = min(s.bound, max(left-min(left/5, time.Second), 0))
+	}
+	s.deadline = start.Add(s.bound)
+}
+
+// minMatching is the matching time (or pieceWork, whichever comes first) a search always does:
+// each call moves its cursor on by at least that much, whatever its deadline.
+const minMatching = 20 * time.Millisecond
+
+// late reports whether work units of matching, at the rate seen so far, would end past the
+// deadline (work 0: whether the deadline passed); never before minMatching.
+func (s *search) late(work int64) bool {
+	if s.work < s.pieceWork && s.matching < minMatching {
+		return false
+	}
+	return s.now().Add(time.Duration(s.rate() * float64(work))).After(s.deadline)
+}
+
+// rate is the average time of a unit of work so far (one preempted call does not skew it).
+func (s *search) rate() float64 {
+	if s.work == 0 {
+		return 0
+	}
+	return float64(s.matching) / float64(s.work)
+}
+
+// timeReason is the stop note of the time bound.
+func (s *search) timeReason() string {
+	return fmt.Sprintf("the time bound (%s) was reached", s.bound.Round(time.Millisecond))
+}
+
+// match finds the query in line (which starts at offset off of its output), in pieces of at
+// most matcher.piece bytes: the first match's start and end, or -1. stop, when not -1, is the
+// offset of the first piece the time bound left unmatched.
+func (s *search) match(ctx context.Context, line []byte, off int64) (start, end int, stop int64, err error) {
+	m := s.m
+	for from := 0; ; {
+		if s.piece == 0 {
+			s.piece = m.piece
+		}
+		overlap := m.overlap
+		if m.unbounded {
+			overlap = s.piece / 4
+		}
+		to := min(len(line), from+s.piece)
+		work := int64(to-from) * m.perByte
+		if work > 0 {
+			if err := ctx.Err(); err != nil {
+				return -1, -1, -1, err
+			}
+			if s.late(work) {
+				return -1, -1, off + int64(from), nil
+			}
+		}
+		s.pieced = s.pieced || to-from < len(line)
+		t := s.now()
+		i, j := m.find(line[from:to])
+		if work > 0 {
+			s.work += work
+			s.pieces++
+			s.maxPiece = max(s.maxPiece, work)
+			s.matching += s.now().Sub(t)
+			// Aim the next piece at pieceTime at the rate seen.
+			if r := s.rate() * float64(m.perByte); r > 0 {
+				s.piece = int(min(max(float64(pieceTime)/r, float64(m.minPiece)), float64(m.piece)))
+			}
+		}
+		if i >= 0 {
+			return from + i, from + j, -1, nil
+		}
+		if to == len(line) {
+			return -1, -1, -1, nil
+		}
+		from = to - overlap
+	}
 }
 
 func (s *search) stopped() bool { return s.next != nil }
@@ -256,8 +340,8 @@ type matchGroup struct {
 func (s *search) scan(ctx context.Context, o *output, idx int, from int64) error {
 	if from < o.lay.Size && s.read > 0 {
 		switch {
-		case time.Now().After(s.deadline):
-			s.next, s.stop = &cursor{idx, from}, fmt.Sprintf("searched for %s (the per-call bound)", s.lim.MaxScanTime)
+		case s.late(0):
+			s.next, s.stop = &cursor{idx, from}, s.timeReason()
 			return nil
 		case s.read+int64(o.lay.Chunks[o.chunkAt(from)].Size) > s.lim.MaxScanBytes:
 			s.next, s.stop = &cursor{idx, from}, fmt.Sprintf("read %d bytes (the per-call bound)", s.read)
@@ -265,14 +349,14 @@ func (s *search) scan(ctx context.Context, o *output, idx int, from int64) error
 		}
 	}
 	s.searched++
-	ls, err := newLineScanner(ctx, o, from)
+	ls, err := newLineScanner(ctx, o, from, s.m.overlap)
 	if err != nil {
 		return err
 	}
 	defer func() { s.read += o.read; o.read = 0 }()
 	canRead := func(n int) bool {
-		if s.read+o.read > 0 && time.Now().After(s.deadline) {
-			s.late = true
+		if s.late(0) {
+			s.timeUp = true
 			return false
 		}
 		return s.read+o.read == 0 || s.read+o.read+int64(n) <= s.lim.MaxScanBytes
@@ -295,8 +379,8 @@ func (s *search) scan(ctx context.Context, o *output, idx int, from int64) error
 			return err
 		}
 		if !ok {
-			if ls.stoppedAt >= 0 && s.late {
-				stopAt(ls.stoppedAt, fmt.Sprintf("searched for %s (the per-call bound)", s.lim.MaxScanTime))
+			if ls.stoppedAt >= 0 && s.timeUp {
+				stopAt(ls.stoppedAt, s.timeReason())
 			} else if ls.stoppedAt >= 0 {
 				stopAt(ls.stoppedAt, fmt.Sprintf("read %d bytes (the per-call bound)", s.read+o.read))
 			} else if !s.flush(&g, o, &written) {
@@ -304,7 +388,15 @@ func (s *search) scan(ctx context.Context, o *output, idx int, from int64) error
 			}
 			return nil
 		}
-		if start, end := s.m.find(line); start >= 0 {
+		start, end, stop, err := s.match(ctx, line, off)
+		if err != nil {
+			return err
+		}
+		if stop >= 0 {
+			stopAt(stop, s.timeReason())
+			return nil
+		}
+		if start >= 0 {
 			if s.matches+g.matches == s.lim.MaxMatches {
 				stopAt(off, fmt.Sprintf("found %d matches (the per-call bound)", s.lim.MaxMatches))
 				return nil
@@ -390,10 +482,13 @@ type lineScanner struct {
 	no    int64 // number of the line starting at off
 	// stoppedAt is the offset of the first line not read when canRead refused a chunk; -1.
 	stoppedAt int64
+	// overlap is what consecutive parts of a line longer than maxLineBytes share (the
+	// matcher's overlap).
+	overlap int
 }
 
-func newLineScanner(ctx context.Context, o *output, from int64) (*lineScanner, error) {
-	ls := &lineScanner{o: o, off: from, stoppedAt: -1}
+func newLineScanner(ctx context.Context, o *output, from int64, overlap int) (*lineScanner, error) {
+	ls := &lineScanner{o: o, off: from, stoppedAt: -1, overlap: overlap}
 	if from >= o.lay.Size {
 		ls.chunk = len(o.lay.Chunks)
 		return ls, nil
@@ -424,9 +519,12 @@ func (ls *lineScanner) next(ctx context.Context, canRead func(int) bool) (line [
 			n = min(n, maxLineBytes)
 			line, off, no = ls.data[:n], ls.off, ls.no
 			skip := n
-			if nl == n {
+			switch {
+			case nl == n:
 				skip++
 				ls.no++
+			case n < len(ls.data) || ls.chunk < len(ls.o.lay.Chunks):
+				skip -= ls.overlap // a part of a longer line: the next part starts overlap earlier
 			}
 			ls.data, ls.off = ls.data[skip:], ls.off+int64(skip)
 			return line, off, no, true, nil
@@ -479,6 +577,13 @@ func (s *search) result(req SearchRequest, outputs int) *Result {
 	fmt.Fprintf(&b, "%s %q in %s: %d matches in %d outputs searched (%d bytes read)", kind, clip(req.Query, 80), where, s.matches, s.searched, s.read)
 	if s.binary > 0 {
 		fmt.Fprintf(&b, "; %d binary outputs skipped", s.binary)
+	}
+	// Pieces share the longest match of a bounded pattern: only assertions can differ.
+	switch {
+	case s.pieced && s.m.unbounded:
+		fmt.Fprintf(&b, "; long lines matched in overlapping pieces: a match over %d bytes across two may be missed", s.m.minPiece/4+1)
+	case s.pieced && s.m.edges:
+		b.WriteString("; long lines matched in overlapping pieces: ^ $ \\b also match at their edges")
 	}
 	b.WriteString("\n")
 	b.WriteString(s.out.String())

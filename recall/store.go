@@ -68,7 +68,10 @@ type Limits struct {
 	ExcerptBytes int
 	// MaxScanTime bounds the time one search of saved outputs scans (RE2 is linear, but a
 	// complex pattern over megabytes still takes a while); it then stops with a cursor like the
-	// other bounds. Default 5 s.
+	// other bounds. A call's context that ends sooner (a tool's Timeout) stops it sooner, with
+	// time left to return its result. Each match call is bounded by measuring the pattern
+	// first, so the bound is passed by at most one of them (tens of milliseconds; patterns too
+	// costly for that are refused). Default 5 s.
 	MaxScanTime time.Duration
 }
 

@@ -232,7 +232,7 @@ func TestRecallToolsThroughWire(t *testing.T) {
 	m.Script = append(m.Script,
 		llmtest.Call(&genai.FunctionCall{Name: recall.ToolReadOutput, Args: map[string]any{"name": excerptName, "range": "1-5"}}),
 		llmtest.Call(&genai.FunctionCall{Name: recall.ToolSearchHistory, Args: map[string]any{"query": scenario.Identifier(0)}}),
-		llmtest.Call(&genai.FunctionCall{Name: recall.ToolReadTurn, Args: map[string]any{"turn": "1.1"}}),
+		llmtest.Call(&genai.FunctionCall{Name: recall.ToolReadTurn, Args: map[string]any{"turn": "turn 1"}}),
 		llmtest.Text("found them"),
 	)
 	recallSend(t, r, "s1", "[step 5] What did the files of steps 0 and 2 say?")
@@ -243,7 +243,8 @@ func TestRecallToolsThroughWire(t *testing.T) {
 	if !strings.Contains(got[0], "// Package mod02 implements "+scenario.Identifier(2)) {
 		t.Errorf("read_saved_output of the excerpt:\n%s", got[0])
 	}
-	if !strings.Contains(got[1], "turn 1.1") || !strings.Contains(got[1], scenario.Identifier(0)) {
+	// The turn the identifier was read in is the user's first message: turn 1.
+	if !strings.Contains(got[1], "[1] turn 1, entry 3 · read_file result") || !strings.Contains(got[1], scenario.Identifier(0)) {
 		t.Errorf("search_history:\n%s", got[1])
 	}
 	if !strings.Contains(got[2], "read_file result") || !strings.Contains(got[2], scenario.UserMessage(0)) {
@@ -279,6 +280,26 @@ func TestRecallToolsThroughWire(t *testing.T) {
 	}
 	if !slices.Contains(list.FileNames, recall.HistoryName(1)) || !slices.Contains(list.FileNames, excerptName) {
 		t.Errorf("saved: %v", list.FileNames)
+	}
+
+	// Later segments go on counting as the user does: the file of step 3 was read in the user's
+	// fourth message, the recall turn was the sixth.
+	m.Script = append(m.Script,
+		llmtest.Call(&genai.FunctionCall{Name: recall.ToolSearchHistory, Args: map[string]any{"query": scenario.Identifier(3)}}),
+		llmtest.Call(&genai.FunctionCall{Name: recall.ToolReadTurn, Args: map[string]any{"turn": "turn 4"}}),
+		llmtest.Call(&genai.FunctionCall{Name: recall.ToolReadTurn, Args: map[string]any{"turn": "turn 6"}}),
+		llmtest.Text("found it"),
+	)
+	recallSend(t, r, "s1", "[step 9] What did the file of step 3 say?")
+	got = s.recallResults(t, "s1")[3:]
+	if len(got) != 3 {
+		t.Fatalf("recall results: %q", got)
+	}
+	if !strings.Contains(got[0], "[1] turn 4, entry 3 · read_file result") {
+		t.Errorf("search_history of step 3:\n%s", got[0])
+	}
+	if !strings.Contains(got[1], scenario.UserMessage(3)) || !strings.Contains(got[2], "[step 5] What did the files") {
+		t.Errorf("read_turn of turns 4 and 6:\n%s\n%s", got[1], got[2])
 	}
 }
 

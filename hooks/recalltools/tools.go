@@ -28,7 +28,9 @@ type Config struct {
 	// adkctx's default 10 KiB truncation limit, so a recall result is never cut and saved
 	// again). Set Limits.MaxResultBytes below the truncation limit when you lower that.
 	Limits recall.Limits
-	// Timeout bounds each call. Default 10 s.
+	// Timeout bounds each call. Default 10 s. A search of saved outputs stops before it (with
+	// time left to return what it found and the cursor that continues) when it is shorter than
+	// Limits.MaxScanTime.
 	Timeout time.Duration
 	// Logger receives one warning per call that failed on storage (tool, session, error kind;
 	// never the query or the result). Nil: no logs.
@@ -66,7 +68,7 @@ type HistoryArgs struct {
 
 // TurnArgs are read_turn's arguments.
 type TurnArgs struct {
-	Turn  string `json:"turn" jsonschema:"the turn's label as search_history gives it, like '3.4'"`
+	Turn  string `json:"turn" jsonschema:"the turn's label as search_history gives it, like 'turn 7, entry 3'"`
 	Whole bool   `json:"whole,omitempty" jsonschema:"show tool results whole instead of as excerpts"`
 	From  int    `json:"from,omitempty" jsonschema:"first entry to show (from 1)"`
 	Entry int    `json:"entry,omitempty" jsonschema:"show only this entry, paged by range"`
@@ -102,7 +104,8 @@ const (
 	searchDescription = "Search saved full tool outputs of this session (one, or all of them newest first) " +
 		"for a substring or regular expression; shows matching lines with line numbers and context."
 	historyDescription = "Search the earlier turns of this conversation that were summarized (messages, " +
-		"tool calls and their results, word for word). Returns ranked excerpts, each with its turn label."
+		"tool calls and their results, word for word). Returns ranked excerpts, exact matches first, each with its " +
+		"turn label (turn 1 is the first user message)."
 	turnDescription = "Read one earlier, summarized turn by its label from search_history: the user's " +
 		"message, the tool calls, their results (as excerpts unless whole is true) and the answer."
 )

@@ -273,7 +273,7 @@ func TestRecallToolsThroughRunner(t *testing.T) {
 	ok(10, "[next page: range=")
 	// A pathological pattern runs in linear time; on a slow machine (-race) the time bound may
 	// stop it first, with a cursor.
-	if res, _ := got[11]["result"].(string); !strings.Contains(res, "[no match]") && !strings.Contains(res, "stopped early: searched for") {
+	if res, _ := got[11]["result"].(string); !strings.Contains(res, "[no match]") && !strings.Contains(res, "stopped early: the time bound") {
 		t.Errorf("pathological regexp: %v", got[11])
 	}
 	if res, _ := got[12]["result"].(string); !strings.Contains(res, "[no match]") {
@@ -315,26 +315,15 @@ func TestHistoryToolsThroughRunner(t *testing.T) {
 	m.Script = append(m.Script, llmtest.Text("other"))
 	e.send(t, "s2", "the codeword in s2 is OSPREY")
 
-	for _, id := range []string{"s1", "s2"} {
-		resp, err := e.sessions.Get(context.Background(), &session.GetRequest{AppName: appName, UserID: "user", SessionID: id})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var events []compaction.Event
-		for ev := range resp.Session.Events().All() {
-			events = append(events, compaction.Event{ID: ev.ID, InvocationID: ev.InvocationID, Author: ev.Author, Branch: ev.Branch, Timestamp: ev.Timestamp, Content: ev.Content, Partial: ev.Partial})
-		}
-		if _, err := recall.WriteHistory(context.Background(), recalltools.SessionStore(e.artifacts, appName, "user", id), events); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.writeHistory(t, "s1")
+	e.writeHistory(t, "s2")
 	m.Script = append(m.Script,
 		llmtest.Call(call(recall.ToolSearchHistory, map[string]any{"query": "what was the timeout_ms"})),
 		llmtest.Call(call(recall.ToolSearchHistory, map[string]any{"query": "PELICAN"})),
 		llmtest.Call(call(recall.ToolSearchHistory, map[string]any{"query": "OSPREY"})),
-		llmtest.Call(call(recall.ToolReadTurn, map[string]any{"turn": "1.1"})),
-		llmtest.Call(call(recall.ToolReadTurn, map[string]any{"turn": "1.1", "whole": true})),
-		llmtest.Call(call(recall.ToolReadTurn, map[string]any{"turn": "7.1"})),
+		llmtest.Call(call(recall.ToolReadTurn, map[string]any{"turn": "turn 1"})),
+		llmtest.Call(call(recall.ToolReadTurn, map[string]any{"turn": "turn 1, entry 3", "whole": true})),
+		llmtest.Call(call(recall.ToolReadTurn, map[string]any{"turn": "turn 7"})),
 		llmtest.Text("done"),
 	)
 	e.send(t, "s1", "what was the timeout and the codeword?")
@@ -343,10 +332,10 @@ func TestHistoryToolsThroughRunner(t *testing.T) {
 		t.Fatalf("%d recall responses, want 6: %v", len(got), got)
 	}
 	text := func(i int) string { s, _ := got[i]["result"].(string); return s }
-	if !strings.Contains(text(0), "turn 1.1") || !strings.Contains(text(0), "timeout_ms=7125") {
+	if !strings.Contains(text(0), "turn 1, entry 3") || !strings.Contains(text(0), "timeout_ms=7125") {
 		t.Errorf("search_history timeout:\n%s", text(0))
 	}
-	if !strings.Contains(text(1), "turn 1.1 · ") || !strings.Contains(text(1), "PELICAN") {
+	if !strings.Contains(text(1), "turn 1, entry 1 · ") || !strings.Contains(text(1), "PELICAN") {
 		t.Errorf("search_history PELICAN:\n%s", text(1))
 	}
 	if strings.Contains(text(2), "] turn") {
@@ -358,7 +347,7 @@ func TestHistoryToolsThroughRunner(t *testing.T) {
 	if !strings.Contains(text(4), "timeout_ms=7125") {
 		t.Errorf("read_turn whole:\n%s", text(4))
 	}
-	if msg, _ := got[5]["error"].(string); !strings.Contains(msg, "does not exist") {
+	if msg, _ := got[5]["error"].(string); !strings.Contains(msg, "turn 7 is not summarized") {
 		t.Errorf("read_turn of a missing turn: %v", got[5])
 	}
 	if slices.ContainsFunc(observed.All(), func(e observer.LoggedEntry) bool { return strings.Contains(fmt.Sprint(e.ContextMap()), "PELICAN") }) {
@@ -407,5 +396,121 @@ func TestTimeout(t *testing.T) {
 	logs := observed.FilterMessage("recall tool failed").All()
 	if len(logs) != 1 || logs[0].ContextMap()["tool"] != recall.ToolSearchOutputs || strings.Contains(fmt.Sprint(logs[0].ContextMap()), "SECRETWORD") {
 		t.Errorf("logs: %v", observed.All())
+	}
+}
+
+// A search whose tool Timeout is shorter than its scan bound (Limits.MaxScanTime) stops before
+// the timeout with what it found and a cursor, not with the timeout's error, and the cursor
+// continues it: here a costly pattern over 8 MB of base64 lines, which would take minutes whole.
+func TestSearchStopsBeforeTimeout(t *testing.T) {
+	artifacts := artifact.InMemoryService()
+	tools, err := recalltools.New(recalltools.Config{Artifacts: artifacts, Timeout: 3 * time.Second, Limits: recall.Limits{MaxScanTime: time.Minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name = recall.OutputPrefix + "run_tests-c1.txt"
+	if _, err := artifacts.Save(context.Background(), &artifact.SaveRequest{AppName: appName, UserID: "user", SessionID: "s1",
+		FileName: name, Part: genai.NewPartFromBytes([]byte(strings.Repeat(strings.Repeat("bG9nIGxpbmUgb2YgYmFzZTY0", 170)+"\n", 2000)), "text/plain")}); err != nil {
+		t.Fatal(err)
+	}
+	const query = `[A-Za-z0-9+/=]{300}#`
+	cursor := regexp.MustCompile(`cursor="([^"]+)"`)
+	m := &llmtest.Model{Script: []llmtest.Step{
+		llmtest.Call(call(recall.ToolSearchOutputs, map[string]any{"query": query, "regexp": true, "name": name})),
+		callWith(recall.ToolSearchOutputs, func(req *model.LLMRequest) map[string]any {
+			args := map[string]any{"query": query, "regexp": true, "name": name}
+			last := req.Contents[len(req.Contents)-1].Parts[0].FunctionResponse.Response
+			if res, _ := last["result"].(string); cursor.MatchString(res) {
+				args["cursor"] = cursor.FindStringSubmatch(res)[1]
+			}
+			return args
+		}),
+		llmtest.Text("done"),
+	}}
+	a, err := llmagent.New(llmagent.Config{Name: "coder", Model: m, Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions := session.InMemoryService()
+	r, err := runner.New(runner.Config{AppName: appName, Agent: a, SessionService: sessions, ArtifactService: artifacts, AutoCreateSession: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range r.Run(context.Background(), "user", "s1", genai.NewContentFromText("go", genai.RoleUser), agent.RunConfig{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := (&env{sessions: sessions}).responses(t, "s1")
+	if len(got) != 2 {
+		t.Fatalf("responses: %v", got)
+	}
+	var cursors []string
+	for i, resp := range got {
+		res, _ := resp["result"].(string)
+		mm := cursor.FindStringSubmatch(res)
+		if mm == nil || !strings.Contains(res, "stopped early: the time bound") {
+			t.Fatalf("search %d: %v; want a result stopped by the time bound, with a cursor", i, resp)
+		}
+		cursors = append(cursors, mm[1])
+	}
+	if cursors[0] == cursors[1] {
+		t.Errorf("the second search did not move on from cursor %s", cursors[0])
+	}
+}
+
+// writeHistory saves the session's events as one history segment, as a compaction covering
+// them does (its turns: the session's invocations).
+func (e *env) writeHistory(t *testing.T, sessionID string) {
+	t.Helper()
+	resp, err := e.sessions.Get(context.Background(), &session.GetRequest{AppName: appName, UserID: "user", SessionID: sessionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []compaction.Event
+	invocations := map[string]bool{}
+	for ev := range resp.Session.Events().All() {
+		events = append(events, compaction.Event{ID: ev.ID, InvocationID: ev.InvocationID, Author: ev.Author, Branch: ev.Branch, Timestamp: ev.Timestamp, Content: ev.Content, Partial: ev.Partial})
+		invocations[ev.InvocationID] = true
+	}
+	if _, err := recall.WriteHistory(context.Background(), recalltools.SessionStore(e.artifacts, appName, "user", sessionID), events, len(invocations)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// read_turn's default excerpt of a result truncation cut keeps the cut mark naming the saved
+// output: the model's next call reads the output by that name, without asking read_turn for the
+// whole result first (the extra hop the report found).
+func TestReadTurnExcerptNamesSavedOutput(t *testing.T) {
+	const fact = "--- FAIL: TestCheckout (0.31s) order id=REQ-7f3a9c expected 200 got 500"
+	m := &llmtest.Model{}
+	e := newEnv(t, m, zap.NewNop(), func(string) string { return testLog(30000, 20000, fact) })
+	m.Script = []llmtest.Step{llmtest.Call(call("run_tests", map[string]any{})), llmtest.Text("the tests ran")}
+	e.send(t, "s1", "run the tests")
+	e.writeHistory(t, "s1")
+	var fromTurn string
+	m.Script = append(m.Script,
+		llmtest.Call(call(recall.ToolReadTurn, map[string]any{"turn": "turn 1"})),
+		callWith(recall.ToolReadOutput, func(req *model.LLMRequest) map[string]any {
+			last := req.Contents[len(req.Contents)-1].Parts[0].FunctionResponse.Response
+			res, _ := last["result"].(string)
+			if mm := savedAs.FindStringSubmatch(res); mm != nil {
+				fromTurn = mm[1]
+			}
+			return map[string]any{"name": fromTurn, "range": "39998-40000"}
+		}),
+		llmtest.Text("found it"),
+	)
+	e.send(t, "s1", "which order failed?")
+	got := e.responses(t, "s1")
+	if len(got) != 2 {
+		t.Fatalf("recall responses: %v", got)
+	}
+	turn, _ := got[0]["result"].(string)
+	if !strings.Contains(turn, "run_tests result") || !strings.Contains(turn, "excerpt") || fromTurn == "" {
+		t.Fatalf("read_turn's excerpt names no saved output:\n%s", turn)
+	}
+	if res, _ := got[1]["result"].(string); !strings.Contains(res, "39999\t"+fact) {
+		t.Errorf("read_saved_output(%q) right after read_turn: %v", fromTurn, got[1])
 	}
 }

@@ -130,8 +130,10 @@ type Recall interface {
 	// read the marker was prepared from), before m is stored: the notes naming them appear
 	// with it.
 	SaveExcerpts(ctx context.Context, s Session, m *compaction.Marker, events []compaction.Event)
-	// WriteHistory keeps the events a stored marker newly covers (Result.Covered).
-	WriteHistory(ctx context.Context, s Session, covered []compaction.Event)
+	// WriteHistory keeps the events a stored marker newly covers (Result.Covered); turns is
+	// the marker's Invocations, the turns of its scope up to the last of them (the history
+	// numbers its turns from it as the user counts them).
+	WriteHistory(ctx context.Context, s Session, covered []compaction.Event, turns int)
 }
 
 // Compactor runs compactions: in the background (one at a time per session, coalescing
@@ -477,7 +479,7 @@ func (c *Compactor) store(ctx context.Context, r Request, snap Snapshot, a *Atte
 			c.deps.Stored(r.Session, final.Events())
 		}
 		if c.deps.Recall != nil {
-			c.deps.Recall.WriteHistory(ctx, r.Session, a.Covered)
+			c.deps.Recall.WriteHistory(ctx, r.Session, a.Covered, a.Marker.Invocations)
 		}
 	case errors.Is(err, errNewerMarker):
 		a.Outcome, a.Reason = OutcomeConflict, "newer_marker"

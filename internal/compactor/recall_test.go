@@ -43,7 +43,7 @@ func (r *recallLog) SaveExcerpts(_ context.Context, s Session, m *Marker, events
 	r.record("excerpts", shown)
 }
 
-func (r *recallLog) WriteHistory(_ context.Context, s Session, covered []Event) {
+func (r *recallLog) WriteHistory(_ context.Context, s Session, covered []Event, _ int) {
 	r.record("history", covered)
 }
 

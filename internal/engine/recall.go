@@ -133,12 +133,12 @@ func (k recallKeeper) SaveExcerpts(ctx context.Context, s compactor.Session, m *
 }
 
 // WriteHistory implements compactor.Recall.
-func (k recallKeeper) WriteHistory(ctx context.Context, s compactor.Session, covered []compaction.Event) {
+func (k recallKeeper) WriteHistory(ctx context.Context, s compactor.Session, covered []compaction.Event, turns int) {
 	st := k.store(s)
 	if st == nil || len(covered) == 0 {
 		return
 	}
-	seg, err := recall.WriteHistory(ctx, st, covered)
+	seg, err := recall.WriteHistory(ctx, st, covered, turns)
 	if err != nil {
 		k.failed(s, "recall: history not written", err)
 		return

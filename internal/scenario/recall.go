@@ -225,7 +225,7 @@ func recallSessionReply(step, calls int) *genai.Content {
 }
 
 var (
-	turnLabelRE = regexp.MustCompile(`\] turn (\d+\.\d+) ·`)
+	turnLabelRE = regexp.MustCompile(`\] (turn \d+(?:\.\d+)?, entry \d+) ·`)
 	cursorRE    = regexp.MustCompile(`cursor="([^"]+)"`)
 	matchRE     = regexp.MustCompile(`(?m)^== (\S+) \(\d+ lines\)\n(?:.*\n)*?(\d+):`)
 )
