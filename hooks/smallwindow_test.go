@@ -161,6 +161,12 @@ func TestSmallWindowSendsTheFirstRequestAndLearns(t *testing.T) {
 			if len(ds) != 7 || m.Calls() != 7 {
 				t.Fatalf("decisions %d, model calls %d; want 7 each", len(ds), m.Calls())
 			}
+			var margins, actions []string
+			for _, d := range ds[1:] {
+				margins = append(margins, fmt.Sprint(d["safety_margin"]))
+				actions = append(actions, fmt.Sprint(d["action"]))
+			}
+			t.Logf("later calls: learned margins %v, actions %v", margins, actions)
 			for i, d := range ds[1:] {
 				if d["margin_source"] != string(budget.MarginLearned) || d["margin_waived"] != false {
 					t.Errorf("call %d: margin_source %v, margin_waived %v; want learned, false", i+2, d["margin_source"], d["margin_waived"])
