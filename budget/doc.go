@@ -75,8 +75,11 @@
 // estimate × ratio. Counts are never summed across events. Each [Prediction] carries a safety
 // margin learned from the observed errors — the largest recent under-count relative to the part
 // of the request that was not yet reported, most of all right after large new content — so a
-// hard limit holds by the provider's count. It is a plain value: the hooks keep one per session
-// and model, and rebuild it from stored events by replaying Observe.
+// hard limit holds by the provider's count. Until the model reports a count the margin is a prior
+// ([MarginPrior]: 10% of the prediction), a guess rather than a measure, and the budget may waive
+// it rather than refuse a request its estimate alone fits; from the first count on it is
+// [MarginLearned]. It is a plain value: the hooks keep one per session and model, and rebuild it
+// from stored events by replaying Observe.
 //
 // # Accounting
 //

@@ -41,8 +41,9 @@ func (echoModel) GenerateContent(_ context.Context, req *model.LLMRequest, _ boo
 	}
 }
 
-// Wiring adkctx into an adk-go runner with one call, as the README shows: Wire adds adkctx's
-// plugin and wraps the session service. Summaries are written by the agent's own model (its
+// Wiring adkctx into an adk-go runner with one call: Wire adds adkctx's plugin and wraps the
+// session service. A complete program (SQLite sessions, saved outputs, the recall tools) is
+// example/quickstart in the repository. Summaries are written by the agent's own model (its
 // prompt cache serves them); the extractive summarizer, which needs no model, is the fallback.
 func Example() {
 	ctx := context.Background()
@@ -56,7 +57,6 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer h.Close(ctx) // lets background compactions finish
 
 	assistant, err := llmagent.New(llmagent.Config{Name: "assistant", Model: llm, Instruction: "Be brief."})
 	if err != nil {
@@ -84,7 +84,9 @@ func Example() {
 	}
 	usage := h.Usage("demo", "user", "s1")
 	fmt.Println("user turns:", usage.Turns, "model calls:", usage.ModelCalls, "prompt tokens reported:", usage.Last.Prompt > 0)
-	if err := h.Check(); err != nil { // wiring mistakes, also without a logger
+	// Close lets background compactions finish and returns wiring mistakes, also without a
+	// logger: check its error.
+	if err := h.Close(ctx); err != nil {
 		log.Fatal(err)
 	}
 	// Output:

@@ -216,6 +216,8 @@ func decisionFields(sessionID string, c Call, seq int, limits budget.Limits, d r
 		zap.Float64("calibration_factor", round3(calibrationFactor(d))),
 		zap.Int("predicted_tokens", d.PredictedTokens),
 		zap.Int("safety_margin", d.Margin),
+		zap.String("margin_source", marginSource(d)),
+		zap.Bool("margin_waived", d.MarginWaived),
 		zap.Int("final_tokens", d.FinalTokens),
 		zap.Int("prefix_reused_tokens", x.reused),
 		zap.String("action", string(d.Action)),
@@ -236,6 +238,15 @@ func decisionFields(sessionID string, c Call, seq int, limits budget.Limits, d r
 		zap.Int("responses_merged", x.norm.ContentsMerged),
 		zap.Int("instruction_bytes", x.instructionBytes),
 	)
+}
+
+// marginSource is the decision's margin source as logged: "prior", "learned", or "none" when the
+// prediction named none.
+func marginSource(d request.BudgetDecision) string {
+	if d.MarginSource == "" {
+		return "none"
+	}
+	return string(d.MarginSource)
 }
 
 // limitFields are the limits' fields of the "budget decision" log entry.

@@ -52,6 +52,12 @@ type BudgetDecision struct {
 	// EstimatedTokens is our estimate of the request as it came in; PredictedTokens the model's
 	// predicted count of it and Margin the safety added for the hard limit.
 	EstimatedTokens, PredictedTokens, Margin int
+	// MarginSource says whether Margin is a prior (the model has reported no count yet) or
+	// learned from the model's counts; empty when Predict gave none.
+	MarginSource budget.MarginSource
+	// MarginWaived reports that a prior margin was dropped because the request did not fit
+	// with it: the request was checked, and sent, by the prediction alone (see EnforceBudget).
+	MarginWaived bool
 	// FinalEstimatedTokens and FinalTokens describe the request as sent.
 	FinalEstimatedTokens, FinalTokens int
 	// FixedTokens is the estimate of what is never trimmed: system instruction and tools.
@@ -84,17 +90,31 @@ type BudgetExceededError struct {
 	// NewestTurnTokens, FixedTokens and RequestTokens are predicted counts of the newest turn,
 	// of the system instruction and tools, and of the whole request as it came in.
 	NewestTurnTokens, FixedTokens, RequestTokens int
-	// Margin is the safety margin added to the predicted count for the hard limit (learned from
-	// the model's reported counts, see budget.Calibration): the request is refused when the
-	// newest turn, the fixed part and the margin do not fit under HardLimit.
-	Margin int
+	// Margin is the safety margin of the prediction and MarginSource where it comes from (see
+	// budget.Calibration). A learned margin (or one of unnamed source) is added: the request is
+	// refused when the newest turn, the fixed part and the margin do not fit under HardLimit. A
+	// prior margin (the model has reported no count yet) is not: the request is refused only when
+	// the newest turn and the fixed part alone do not fit.
+	Margin       int
+	MarginSource budget.MarginSource
 }
 
 func (e *BudgetExceededError) Error() string {
+	var margin string
+	switch {
+	case e.Margin <= 0:
+		margin = ", with no safety margin"
+	case e.MarginSource == budget.MarginPrior:
+		margin = fmt.Sprintf(", even without a safety margin (the model has reported no token count for this session yet: "+
+			"its prior margin of %d was not added)", e.Margin)
+	case e.MarginSource == budget.MarginLearned:
+		margin = fmt.Sprintf(", plus a safety margin of %d learned from the token counts the model reported", e.Margin)
+	default:
+		margin = fmt.Sprintf(", plus a safety margin of %d", e.Margin)
+	}
 	return fmt.Sprintf("adkctx: request for model %q does not fit its context budget: the newest turn needs about %d tokens "+
-		"and the system instruction and tools %d more, plus a safety margin of %d learned from the model's counts, "+
-		"over the hard limit of %d tokens (window %d; whole request %d without the margin)",
-		e.Model, e.NewestTurnTokens, e.FixedTokens, e.Margin, e.HardLimit, e.Window, e.RequestTokens)
+		"and the system instruction and tools %d more%s, over the hard limit of %d tokens (window %d; whole request %d without a margin)",
+		e.Model, e.NewestTurnTokens, e.FixedTokens, margin, e.HardLimit, e.Window, e.RequestTokens)
 }
 
 // ErrorKind classifies the error for logs and metrics.
@@ -122,7 +142,11 @@ const (
 //     newest step stay);
 //  3. cut the newest turn's function responses to one shared budget (head and tail kept);
 //  4. cut the pinned summary head and tail, with a visible marker;
-//  5. refuse with a *BudgetExceededError, leaving req unchanged.
+//  5. when the margin is a prior (budget.MarginPrior: the model has reported no count yet),
+//     drop it (MarginWaived) and, unless the prediction alone fits as is, take steps 1–4 again
+//     against the prediction alone: a first request its estimate fits is sent, and the model's
+//     count calibrates the next ones, rather than refused on a guess;
+//  6. refuse with a *BudgetExceededError, leaving req unchanged.
 //
 // One visible note replaces what was left out. No content of req is modified: changed contents
 // are new values in a new req.Contents slice.
@@ -142,7 +166,7 @@ func EnforceBudget(req *LLMRequest, in BudgetInput) (BudgetDecision, error) {
 	t := newTrimmer(req.Contents, in.Measures, in.Pinned)
 	d.EstimatedTokens = d.FixedTokens + t.total
 	p := predict(d.EstimatedTokens)
-	d.PredictedTokens, d.Margin = p.Tokens, p.Margin
+	d.PredictedTokens, d.Margin, d.MarginSource = p.Tokens, p.Margin, p.MarginSource
 	d.FinalEstimatedTokens, d.FinalTokens = d.EstimatedTokens, d.PredictedTokens
 	d.OverSoft = d.PredictedTokens > in.Limits.Soft
 	d.SummaryPresent, d.SummaryTokens = t.pinnedTokens > 0, t.pinnedTokens
@@ -154,27 +178,27 @@ func EnforceBudget(req *LLMRequest, in BudgetInput) (BudgetDecision, error) {
 		return d, nil
 	}
 
-	// Raw estimates scale to the predicted count, margin included, by one factor.
-	f := float64(d.PredictedTokens+d.Margin) / float64(max(d.EstimatedTokens, 1))
-	fits := func(raw, limit int) bool { return float64(raw)*f <= float64(limit) }
-	hard := in.Limits.Hard
-	relaxed := (in.Limits.Soft + in.Limits.Hard) / 2
-	out, k, ok := t.dropTurns(d.FixedTokens, hard, relaxed, in.PreviousTurnsDropped, fits)
-	if !ok {
-		out, ok = t.dropSteps(d.FixedTokens, hard, fits, &d)
-	}
-	if !ok {
-		out, ok = t.cutResponses(d.FixedTokens, hard, f, &d)
-	}
-	if !ok {
-		out, ok = t.cutSummary(d.FixedTokens, hard, f, out, &d)
+	before := d
+	out, k, f, ok := t.fit(&d, in, d.PredictedTokens+d.Margin)
+	if !ok && d.MarginSource == budget.MarginPrior && d.Margin > 0 {
+		// The model has reported no count yet: the margin is a guess at our estimate's error,
+		// not a measure of it. Refusing fails for certain; sending what the estimate alone fits
+		// either succeeds or teaches the calibration the model's count. So a prior margin is
+		// dropped before a refusal (a learned one never is).
+		d = before
+		d.MarginWaived = true
+		if d.PredictedTokens <= in.Limits.Hard {
+			d.Action = ActionCompactionNeeded
+			return d, nil
+		}
+		out, k, f, ok = t.fit(&d, in, d.PredictedTokens)
 	}
 	// Figures reported as predicted counts scale by the prediction alone, without the margin.
 	predicted := float64(d.PredictedTokens) / float64(max(d.EstimatedTokens, 1))
 	if !ok {
 		d.Action = ActionRejected
 		return d, &BudgetExceededError{
-			Model: req.Model, Window: in.Limits.Window, HardLimit: hard, Margin: d.Margin,
+			Model: req.Model, Window: in.Limits.Window, HardLimit: in.Limits.Hard, Margin: d.Margin, MarginSource: d.MarginSource,
 			NewestTurnTokens: scale(t.newestTokens(), predicted), FixedTokens: scale(d.FixedTokens, predicted), RequestTokens: d.PredictedTokens,
 		}
 	}
@@ -188,6 +212,27 @@ func EnforceBudget(req *LLMRequest, in BudgetInput) (BudgetDecision, error) {
 	d.FinalEstimatedTokens = d.FixedTokens + t.estimate(out)
 	d.FinalTokens = scale(d.FinalEstimatedTokens, f)
 	return d, nil
+}
+
+// fit makes the request fit under the hard limit, its estimates scaled to total (the predicted
+// count, with or without the margin): the trimming steps of EnforceBudget, in order. f is the
+// scale used.
+func (t *trimmer) fit(d *BudgetDecision, in BudgetInput, total int) (out []*genai.Content, k int, f float64, ok bool) {
+	f = float64(total) / float64(max(d.EstimatedTokens, 1))
+	fits := func(raw, limit int) bool { return float64(raw)*f <= float64(limit) }
+	hard := in.Limits.Hard
+	relaxed := (in.Limits.Soft + in.Limits.Hard) / 2
+	out, k, ok = t.dropTurns(d.FixedTokens, hard, relaxed, in.PreviousTurnsDropped, fits)
+	if !ok {
+		out, ok = t.dropSteps(d.FixedTokens, hard, fits, d)
+	}
+	if !ok {
+		out, ok = t.cutResponses(d.FixedTokens, hard, f, d)
+	}
+	if !ok {
+		out, ok = t.cutSummary(d.FixedTokens, hard, f, out, d)
+	}
+	return out, k, f, ok
 }
 
 func scale(raw int, f float64) int { return int(math.Ceil(float64(raw) * f)) }

@@ -86,3 +86,27 @@ func TestBudgetExceededErrorStatesTheMargin(t *testing.T) {
 		t.Errorf("message %q does not say %q", err, want)
 	}
 }
+
+// A refusal says which margin it is: a prior (no count yet: not added, so the estimate alone is
+// over), learned from the model's counts, one the caller's prediction gave, or none.
+func TestBudgetExceededErrorNamesTheMarginSource(t *testing.T) {
+	tests := []struct {
+		source budget.MarginSource
+		margin int
+		want   string
+	}{
+		{budget.MarginPrior, 347, "even without a safety margin (the model has reported no token count for this session yet: its prior margin of 347 was not added)"},
+		{budget.MarginLearned, 31, "plus a safety margin of 31 learned from the token counts the model reported"},
+		{"", 300, "plus a safety margin of 300, over"},
+		{budget.MarginLearned, 0, "with no safety margin"},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.source), func(t *testing.T) {
+			err := &request.BudgetExceededError{Model: "small", Window: 4_096, HardLimit: 3_502, NewestTurnTokens: 400,
+				FixedTokens: 3_400, RequestTokens: 3_800, Margin: tc.margin, MarginSource: tc.source}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("message %q does not say %q", err, tc.want)
+			}
+		})
+	}
+}

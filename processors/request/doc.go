@@ -10,7 +10,8 @@
 //     order (synthetic "aborted" responses where missing), orphan responses removed. It pairs by
 //     id, and by name and position where adk-go has blanked its own "adk-" ids.
 //  4. EnforceBudget estimates the request against the model's limits, trims the oldest whole
-//     turns above the hard limit, or refuses with a *BudgetExceededError.
+//     turns above the hard limit, or refuses with a *BudgetExceededError; a prior safety margin
+//     (no count reported yet) is waived before a refusal.
 //
 // The steps never modify a Content, Part or map reachable from the request they are given
 // (session events may share them): what they change they replace with copies. Truncation and
