@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/adkctx/adkctx/budget"
 	"google.golang.org/genai"
 )
 
@@ -185,4 +188,82 @@ func withFinal(events []Event) []Event {
 func after(events, i7 []Event) []Event {
 	out := append(append([]Event(nil), events...), i7...)
 	return append(out, bigToolTurn("i8")...)
+}
+
+// loopSteps is one running invocation of a tool loop: the user's message, then steps reading
+// files of about 6 KB (call and result), the last call still waiting for its result.
+func loopSteps(inv string, steps int) []Event {
+	out := []Event{userEv(inv+"u", inv, "Read the package, file by file.")}
+	for s := 1; s <= steps; s++ {
+		id := fmt.Sprintf("%s-%d", inv, s)
+		file := fmt.Sprintf("// head of %s\n", id) + strings.Repeat("func handler() { return process(ctx, req) }\n", 140) + fmt.Sprintf("// tail of %s\n", id)
+		out = append(out, callEv(id+"c", inv, id, "read_file", map[string]any{"path": id + ".go"}),
+			respEv(id+"r", inv, id, "read_file", map[string]any{"content": file}))
+	}
+	return out
+}
+
+// Masking comes before summarizing: a token compaction inside a long tool loop shows older tool
+// results as excerpts first, keeping the agent's own calls raw, and summarizes only the steps
+// that do not fit even so. When excerpts alone bring the loop within the tail, the marker
+// summarizes nothing (MasksOnly); the next compaction rolls it up.
+func TestMaskBeforeSummarizing(t *testing.T) {
+	const steps = 6 // each result weighs about 1,600 tokens, its excerpt about 300
+	events := loopSteps("i1", steps)
+	whole := tokensOf(events...)
+	store := newStore(events...)
+	c, _ := newCompactor(t, Config{RetainRecentTokens: whole / 2, Summarizer: &recorder{text: "S"}}, store)
+	live := Selection{Trigger: TriggerTokens, Invocation: "i1", Live: true, TokenLimit: whole}
+	m, err := c.Compact(context.Background(), live)
+	if err != nil || m == nil {
+		t.Fatalf("Compact = %v, %v: want a marker that masks", m, err)
+	}
+	if !m.MasksOnly() || m.Seq != 1 || m.EventCount != 0 || m.CompactedContent != nil {
+		t.Fatalf("marker = seq %d, %d events covered, ids %v, summary %v: want one that only masks", m.Seq, m.EventCount, m.EventIDs, m.CompactedContent)
+	}
+	// The newest result stays whole; the older ones are excerpts.
+	var wantMasked []string
+	for s := 1; s < steps; s++ {
+		wantMasked = append(wantMasked, fmt.Sprintf("i1-%dr", s))
+	}
+	if diff := cmp.Diff(wantMasked, m.ExcerptedEventIDs); diff != "" {
+		t.Errorf("excerpted results (-want +got):\n%s", diff)
+	}
+	items := NewViewer(nil).View(store.snapshot())
+	if len(items) != len(events) {
+		t.Errorf("the view shows %d items, want every one of the %d events and no summary", len(items), len(events))
+	}
+	shown := 0
+	for _, it := range items {
+		if it.Summary != nil {
+			t.Fatal("a marker that only masks shows a summary")
+		}
+		c := store.snapshot()[it.Index].Content
+		if it.Content != nil {
+			c = it.Content
+		}
+		shown += budget.EstimateContent(c)
+	}
+	if shown > whole/2 {
+		t.Errorf("the masked view weighs %d tokens, want at most the tail, %d", shown, whole/2)
+	}
+
+	// The loop goes on: the next compaction summarizes the oldest steps and rolls the mask up.
+	store.add(loopSteps("i1", steps+20)[1+2*steps:]...)
+	m2, err := c.Compact(context.Background(), live)
+	if err != nil || m2 == nil {
+		t.Fatalf("second Compact = %v, %v", m2, err)
+	}
+	if m2.MasksOnly() || m2.Seq != 2 || len(m2.EventIDs) == 0 {
+		t.Fatalf("second marker = seq %d, ids %v: want a summary rolling up the mask", m2.Seq, m2.EventIDs)
+	}
+	items = NewViewer(nil).View(store.snapshot())
+	if items[0].Summary == nil {
+		t.Error("the view after the second compaction does not start with its summary")
+	}
+	for _, it := range items[1:] {
+		if e := store.snapshot()[it.Index]; slices.Contains(m2.EventIDs, e.ID) {
+			t.Errorf("%s is covered and still shown", e.ID)
+		}
+	}
 }

@@ -61,7 +61,9 @@ type Marker struct {
 	Seq int `json:"seq"`
 	// Previous is the id of the marker event this one rolls up ("" for the first).
 	Previous string `json:"previousMarkerId,omitempty"`
-	// EventIDs are the events this marker covers besides those its Previous covers.
+	// EventIDs are the events this marker covers besides those its Previous covers. A marker
+	// that covers none (MasksOnly) only shows older tool results as excerpts
+	// (ExcerptedEventIDs) and keeps the summary of the marker it rolls up.
 	EventIDs []string `json:"eventIds"`
 	// Scope is the isolation scope of the covered events (adk-go v2; "" in v1).
 	Scope string `json:"scope,omitempty"`
@@ -242,6 +244,12 @@ func parseRecord(raw any, eventID string) (m *Marker, err error) {
 	return m, nil
 }
 
+// MasksOnly reports whether m covers no event of its own: it only shows older tool results as
+// excerpts (ExcerptedEventIDs), keeping the summary of the marker it rolls up (none when that
+// one has none: EventCount 0). Masking comes before summarizing: a compaction whose raw tail
+// holds every raw event once older tool results are shown as excerpts stores such a marker.
+func (m *Marker) MasksOnly() bool { return len(m.EventIDs) == 0 }
+
 func (m *Marker) validate(eventID string) error {
 	bad := func(reason string) error { return &InvalidMarkerError{EventID: eventID, Reason: reason} }
 	switch {
@@ -257,11 +265,15 @@ func (m *Marker) validate(eventID string) error {
 		return bad("timestamp out of range")
 	case micros(m.EndTimestamp) < micros(m.StartTimestamp):
 		return bad("inverted range (endTimestamp < startTimestamp)")
-	case m.EventCount < 1:
+	case m.MasksOnly() && (len(m.ExcerptedEventIDs) == 0 || m.ExcerptBytes <= 0):
+		return bad("no eventIds and no excerptedEventIds")
+	case m.EventCount < 1 && !m.MasksOnly():
 		return bad("empty range (eventCount < 1)")
+	case m.EventCount < 1 && (m.CompactedContent != nil || m.SummaryLedger != ""):
+		return bad("a summary of nothing (eventCount < 1)")
 	case m.SummaryLedger != "" && m.SummaryLedger != summaryWhole && m.SummaryLedger != summaryFacts:
 		return bad("unknown summaryLedger")
-	case m.SummaryLedger != summaryWhole && (m.CompactedContent == nil || !hasText(m.CompactedContent)):
+	case m.EventCount > 0 && m.SummaryLedger != summaryWhole && (m.CompactedContent == nil || !hasText(m.CompactedContent)):
 		return bad("compactedContent has no text")
 	case m.SummaryLedger != "" && m.Ledger == nil && m.LedgerDelta == nil:
 		return bad("a summary composed with the ledger, and no ledger")
@@ -271,8 +283,6 @@ func (m *Marker) validate(eventID string) error {
 		return bad("a ledger delta without the ledger it continues")
 	case m.Seq < 1:
 		return bad("seq must be ≥ 1")
-	case len(m.EventIDs) == 0:
-		return bad("no eventIds")
 	case m.Seq > 1 && m.Previous == "":
 		return bad("seq > 1 without previousMarkerId")
 	case m.EventCount < len(m.EventIDs):

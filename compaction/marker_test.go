@@ -147,7 +147,19 @@ func TestReadMarkerInvalid(t *testing.T) {
 		{"rolling up its own event", valid(func(r map[string]any) { r["previousMarkerId"] = "bad1" }), "names its own event"},
 		{"negative raw count", valid(func(r map[string]any) { r["rawCount"] = -1.0 }), "negative count"},
 		{"v2 seq 0", valid(func(r map[string]any) { delete(r, "seq") }), "seq must be ≥ 1"},
-		{"v2 no event ids", valid(func(r map[string]any) { delete(r, "eventIds") }), "no eventIds"},
+		{"v2 no event ids", valid(func(r map[string]any) { delete(r, "eventIds"); delete(r, "excerptedEventIds") }), "no eventIds and no excerptedEventIds"},
+		{"v2 masks only", valid(func(r map[string]any) { delete(r, "eventIds") }), ""},
+		{"v2 masks only without an excerpt size", valid(func(r map[string]any) { delete(r, "eventIds"); delete(r, "excerptBytes") }), "no eventIds and no excerptedEventIds"},
+		{"v2 first marker masks only", valid(func(r map[string]any) {
+			delete(r, "eventIds")
+			r["seq"], r["eventCount"] = 1.0, 0.0
+			delete(r, "previousMarkerId")
+			delete(r, "compactedContent")
+		}), ""},
+		{"v2 a summary of nothing", valid(func(r map[string]any) {
+			delete(r, "eventIds")
+			r["eventCount"] = 0.0
+		}), "a summary of nothing"},
 		{"v2 seq 2 without previous", valid(func(r map[string]any) { delete(r, "previousMarkerId") }), "seq > 1 without previousMarkerId"},
 		{"v2 count below ids", valid(func(r map[string]any) { r["eventCount"] = 2.0 }), "eventCount below the number of eventIds"},
 	}
@@ -201,9 +213,9 @@ func TestInvalidMarkerErrorHasNoContent(t *testing.T) {
 
 func TestMarkerMetadataValidates(t *testing.T) {
 	m := fullMarker()
-	m.EventIDs = nil
+	m.EventIDs, m.ExcerptedEventIDs = nil, nil
 	if _, err := markerMetadata(m); err == nil {
-		t.Error("markerMetadata accepted a version 2 marker without eventIds")
+		t.Error("markerMetadata accepted a version 2 marker without eventIds or excerptedEventIds")
 	}
 	if _, err := markerMetadata(nil); err == nil {
 		t.Error("markerMetadata accepted a nil marker")

@@ -91,8 +91,13 @@ func Prepare(ctx context.Context, cfg Config, v *Viewer, events []Event, sel Sel
 		return r
 	}
 	readHints(events, p, w, max(cfg.Overlap, 0), sel.Now)
-	w.input.Prefix = promptPrefix(sel.Sent, summarizerModel(cfg.Summarizer), events, w.covered)
-	m := summarize(ctx, cfg, sel, w, &r)
+	var m *Marker
+	if len(w.covered) == 0 {
+		m = masksOnly(p.live[w.m.Scope], w, sel, &r)
+	} else {
+		w.input.Prefix = promptPrefix(sel.Sent, summarizerModel(cfg.Summarizer), events, w.covered)
+		m = summarize(ctx, cfg, sel, w, &r)
+	}
 	if m == nil {
 		return r
 	}
@@ -192,6 +197,24 @@ func summarize(ctx context.Context, cfg Config, sel Selection, w *window, r *Res
 	m.Summarizer = sum.Summarizer
 	r.Summarizer, r.SummarizerUsage, r.CompactedTokens = sum.Summarizer, sum.Usage, m.CompactedTokens
 	r.SharedPrefix = sum.SharedPrefix
+	return m
+}
+
+// masksOnly completes w's marker when it covers nothing new and only shows older tool results
+// as excerpts (Marker.MasksOnly): no summarizer runs; the marker keeps the summary of live, the
+// marker it rolls up (none when there is none).
+func masksOnly(live liveMarker, w *window, sel Selection, r *Result) *Marker {
+	m := w.m
+	if live.m != nil {
+		m.CompactedContent, m.SummaryLedger, m.SummaryTokens, m.SummaryBytes = live.m.CompactedContent, live.m.SummaryLedger, live.m.SummaryTokens, live.m.SummaryBytes
+		m.Summarizer, m.OriginalTokens, m.CompactedTokens = live.m.Summarizer, live.m.OriginalTokens, live.m.CompactedTokens
+		m.CompressionRatio = live.m.CompressionRatio
+	} else {
+		m.StartTimestamp, m.EndTimestamp = seconds(sel.Now), seconds(sel.Now)
+		m.Ledger, m.LedgerDelta, m.LedgerFrom = nil, nil, 0
+	}
+	r.Ledger, r.Summary = w.input.Ledger, live.summary
+	r.Summarizer = "none"
 	return m
 }
 

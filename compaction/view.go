@@ -316,6 +316,9 @@ func (p *plan) itemsOf(events []Event, place map[int][]string) []Item {
 	for i := range events {
 		for _, scope := range place[i] {
 			lm := p.live[scope]
+			if lm.summary == nil {
+				continue // a marker that only masks, with no summary before it
+			}
 			items = append(items, Item{Index: i, Summary: summaryContent(lm.summary), MarkerID: lm.id,
 				EventID: summaryEventID(lm.id), Scope: scope, Timestamp: fromSeconds(lm.m.StartTimestamp), InvocationID: lm.m.FirstInvocationID})
 		}

@@ -344,7 +344,7 @@ func TestViewWarningFields(t *testing.T) {
 		t.Fatalf("logged %d entries, want 1", len(entries))
 	}
 	got := entries[0].ContextMap()
-	want := map[string]any{"event_id": "bad", "position": int64(1), "reason": "empty range (eventCount < 1)"}
+	want := map[string]any{"event_id": "bad", "position": int64(1), "reason": "no eventIds and no excerptedEventIds"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("warning fields (-want +got):\n%s", diff)
 	}

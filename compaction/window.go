@@ -85,7 +85,8 @@ func selectWindow(events []Event, p *plan, w windowParams) (*window, string) {
 	}
 
 	pr := pairCalls(events, w.scope, w.live || w.trigger != TriggerInvocations, w.running)
-	tail, keepInvocations, reason := rawTail(events, groups, completed, w, max(w.retainInvocations, keepFloor))
+	masked := map[int]bool{} // raw tool results the view shows as excerpts (see tokenTail)
+	tail, keepInvocations, reason := rawTail(events, groups, completed, w, max(w.retainInvocations, keepFloor), masked)
 	if tail == nil {
 		return nil, reason
 	}
@@ -111,27 +112,48 @@ func selectWindow(events []Event, p *plan, w windowParams) (*window, string) {
 			}
 		}
 	}
-	if len(cover) == 0 {
+	var excerpts []string
+	if w.excerptBytes > 0 {
+		excerpts = toolResultsLeft(events, completed, cover)
+		for _, i := range slices.Sorted(maps.Keys(masked)) {
+			if !cover[i] && events[i].ID != "" && !slices.Contains(excerpts, events[i].ID) {
+				excerpts = append(excerpts, events[i].ID)
+			}
+		}
+	}
+	if len(cover) == 0 && (len(masked) == 0 || !newExcerpts(live.m, excerpts)) {
 		return nil, reasonNothingNew
 	}
+	// With nothing to cover, masking alone brings the history within the tail: a marker that
+	// only shows older tool results as excerpts (Marker.MasksOnly) and keeps the summary it
+	// rolls up.
 	newly := slices.Sorted(maps.Keys(cover))
 	win := buildWindow(events, p, w, newly, newInvocations(events, p, w.scope, groups, newly), keepInvocations)
-	if w.excerptBytes > 0 {
-		win.m.ExcerptedEventIDs = toolResultsLeft(events, completed, cover)
-		if len(win.m.ExcerptedEventIDs) > 0 {
-			win.m.ExcerptBytes = w.excerptBytes
-		}
+	if len(excerpts) > 0 {
+		win.m.ExcerptedEventIDs, win.m.ExcerptBytes = excerpts, w.excerptBytes
 	}
 	return win, ""
 }
 
+// newExcerpts reports whether excerpts names a tool result the live marker m (nil: none) does
+// not show as an excerpt already.
+func newExcerpts(m *Marker, excerpts []string) bool {
+	for _, id := range excerpts {
+		if m == nil || !slices.Contains(m.ExcerptedEventIDs, id) {
+			return true
+		}
+	}
+	return false
+}
+
 // rawTail marks the events the compaction leaves raw (its tail) and returns the marker's
 // KeepInvocations; a nil tail and a reason when there is nothing to do. keep is the number of
-// completed invocations a sliding window keeps.
-func rawTail(events []Event, groups, completed []group, w windowParams, keep int) (map[int]bool, int, string) {
+// completed invocations a sliding window keeps. masked receives the tool results of the tail the
+// view shows as excerpts (tokenTail).
+func rawTail(events []Event, groups, completed []group, w windowParams, keep int, masked map[int]bool) (map[int]bool, int, string) {
 	tail := map[int]bool{}
 	if w.trigger != TriggerInvocations { // tokens, manual
-		kept, whole := tokenTail(events, groups, w, tail)
+		kept, whole := tokenTail(events, groups, w, tail, masked)
 		if kept == len(groups) && whole {
 			return nil, 0, reasonEverythingTail
 		}
@@ -212,7 +234,13 @@ func newInvocations(events []Event, p *plan, scope string, groups []group, newly
 
 // tokenTail marks in tail the events a token-triggered or manual compaction keeps raw and
 // returns how many groups it kept (whole or in part) and whether all of them were kept whole.
-func tokenTail(events []Event, groups []group, w windowParams, tail map[int]bool) (kept int, whole bool) {
+//
+// An invocation too large to keep whole (a long tool loop) keeps its user message and its newest
+// steps, and masks before it summarizes: the newest tool results, up to half the tail, stay
+// whole; older results of the steps it keeps are shown as excerpts (marked in masked; the recall
+// tools read them whole), so the tail holds more of the agent's own calls and text — what it
+// reuses most — and the summary takes only steps that no longer fit even so.
+func tokenTail(events []Event, groups []group, w windowParams, tail, masked map[int]bool) (kept int, whole bool) {
 	tokens := 0
 	whole = true
 	for k := len(groups) - 1; k >= 0; k-- {
@@ -233,30 +261,51 @@ func tokenTail(events []Event, groups []group, w windowParams, tail map[int]bool
 			// The newest invocation alone is too large: keep its user message and its newest
 			// steps raw (the pair closure keeps calls with their responses).
 			kept, whole = 1, false
-			budgetLeft := w.retainTokens
-			for _, i := range g.idx {
-				if !events[i].isUser() || events[i].Content == nil || hasFunctionResponse(&events[i]) {
-					break
-				}
-				tail[i] = true
-				budgetLeft -= budget.EstimateContent(events[i].Content)
-			}
-			for j := len(g.idx) - 1; j >= 0; j-- {
-				i := g.idx[j]
-				t := budget.EstimateContent(events[i].Content)
-				if tail[i] {
-					continue
-				}
-				if t > budgetLeft && j < len(g.idx)-1 {
-					break
-				}
-				tail[i] = true
-				budgetLeft -= t
-			}
+			splitTail(events, g, w, tail, masked)
 		}
 		break
 	}
 	return kept, whole
+}
+
+// splitTail marks in tail the user message and the newest steps of invocation g that fit
+// w.retainTokens, older tool results beyond the newest half of that counted (and marked in
+// masked) as the excerpts the view shows of them.
+func splitTail(events []Event, g group, w windowParams, tail, masked map[int]bool) {
+	budgetLeft := w.retainTokens
+	for _, i := range g.idx {
+		if !events[i].isUser() || events[i].Content == nil || hasFunctionResponse(&events[i]) {
+			break
+		}
+		tail[i] = true
+		budgetLeft -= budget.EstimateContent(events[i].Content)
+	}
+	wholeResults := w.retainTokens / 2 // tokens of the newest results kept whole
+	newest := true                     // the newest result always stays whole
+	for j := len(g.idx) - 1; j >= 0; j-- {
+		i := g.idx[j]
+		if tail[i] {
+			continue
+		}
+		t := budget.EstimateContent(events[i].Content)
+		if e := &events[i]; e.Content != nil && hasFunctionResponse(e) {
+			if wholeResults >= t || newest || w.excerptBytes <= 0 {
+				wholeResults -= t
+				newest = false
+			} else if ex := excerptOf(e.Content, w.excerptBytes); ex != nil {
+				if cut := budget.EstimateContent(ex); cut < t {
+					t = cut
+					masked[i] = true
+				}
+			}
+		}
+		if t > budgetLeft && j < len(g.idx)-1 {
+			delete(masked, i)
+			break
+		}
+		tail[i] = true
+		budgetLeft -= t
+	}
 }
 
 func hasFunctionResponse(e *Event) bool {
@@ -416,7 +465,7 @@ func buildWindow(events []Event, p *plan, w windowParams, newly []int, invocatio
 	}
 	m.EventCount += len(newly)
 	m.Invocations += invocations
-	if live.m != nil {
+	if live.m != nil && live.summary != nil {
 		win.input.Previous, win.input.PreviousSummarizer = live.summary, live.m.Summarizer
 		win.original += budget.EstimateContent(summaryContent(live.summary))
 	}

@@ -590,6 +590,11 @@ func (vs *viewSession) notices(events []*session.Event) []*session.Event {
 
 // compactionNotice is what people read where a compaction was stored.
 func compactionNotice(m *compaction.Marker, summary string) string {
+	if m.MasksOnly() {
+		return fmt.Sprintf("[adkctx] Compaction %d (%s): from here on the model reads %d older tool results as excerpts "+
+			"(their head and tail) and nothing is summarized; every event stays stored and is shown here whole.",
+			m.Seq, m.Trigger, len(m.ExcerptedEventIDs))
+	}
 	return fmt.Sprintf("[adkctx] Compaction %d (%s): from here on the model reads a summary in place of the %d events "+
 		"(%d invocations) before the newest ones; every event stays stored and is shown here. The summary:\n\n%s",
 		m.Seq, m.Trigger, m.EventCount, m.Invocations, summary)
