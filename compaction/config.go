@@ -13,7 +13,6 @@ import (
 
 // Defaults of Config.
 const (
-	defaultInterval                = 5
 	defaultOverlap                 = 2
 	defaultRetainRecentInvocations = 2
 	defaultRetainedToolResultBytes = 1024
@@ -31,9 +30,13 @@ const (
 // Config configures compaction (adkctx.Config.Compaction). Zero values mean the documented
 // defaults.
 type Config struct {
-	// Interval θ: a sliding-window compaction runs after an invocation once θ completed
-	// invocations beyond the retained raw tail are not yet summarized; it summarizes them.
-	// Default 5.
+	// Interval θ is the cost policy: with θ > 0, a sliding-window compaction runs after an
+	// invocation once θ completed invocations beyond the retained raw tail are not yet
+	// summarized, and summarizes them, however much room the window has left: smaller, cheaper
+	// requests, at the price of the older turns the model reads raw. Default 0: no sliding
+	// window — compaction comes only when the next request approaches the model's soft limit
+	// (or manually), so a session that fits the window is never compacted and the model keeps
+	// as much of its working context raw as the window allows.
 	Interval int
 	// Overlap ω: how many already summarized invocations are given to the summarizer again, raw,
 	// for continuity. Default 2; negative: none.
@@ -103,7 +106,7 @@ func (c *Config) Validate() error {
 			errs = append(errs, config.Errorf(field, v, "%s", reason))
 		}
 	}
-	check("Interval", c.Interval < 0, c.Interval, "must be ≥ 1 (0 selects the default)")
+	check("Interval", c.Interval < 0, c.Interval, "must be ≥ 0 (0: no sliding window)")
 	check("RetainRecentInvocations", c.RetainRecentInvocations < 0, c.RetainRecentInvocations, "must be ≥ 1 (0 selects the default)")
 	check("RetainedToolResultBytes", c.RetainedToolResultBytes > 0 && c.RetainedToolResultBytes < minRetainedToolResultBytes,
 		c.RetainedToolResultBytes, fmt.Sprintf("must be ≥ %d, 0 (default) or negative (off)", minRetainedToolResultBytes))
@@ -129,13 +132,13 @@ func (c Config) SlidingWindowDue(raw, keepFloor int) bool {
 	return slidingDue(raw, c.Interval, max(c.RetainRecentInvocations, keepFloor))
 }
 
-// slidingDue is the sliding window's rule: interval invocations past the keep raw ones.
-func slidingDue(raw, interval, keep int) bool { return raw >= interval+keep }
+// slidingDue is the sliding window's rule: interval invocations past the keep raw ones (never
+// without an interval).
+func slidingDue(raw, interval, keep int) bool { return interval > 0 && raw >= interval+keep }
 
 // WithDefaults returns c with the documented defaults in its zero fields. Negative values that
 // mean "off" stay negative, so applying it twice changes nothing.
 func (c Config) WithDefaults() Config {
-	c.Interval = cmp.Or(c.Interval, defaultInterval)
 	c.Overlap = cmp.Or(c.Overlap, defaultOverlap)
 	c.RetainRecentInvocations = cmp.Or(c.RetainRecentInvocations, defaultRetainRecentInvocations)
 	c.RetainedToolResultBytes = cmp.Or(c.RetainedToolResultBytes, defaultRetainedToolResultBytes)

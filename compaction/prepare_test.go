@@ -183,7 +183,7 @@ func TestConfigValidate(t *testing.T) {
 
 func TestConfigDefaults(t *testing.T) {
 	got := Config{Overlap: -1}.WithDefaults()
-	if got.Interval != defaultInterval || got.Overlap != -1 || got.RetainRecentInvocations != defaultRetainRecentInvocations ||
+	if got.Interval != 0 || got.Overlap != -1 || got.RetainRecentInvocations != defaultRetainRecentInvocations ||
 		got.Timeout != defaultTimeout || got.Backoff != defaultBackoff || got.Fallback != nil {
 		t.Errorf("defaults: %+v", got)
 	}

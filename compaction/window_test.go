@@ -120,7 +120,11 @@ func TestWindowSliding(t *testing.T) {
 			wantIDs: idsOf(turns(1, 6), "i"),
 		},
 		{
-			name: "defaults: θ=5, R=2", events: turns(1, 7), req: sliding("i7"),
+			name: "the default has no sliding window: a session that fits is not compacted", events: turns(1, 30), req: sliding("i30"),
+			wantReason: reasonBelowInterval,
+		},
+		{
+			name: "θ=5, R=2", cfg: Config{Interval: 5}, events: turns(1, 7), req: sliding("i7"),
 			wantIDs: idsOf(turns(1, 5), "i"),
 		},
 		{

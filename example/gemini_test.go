@@ -92,12 +92,12 @@ func TestGeminiPath(t *testing.T) {
 			dir := t.TempDir()
 			db, logPath := filepath.Join(dir, "s.db"), filepath.Join(dir, "l.jsonl")
 			var in strings.Builder
-			const turns = 8 // the sliding window compacts after 5 invocations beyond the 2 kept raw
+			const turns = 8 // with -compact-every 5, a sliding window compacts after 5 invocations beyond the 2 kept raw
 			for i := range turns {
 				fmt.Fprintf(&in, "Question %d: why did the nightly build fail?\n", i+1)
 			}
 			in.WriteString("/tokens\n/quit\n")
-			code, out, stderr := runMain(t, in.String(), env, "-db", db, "-log", logPath, "-session", "g1")
+			code, out, stderr := runMain(t, in.String(), env, "-db", db, "-log", logPath, "-session", "g1", "-compact-every", "5")
 			if code != 0 {
 				t.Fatalf("exit code %d, stderr %s", code, stderr)
 			}

@@ -42,6 +42,9 @@ type options struct {
 	offline     bool
 	sessionID   string
 	metricsAddr string
+	// compactEvery is compaction.Config.Interval: the cost policy (0: compact only when the
+	// window needs it).
+	compactEvery int
 	// launch are the arguments for adk-go's launcher: "console ..." or "web ...".
 	launch []string
 }
@@ -62,6 +65,7 @@ func parseFlags(args []string, stdout io.Writer) (options, error) {
 	fs.StringVar(&o.model, "model", "gemini-2.5-flash", "Gemini model, used when GOOGLE_API_KEY or GEMINI_API_KEY is set")
 	fs.BoolVar(&o.offline, "offline", false, "use the offline model even when an API key is set")
 	fs.StringVar(&o.sessionID, "session", "", "interactive: session id to resume or create (default: a new one)")
+	fs.IntVar(&o.compactEvery, "compact-every", 0, "compact every N turns, whatever room the window has left (the cost policy, compaction.Config.Interval; default 0: only when the window needs it)")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve adkctx's OpenTelemetry metrics for Prometheus at http://ADDR/metrics (e.g. 127.0.0.1:9464)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -89,6 +93,9 @@ func parseFlags(args []string, stdout io.Writer) (options, error) {
 	}
 	if o.report != "text" && o.report != "json" {
 		return o, usagef("-report %s: want text or json", o.report)
+	}
+	if o.compactEvery < 0 {
+		return o, usagef("-compact-every %d: want 0 (only when the window needs it) or more", o.compactEvery)
 	}
 	if o.turns < 1 || o.turns > 1000 {
 		return o, usagef("-turns %d: want 1 to 1000", o.turns)
@@ -228,7 +235,7 @@ func prepare(ctx context.Context, o options, env func(string) string, cl *cleanu
 	}
 	a.setup = agentSetup{
 		LLM: a.choice.llm, Tools: tools, Sessions: a.store, Artifacts: a.store.artifacts, WorkDir: a.workDir,
-		Summarizer: a.choice.summarizer, Models: a.choice.models, Logger: logger,
+		Summarizer: a.choice.summarizer, Models: a.choice.models, Logger: logger, Interval: o.compactEvery,
 	}
 	if a.metrics != nil {
 		a.setup.Meter = a.metrics.Provider

@@ -79,11 +79,11 @@ func TestWebModeDrainsOnSIGTERM(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 
-	// Seven turns: the seventh completes the first window of a sliding-window compaction
-	// (five invocations beyond the two kept raw), which starts in the background.
+	// Nine turns: during the eighth the requests approach the offline model's soft limit and a
+	// token compaction starts in the background.
 	const user, sessionID = userID, "sigterm-1"
 	call(t, http.MethodPost, api+"/apps/"+appName+"/users/"+user+"/sessions/"+sessionID, map[string]any{}, &struct{}{})
-	for _, q := range script(7) {
+	for _, q := range script(9) {
 		var evs []restEvent
 		call(t, http.MethodPost, api+"/run", map[string]any{
 			"appName": appName, "userId": user, "sessionId": sessionID,

@@ -44,6 +44,7 @@ type agentSetup struct {
 	// Summarizer: extractive offline; with Gemini the agent's own model (extractive fallback).
 	Summarizer  compaction.Summarizer
 	Synchronous bool                 // compact on the turn that triggers it (the demo's figures)
+	Interval    int                  // the cost policy: compact every Interval turns (0: when the window needs it)
 	Models      []budget.ModelInfo   // context windows for models adkctx does not know
 	Logger      *zap.Logger          // JSON lines: every budget decision, truncation, compaction
 	Meter       metric.MeterProvider // nil: the global provider (no cost until an SDK is installed)
@@ -57,7 +58,7 @@ func wire(s agentSetup) (*hooks.Hooks, runner.Config, error) {
 		Logger:        s.Logger,
 		Models:        s.Models,
 		Instructions:  &adkctx.InstructionsConfig{WorkDir: s.WorkDir},
-		Compaction:    &compaction.Config{Summarizer: s.Summarizer, Synchronous: s.Synchronous},
+		Compaction:    &compaction.Config{Summarizer: s.Summarizer, Synchronous: s.Synchronous, Interval: s.Interval},
 		MeterProvider: s.Meter,
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 	"weak"
 
+	"go.uber.org/zap"
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/agent/llmagent"
 	"google.golang.org/adk/model"
@@ -16,7 +17,6 @@ import (
 	"google.golang.org/adk/runner"
 	"google.golang.org/adk/session"
 	"google.golang.org/adk/tool"
-	"go.uber.org/zap"
 	"google.golang.org/genai"
 	"gorm.io/gorm"
 	gormlogger "gorm.io/gorm/logger"

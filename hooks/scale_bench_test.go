@@ -303,7 +303,7 @@ func (a *scaleArm) wire(b *testing.B) {
 	if a.adkctx {
 		core, logs := observer.New(zapcore.InfoLevel)
 		a.logs = logs
-		if a.h, err = hooks.New(adkctx.Config{Logger: zap.New(core), Compaction: &compaction.Config{Summarizer: &compaction.ExtractiveSummarizer{}}}); err != nil {
+		if a.h, err = hooks.New(adkctx.Config{Logger: zap.New(core), Compaction: &compaction.Config{Interval: 5, Summarizer: &compaction.ExtractiveSummarizer{}}}); err != nil { // the cost policy the scale figures measure
 			b.Fatal(err)
 		}
 		if rc, err = a.h.Wire(rc); err != nil {

@@ -216,7 +216,7 @@ type sessionBuilder struct {
 }
 
 func newSessionBuilder(ctx context.Context, text *scaleText) (*sessionBuilder, error) {
-	h, err := hooks.New(adkctx.Config{Compaction: &compaction.Config{Synchronous: true, Summarizer: &compaction.ExtractiveSummarizer{}}})
+	h, err := hooks.New(adkctx.Config{Compaction: &compaction.Config{Interval: 5, Synchronous: true, Summarizer: &compaction.ExtractiveSummarizer{}}}) // the cost policy the scale figures measure
 	if err != nil {
 		return nil, err
 	}

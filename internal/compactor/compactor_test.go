@@ -732,8 +732,8 @@ func TestNew(t *testing.T) {
 	}
 	// The documented defaults, the explicit Overlap kept.
 	got := c.Config()
-	if _, ok := got.Summarizer.(*ExtractiveSummarizer); !ok || got.Interval != 5 || got.RetainRecentInvocations != 2 || got.Overlap != -1 || got.Timeout != 2*time.Minute {
-		t.Errorf("Config() = %+v, want the defaults (extractive, interval 5, retain 2, timeout 2m) with overlap -1", got)
+	if _, ok := got.Summarizer.(*ExtractiveSummarizer); !ok || got.Interval != 0 || got.RetainRecentInvocations != 2 || got.Overlap != -1 || got.Timeout != 2*time.Minute {
+		t.Errorf("Config() = %+v, want the defaults (extractive, no interval, retain 2, timeout 2m) with overlap -1", got)
 	}
 }
 

@@ -128,7 +128,7 @@ func (e *Engine) AfterRun(ctx context.Context, s compactor.Session, invocation s
 	link := st.runSpan(invocation, trace.SpanContextFromContext(ctx))
 	st.endRun(invocation)
 	st.mu.Unlock()
-	if c := e.getCompactor(); c != nil {
+	if c := e.getCompactor(); c != nil && c.Config().Interval > 0 { // a sliding window is the cost policy's
 		c.Schedule(compactor.Request{Session: s, Trigger: compaction.TriggerInvocations, Invocation: invocation,
 			Limits: limits, TokenLimit: tokenLimit, Link: link, Sent: sent, Snapshot: snap})
 	}
