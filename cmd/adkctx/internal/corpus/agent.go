@@ -74,6 +74,8 @@ type shellAgent struct {
 	traced   bool   // the agent has read its way to the bug
 	relNames map[string]bool
 	relFiles map[string]bool
+	// saidRecently: the step at which each extra sentence of the thoughts was last said.
+	saidRecently map[string]int
 }
 
 type shellStep struct {
@@ -322,25 +324,61 @@ func (a *shellAgent) thought(why string, intent string) string {
 	}
 	parts = append(parts, intent)
 	if a.chance(a.p.longThought) {
-		switch a.phase {
-		case "investigate":
-			parts = append(parts, a.pick(
-				"After that I should have enough context to narrow the problem down.",
-				"I want to understand the data flow before changing anything.",
-				"This should tell me whether the problem is in this function or further down.",
-				"I will keep the change minimal once I know where the bug is.",
-				"The failing assertion should be explained by something in this code path.",
-				"I'll keep track of the helpers involved, since a fix may need to touch them.",
-			))
-		case "post":
-			parts = append(parts, a.pick(
-				"I want the fix to be consistent with the rest of the package.",
-				"If the same mistake was made elsewhere, it should be fixed too.",
-				"This is only a check; the fix itself is done.",
-			))
+		if extra := a.extraSentence(); extra != "" {
+			parts = append(parts, extra)
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// extraSentence is a sentence of planning or doubt for the longer thoughts, fitting the phase and
+// naming what the work is about; none said in the last steps is said again.
+func (a *shellAgent) extraSentence() string {
+	test := "the failing test"
+	if a.testFn != nil {
+		test = code(a.testFn.name)
+	}
+	suspect := "this code path"
+	if a.traced {
+		suspect = code(a.bug.fn.name)
+	} else if c := a.chainTo(); len(c) > 0 {
+		suspect = code(c[0].name)
+	}
+	var bank []string
+	switch a.phase {
+	case "investigate":
+		bank = []string{
+			"After that I should have enough context to narrow the problem down.",
+			"I want to understand the data flow before changing anything.",
+			"This should tell me whether the problem is in this function or further down.",
+			"I will keep the change minimal once I know where the bug is.",
+			"Whatever goes wrong has to be reachable from " + test + ".",
+			suspect + " is still my main suspect.",
+			"So far nothing explains what " + test + " reports.",
+			"Wait, I should also check how " + suspect + " is called before assuming anything.",
+			"The expected output in " + test + " is the spec here.",
+			"I'll keep track of the helpers involved, since a fix may need to touch them.",
+		}
+	case "post":
+		bank = []string{
+			"I want the fix to be consistent with the rest of the package.",
+			"If the same mistake was made elsewhere, it should be fixed too.",
+			"This is only a check; " + suspect + " is fixed.",
+			"The other callers of " + suspect + " should not depend on the old behaviour.",
+		}
+	}
+	if a.saidRecently == nil {
+		a.saidRecently = map[string]int{}
+	}
+	start := a.rng.IntN(max(len(bank), 1))
+	for i := range bank {
+		s := bank[(start+i)%len(bank)]
+		if last, ok := a.saidRecently[s]; !ok || len(a.steps)-last > 12 {
+			a.saidRecently[s] = len(a.steps)
+			return s
+		}
+	}
+	return ""
 }
 
 // testFailed reads a go test output (possibly piped, so the exit status may be the pipe's).
@@ -396,7 +434,8 @@ func (a *shellAgent) reaction() string {
 		}
 		switch {
 		case len(names) == 1:
-			return fmt.Sprintf("This shows %s.", names[0])
+			return a.pick(fmt.Sprintf("This shows %s.", names[0]), fmt.Sprintf("Here is %s.", names[0]),
+				fmt.Sprintf("OK, that is %s.", names[0]), fmt.Sprintf("So that's %s.", names[0]))
 		case len(names) > 1:
 			if len(names) > 4 {
 				names = names[:4]

@@ -40,7 +40,7 @@ func (a *shellAgent) writeRepro(ctx context.Context) error {
 		why = fmt.Sprintf("%s is long; a small test that runs it on its own is enough to reproduce the problem.", code(t.name))
 	}
 	if _, err := a.run1(ctx, a.thought(why, fmt.Sprintf("I'll put it in %s.", code(a.repro))),
-		shellAction{command: fmt.Sprintf("cat <<'EOF' > %s\n%sEOF", a.at(a.repro), src), kind: "write", file: a.repro}); err != nil {
+		shellAction{command: a.heredoc(a.at(a.repro), src), kind: "write", file: a.repro}); err != nil {
 		return err
 	}
 	for try := 0; try < 3; try++ {
@@ -55,7 +55,7 @@ func (a *shellAgent) writeRepro(ctx context.Context) error {
 		}
 		src = fixed
 		if _, err := a.run1(ctx, a.thought("The test file does not compile.", "Let me fix its imports."),
-			shellAction{command: fmt.Sprintf("cat <<'EOF' > %s\n%sEOF", a.at(a.repro), src), kind: "write", file: a.repro}); err != nil {
+			shellAction{command: a.heredoc(a.at(a.repro), src), kind: "write", file: a.repro}); err != nil {
 			return err
 		}
 	}
@@ -139,9 +139,17 @@ func fixImports(src, out string) (string, bool) {
 	return src, changed
 }
 
-// opReason says why the swapped operator is wrong, in the agent's words.
+// opReason says why the changed token is wrong, in the agent's words.
 func opReason(m mutation) string {
 	op := code(m.newOp)
+	switch m.kind {
+	case "offset":
+		return fmt.Sprintf("%s should be %s: the index arithmetic is off by one", code(m.bugExpr), code(m.expr))
+	case "not":
+		return "the negation is missing, so the condition is the wrong way round"
+	case "bool":
+		return fmt.Sprintf("it returns %s where the callers expect %s", op, code(m.oldOp))
+	}
 	switch m.newOp {
 	case "<=", ">=":
 		return op + " also lets the boundary value through, while the code around it treats the bound as exclusive"
@@ -232,7 +240,7 @@ func (a *shellAgent) heredocFix(ctx context.Context) error {
 	reason := fmt.Sprintf("%s in %s is where it goes wrong: %s.", code(orExpr(b.bugExpr, b.bugLine)), code(f.name), opReason(b))
 	sf := f.file
 	if len(sf.lines) <= 150 && !strings.Contains(sf.src, "\n```") && a.chance(0.5) {
-		cmd := fmt.Sprintf("cat <<'EOF' > %s\n%sEOF", a.at(sf.path), withNewline(sf.src))
+		cmd := a.heredoc(a.at(sf.path), withNewline(sf.src))
 		_, err := a.run1(ctx, a.thought(reason, "The file is small, so I'll rewrite it with the corrected condition."+keep), shellAction{command: cmd, kind: "edit", file: sf.path})
 		a.fixed = true
 		return err
@@ -246,7 +254,7 @@ func (a *shellAgent) heredocFix(ctx context.Context) error {
 	scratch := "fix_" + strings.ToLower(f.name) + ".go.txt"
 	a.scratch = append(a.scratch, scratch)
 	if _, err := a.run1(ctx, a.thought(reason, fmt.Sprintf("I'll write the corrected %s to a scratch file first, then splice it into %s.%s", code(f.name), code(sf.path), keep)),
-		shellAction{command: fmt.Sprintf("cat <<'EOF' > %s\n%sEOF", scratch, text), kind: "write", file: scratch}); err != nil {
+		shellAction{command: a.heredoc(scratch, text), kind: "write", file: scratch}); err != nil {
 		return err
 	}
 	cmd := fmt.Sprintf("sed -i '%d,%dd' %s && sed -i '%dr %s' %s && nl -ba %s | sed -n '%d,%dp'",
@@ -254,6 +262,15 @@ func (a *shellAgent) heredocFix(ctx context.Context) error {
 	_, err := a.run1(ctx, a.thought("", fmt.Sprintf("Replacing lines %d-%d of %s with it.", f.docLine, f.endLine, code(sf.path))), shellAction{command: cmd, kind: "edit", file: sf.path})
 	a.fixed = true
 	return err
+}
+
+// heredoc is a command writing content (ending in a newline) to file, in one of the two ways
+// agents spell it.
+func (a *shellAgent) heredoc(file, content string) string {
+	if a.chance(0.3) {
+		return fmt.Sprintf("cat > %s <<'EOF'\n%sEOF", file, content)
+	}
+	return fmt.Sprintf("cat <<'EOF' > %s\n%sEOF", file, content)
 }
 
 func withNewline(s string) string {
@@ -269,7 +286,7 @@ func (a *shellAgent) wrongEdit(ctx context.Context) (bool, error) {
 	b := a.bug
 	var alts []mutation
 	for _, m := range mutationCandidates(a.idx) {
-		if m.fn == b.fn && m.line != b.line {
+		if m.fn == b.fn && m.line != b.line && !m.inLoop {
 			alts = append(alts, m)
 		}
 	}
@@ -279,8 +296,8 @@ func (a *shellAgent) wrongEdit(ctx context.Context) (bool, error) {
 	w := alts[a.rng.IntN(len(alts))]
 	// The wrong edit turns w's expression into its swapped form.
 	wrong := mutation{line: w.line, expr: w.bugExpr, bugExpr: w.expr, origLine: w.bugLine, bugLine: w.origLine}
-	why := fmt.Sprintf("I suspect the check %s on line %d.", code(orExpr(w.expr, w.origLine)), w.line)
-	if _, err := a.run1(ctx, a.thought(why, fmt.Sprintf("Let me try %s there and rerun the reproduction.", code(w.newOp))),
+	why := fmt.Sprintf("I suspect %s on line %d.", code(orExpr(w.expr, w.origLine)), w.line)
+	if _, err := a.run1(ctx, a.thought(why, fmt.Sprintf("Let me try %s there and rerun the reproduction.", code(orExpr(w.bugExpr, w.bugLine)))),
 		shellAction{command: sedFix(wrong, a.at(b.file)), kind: "edit", file: b.file}); err != nil {
 		return false, err
 	}
@@ -364,7 +381,7 @@ func (a *shellAgent) verify(ctx context.Context) error {
 	}
 	if a.chance(0.5) {
 		if _, err := a.run1(ctx, a.thought("", "Let me also run go vet on the package."),
-			shellAction{command: "go vet " + pkg, kind: "vet"}); err != nil {
+			shellAction{command: "go vet " + a.pick(pkg, "./..."), kind: "vet"}); err != nil {
 			return err
 		}
 	}

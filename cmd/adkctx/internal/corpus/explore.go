@@ -26,9 +26,15 @@ func (a *shellAgent) explore(ctx context.Context, n int) error {
 	for _, k := range kinds {
 		total += k.weight
 	}
-	for done := 0; done < n; {
+	for done := 0; done < n && a.calls() < 140; {
 		before := len(a.steps)
 		ok := false
+		if a.format == FormatToolCall && a.chance(a.p.parallel) {
+			var err error
+			if ok, err = a.pairOfHits(ctx); err != nil {
+				return err
+			}
+		}
 		for try := 0; try < 12 && !ok; try++ {
 			r := a.rng.IntN(total)
 			kind := kinds[0].name
@@ -176,7 +182,7 @@ func (a *shellAgent) earlyHit(ctx context.Context) error {
 	h := cands[a.rng.IntN(min(len(cands), 5))] // among the earliest
 	a.mem.opened[h.key()] = true
 	why := fmt.Sprintf("One of the first searches also matched %s", code(h.key()))
-	if h.text != "" && len(h.text) < 90 {
+	if h.text != "" && len(h.text) < 90 && !strings.Contains(h.text, "`") {
 		why += fmt.Sprintf(" (%s)", code(h.text))
 	}
 	_, err := a.run1(ctx, a.thought(why+".", "Let me make sure that place is consistent with the fix."),
@@ -241,7 +247,7 @@ func (a *shellAgent) openHit(ctx context.Context) (bool, error) {
 	var why string
 	if a.isOld(h.step) {
 		why = fmt.Sprintf("Going back to a match from earlier: %s", code(h.key()))
-		if h.text != "" && len(h.text) < 90 {
+		if h.text != "" && len(h.text) < 90 && !strings.Contains(h.text, "`") {
 			why += fmt.Sprintf(" (%s)", code(h.text))
 		}
 		why += "."
@@ -253,6 +259,32 @@ func (a *shellAgent) openHit(ctx context.Context) (bool, error) {
 		"I'll read the surrounding lines to see how it is used.",
 		"Let me check the context there.",
 	)), act)
+	return true, err
+}
+
+// pairOfHits reads around two matches in one step, as two calls of the tool-call form.
+func (a *shellAgent) pairOfHits(ctx context.Context) (bool, error) {
+	var picked []seenHit
+	seenFile := map[string]bool{}
+	for i := len(a.mem.hits) - 1; i >= 0 && len(picked) < 2; i-- {
+		h := a.mem.hits[i]
+		if a.mem.opened[h.key()] || seenFile[h.path] || a.mem.seenLines(h.path, h.line, h.line) {
+			continue
+		}
+		seenFile[h.path] = true
+		picked = append(picked, h)
+	}
+	if len(picked) < 2 {
+		return false, nil
+	}
+	var acts []shellAction
+	var where []string
+	for _, h := range picked {
+		a.mem.opened[h.key()] = true
+		acts = append(acts, a.view(h.path, h.line-a.between(5, 12), h.line+a.between(15, 40)))
+		where = append(where, code(h.key()))
+	}
+	_, err := a.run(ctx, a.thought("", fmt.Sprintf("Let me read around %s and %s at the same time.", where[0], where[1])), acts...)
 	return true, err
 }
 
@@ -399,6 +431,12 @@ func (a *shellAgent) head(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	n := a.between(30, 60)
+	if total := a.fileLen(f); total > 2*n && a.chance(0.3) {
+		a.mem.markViewed(f, total-n+1, total)
+		_, err := a.run1(ctx, a.thought("", fmt.Sprintf("Let me look at the end of %s.", code(f))),
+			shellAction{command: fmt.Sprintf("tail -n %d %s", n, a.at(f)), kind: "view", file: f, from: total - n + 1, to: total})
+		return true, err
+	}
 	a.mem.markViewed(f, 1, n)
 	_, err := a.run1(ctx, a.thought("", fmt.Sprintf("Let me look at the top of %s for its imports and types.", code(f))),
 		shellAction{command: fmt.Sprintf("head -n %d %s", n, a.at(f)), kind: "view", file: f, from: 1, to: n})

@@ -11,28 +11,34 @@ import (
 	"strings"
 )
 
-// mutation is the bug a session's task is about: one operator of the module's code swapped for
-// another, which makes some of the module's own tests fail. The fix is to swap it back.
+// mutation is the bug a session's task is about: one token of the module's code changed (an
+// operator swapped, an off-by-one, a negation dropped, a boolean result inverted), which makes
+// some of the module's own tests fail. The fix is to change it back.
 type mutation struct {
 	fn       *funcInfo
 	file     string
 	line     int    // 1-based
-	col      int    // byte offset of the operator in the line
-	oldOp    string // the operator the module had
-	newOp    string // the operator the task starts with
+	col      int    // byte offset of the changed token in the line
+	kind     string // "compare", "logic", "offset", "not", "bool"
+	oldOp    string // the token the module had
+	newOp    string // the token the task starts with
 	origLine string
 	bugLine  string
 	expr     string // the expression as the module had it, when on one line
 	bugExpr  string
+	inLoop   bool // in a for statement: changing it may make the code loop forever
 }
+
+func (m mutation) key() string { return fmt.Sprintf("%s:%d:%d", m.file, m.line, m.col) }
 
 var swappedOps = map[token.Token]string{
 	token.LSS: "<=", token.LEQ: "<", token.GTR: ">=", token.GEQ: ">",
 	token.EQL: "!=", token.NEQ: "==", token.LAND: "||", token.LOR: "&&",
+	token.ADD: "-", token.SUB: "+",
 }
 
-// mutationCandidates lists the operators that may be swapped: in non-test files of packages
-// that have tests, outside files with build constraints (their code may not be built).
+// mutationCandidates lists the tokens that may be changed: in non-test files of packages that
+// have tests, outside files with build constraints (their code may not be built).
 func mutationCandidates(idx *srcIndex) []mutation {
 	var out []mutation
 	for _, sf := range idx.files {
@@ -44,38 +50,75 @@ func mutationCandidates(idx *srcIndex) []mutation {
 			if fn.name == "String" || fn.name == "Error" || fn.name == "init" || fn.size() < 4 {
 				continue
 			}
+			var stack []ast.Node
 			ast.Inspect(fn.decl.Body, func(n ast.Node) bool {
-				be, ok := n.(*ast.BinaryExpr)
-				if !ok {
+				if n == nil {
+					stack = stack[:len(stack)-1]
 					return true
 				}
-				newOp, ok := swappedOps[be.Op]
-				if !ok || isNilCheck(be) {
-					return true
+				stack = append(stack, n)
+				inLoop := slices.ContainsFunc(stack, func(n ast.Node) bool {
+					_, isFor := n.(*ast.ForStmt)
+					_, isRange := n.(*ast.RangeStmt)
+					return isFor || isRange
+				})
+				add := func(kind string, at token.Pos, old, new string, whole ast.Node) {
+					pos := idx.fset.Position(at)
+					line := sf.lines[pos.Line-1]
+					col := pos.Column - 1
+					if col+len(old) > len(line) || line[col:col+len(old)] != old {
+						return
+					}
+					m := mutation{
+						fn: fn, file: sf.path, line: pos.Line, col: col, kind: kind,
+						oldOp: old, newOp: new, origLine: line,
+						bugLine: line[:col] + new + line[col+len(old):],
+						inLoop:  inLoop,
+					}
+					start, end := idx.fset.Position(whole.Pos()), idx.fset.Position(whole.End())
+					if start.Line == pos.Line && end.Line == pos.Line {
+						m.expr = line[start.Column-1 : end.Column-1]
+						off := col - (start.Column - 1)
+						m.bugExpr = m.expr[:off] + new + m.expr[off+len(old):]
+					}
+					out = append(out, m)
 				}
-				pos := idx.fset.Position(be.OpPos)
-				line := sf.lines[pos.Line-1]
-				col := pos.Column - 1
-				if col+len(be.Op.String()) > len(line) || line[col:col+len(be.Op.String())] != be.Op.String() {
-					return true
+				switch n := n.(type) {
+				case *ast.BinaryExpr:
+					newOp, ok := swappedOps[n.Op]
+					switch {
+					case !ok || isNilCheck(n):
+					case n.Op == token.ADD || n.Op == token.SUB:
+						// Off by one: only "x + 1", "n - 1" and the like.
+						if isSmallInt(n.Y) {
+							add("offset", n.OpPos, n.Op.String(), newOp, n)
+						}
+					case n.Op == token.LAND || n.Op == token.LOR:
+						add("logic", n.OpPos, n.Op.String(), newOp, n)
+					default:
+						add("compare", n.OpPos, n.Op.String(), newOp, n)
+					}
+				case *ast.UnaryExpr:
+					if n.Op == token.NOT {
+						add("not", n.OpPos, "!", "", n)
+					}
+				case *ast.ReturnStmt:
+					if len(n.Results) == 1 {
+						if id, ok := n.Results[0].(*ast.Ident); ok && (id.Name == "true" || id.Name == "false") {
+							add("bool", id.Pos(), id.Name, map[string]string{"true": "false", "false": "true"}[id.Name], n)
+						}
+					}
 				}
-				m := mutation{
-					fn: fn, file: sf.path, line: pos.Line, col: col,
-					oldOp: be.Op.String(), newOp: newOp,
-					origLine: line,
-					bugLine:  line[:col] + newOp + line[col+len(be.Op.String()):],
-				}
-				start, end := idx.fset.Position(be.Pos()), idx.fset.Position(be.End())
-				if start.Line == pos.Line && end.Line == pos.Line {
-					m.expr = line[start.Column-1 : end.Column-1]
-					m.bugExpr = m.expr[:col-(start.Column-1)] + newOp + m.expr[col-(start.Column-1)+len(m.oldOp):]
-				}
-				out = append(out, m)
 				return true
 			})
 		}
 	}
 	return out
+}
+
+func isSmallInt(e ast.Expr) bool {
+	lit, ok := e.(*ast.BasicLit)
+	return ok && lit.Kind == token.INT && len(lit.Value) <= 2
 }
 
 // isNilCheck: swapping "err != nil" mostly makes every test panic on a nil pointer, a kind of
@@ -107,9 +150,10 @@ var (
 const maxFailOutput = 40000
 
 // introduceBug tries the candidates in a seeded order and keeps the first mutation that makes the
-// package's tests fail the same way twice. It leaves the bug in the sandbox.
-func introduceBug(ctx context.Context, sb *sandbox, idx *srcIndex, rng *rand.Rand, maxTries int) (mutation, failingRun, error) {
-	cands := mutationCandidates(idx)
+// package's tests fail the same way twice. It leaves the bug in the sandbox. Mutations in used
+// (an earlier session's) are not tried.
+func introduceBug(ctx context.Context, sb *sandbox, idx *srcIndex, rng *rand.Rand, maxTries int, used map[string]bool) (mutation, failingRun, error) {
+	cands := slices.DeleteFunc(mutationCandidates(idx), func(m mutation) bool { return used[m.key()] })
 	if len(cands) == 0 {
 		return mutation{}, failingRun{}, fmt.Errorf("corpus: no operator to change in the module")
 	}
@@ -193,9 +237,9 @@ func tryMutation(ctx context.Context, sb *sandbox, m mutation) (failingRun, bool
 	// -count=2 runs the tests twice in one process: a failure that prints differently the second
 	// time (random values, map order) would make the sessions differ from run to run.
 	// -vet=off: this run is not part of any session, and vet's findings do not change.
-	cmd := "go test -count=2 -vet=off -timeout 30s ./" + m.fn.file.dir + "/"
+	cmd := "go test -count=2 -vet=off -timeout 10s ./" + m.fn.file.dir + "/"
 	if m.fn.file.dir == "." {
-		cmd = "go test -count=2 -vet=off -timeout 30s ."
+		cmd = "go test -count=2 -vet=off -timeout 10s ."
 	}
 	out, code, err := sb.run(ctx, cmd)
 	if err != nil {

@@ -92,7 +92,8 @@ func newSandbox(ctx context.Context, ge goEnv, src, dir string, timeout time.Dur
 		"GOPATH=" + ge.GOPATH,
 		// Offline: nothing is fetched, no checksum database is asked, the local toolchain runs.
 		// -count=1: a test result is never "(cached)", which would depend on earlier runs.
-		"GOFLAGS=-mod=mod -count=1",
+		// -timeout: an edit that makes a test loop forever fails the test, not the generation.
+		"GOFLAGS=-mod=mod -count=1 -timeout=30s",
 		"GOPROXY=off",
 		"GOSUMDB=off",
 		"GOTOOLCHAIN=local",

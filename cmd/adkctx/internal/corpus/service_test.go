@@ -276,3 +276,13 @@ func FuzzCalculate(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkService reports the time to write one conversation.
+func BenchmarkService(b *testing.B) {
+	dir := b.TempDir()
+	for i := 0; b.Loop(); i++ {
+		if _, err := Service(ServiceOptions{Seed: int64(i), Sessions: 1, Dir: dir}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -101,6 +101,8 @@ func Shell(ctx context.Context, opts ShellOptions) ([]string, error) {
 	firstPersona := seedRNG.IntN(len(personas))
 	// Each module's sessions, in session order.
 	byModule := make([][]int, len(mods))
+	// The mutations each module's sessions used, so that two sessions on a module differ.
+	used := make([]map[string]bool, len(mods))
 	for i := range opts.Sessions {
 		m := order[i%len(mods)]
 		byModule[m] = append(byModule[m], i)
@@ -115,6 +117,7 @@ func Shell(ctx context.Context, opts ShellOptions) ([]string, error) {
 		if len(sessions) == 0 {
 			continue
 		}
+		used[m] = map[string]bool{}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -136,7 +139,7 @@ func Shell(ctx context.Context, opts ShellOptions) ([]string, error) {
 				// The copy is the only entry of its parent, so that `ls -la` shows the same ".."
 				// whatever else the work directory holds.
 				dir := filepath.Join(work, escapeModulePath(mods[m].Path), "testbed")
-				files[i], errs[i] = writeShellSession(ctx, ge, mods[m], dir, opts, rng, p, format, i)
+				files[i], errs[i] = writeShellSession(ctx, ge, mods[m], dir, opts, rng, p, format, i, used[m])
 				if errs[i] != nil {
 					cancel()
 					return
@@ -156,8 +159,8 @@ func Shell(ctx context.Context, opts ShellOptions) ([]string, error) {
 	return files, nil
 }
 
-func writeShellSession(ctx context.Context, ge goEnv, mod cachedModule, dir string, opts ShellOptions, rng *rand.Rand, p persona, format string, i int) (string, error) {
-	traj, err := shellSession(ctx, ge, mod, dir, opts.CommandTimeout, rng, p, format)
+func writeShellSession(ctx context.Context, ge goEnv, mod cachedModule, dir string, opts ShellOptions, rng *rand.Rand, p persona, format string, i int, used map[string]bool) (string, error) {
+	traj, err := shellSession(ctx, ge, mod, dir, opts.CommandTimeout, rng, p, format, used)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", mod.Path, err)
 	}
@@ -170,7 +173,7 @@ func writeShellSession(ctx context.Context, ge goEnv, mod cachedModule, dir stri
 }
 
 // shellSession plays one session on a fresh copy of the module and returns its trajectory.
-func shellSession(ctx context.Context, ge goEnv, mod cachedModule, dir string, timeout time.Duration, rng *rand.Rand, p persona, format string) (*trajectory, error) {
+func shellSession(ctx context.Context, ge goEnv, mod cachedModule, dir string, timeout time.Duration, rng *rand.Rand, p persona, format string, used map[string]bool) (*trajectory, error) {
 	sb, err := newSandbox(ctx, ge, mod.Dir, dir, timeout)
 	if err != nil {
 		return nil, err
@@ -179,10 +182,11 @@ func shellSession(ctx context.Context, ge goEnv, mod cachedModule, dir string, t
 	if err != nil {
 		return nil, err
 	}
-	bug, fail, err := introduceBug(ctx, sb, idx, rng, 10)
+	bug, fail, err := introduceBug(ctx, sb, idx, rng, 16, used)
 	if err != nil {
 		return nil, err
 	}
+	used[bug.key()] = true
 	if err := sb.commit(ctx, mod.Path+" "+mod.Version); err != nil {
 		return nil, err
 	}

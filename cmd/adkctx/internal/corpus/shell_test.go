@@ -161,70 +161,7 @@ func TestShellStructure(t *testing.T) {
 	formats := map[string]int{}
 	for _, f := range generatedShell(t) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			tr := readTrajectory(t, f)
-			formats[tr.TrajectoryFormat]++
-			msgs := tr.Messages
-			if msgs[0].Role != "system" || msgs[1].Role != "user" || !strings.Contains(msgs[1].Content, "<pr_description>") {
-				t.Fatalf("the first messages are not the system prompt and the task")
-			}
-			if tr.Info.ExitStatus != "Submitted" || !strings.HasPrefix(tr.Info.Submission, "diff --git ") {
-				t.Errorf("exit %q, submission %.40q", tr.Info.ExitStatus, tr.Info.Submission)
-			}
-			last := msgs[len(msgs)-1]
-			wantLast := map[string]string{FormatText: "user", FormatToolCall: "exit"}[tr.TrajectoryFormat]
-			if last.Role != wantLast || last.Content != tr.Info.Submission {
-				t.Errorf("last message: role %q, content %.40q; want %q holding the submission", last.Role, last.Content, wantLast)
-			}
-			cmds := trajectoryCommands(t, tr)
-			if n := len(cmds); n < 40 || n > 150 {
-				t.Errorf("%d commands, want 40 to 150", n)
-			}
-			if tr.Info.ModelStats.APICalls < 40 || tr.Info.ModelStats.APICalls > len(cmds) {
-				t.Errorf("api_calls %d for %d commands", tr.Info.ModelStats.APICalls, len(cmds))
-			}
-			kinds := map[string]int{}
-			var failing, created, removed []string
-			for i, c := range cmds {
-				if i < len(cmds)-1 && !observationRE.MatchString(c.observation) {
-					t.Fatalf("command %d (%q): observation not in the template: %.200q", i, c.command, c.observation)
-				}
-				if n := sentences(c.thought); n < 1 || n > 6 {
-					t.Errorf("command %d: thought of %d sentences: %q", i, n, c.thought)
-				}
-				kinds[commandKind(c.command)]++
-				if strings.Contains(c.observation, "--- FAIL") && fileLineRE.MatchString(c.observation) {
-					failing = append(failing, c.command)
-				}
-				if m := heredocTargetRE.FindStringSubmatch(c.command); m != nil {
-					created = append(created, strings.TrimPrefix(m[1], displayRoot+"/"))
-				}
-				if strings.HasPrefix(c.command, "rm ") {
-					removed = append(removed, strings.Fields(c.command)[1:]...)
-				}
-			}
-			t.Logf("%s: %d commands: %v", tr.TrajectoryFormat, len(cmds), kinds)
-			reads := kinds["read"] + kinds["search"] + kinds["list"]
-			if reads*100 < 60*len(cmds) {
-				t.Errorf("%d reads of %d commands, want most", reads, len(cmds))
-			}
-			if kinds["edit"] < 2 || kinds["test"] < 3 || kinds["git"] < 1 {
-				t.Errorf("edits %d, test runs %d, git %d: want at least 2, 3, 1", kinds["edit"], kinds["test"], kinds["git"])
-			}
-			if len(failing) == 0 {
-				t.Errorf("no command shows a failing test with its file:line")
-			}
-			var createdThenRemoved int
-			for _, c := range created {
-				if slices.Contains(removed, c) {
-					createdThenRemoved++
-				}
-			}
-			if createdThenRemoved == 0 {
-				t.Errorf("no file created in a heredoc was removed later (created %v, removed %v)", created, removed)
-			}
-			if !slices.ContainsFunc(cmds, func(c shellCommand) bool { return c.command == "git diff" }) {
-				t.Errorf("no git diff")
-			}
+			formats[checkShellFile(t, f)]++
 		})
 	}
 	if formats[FormatText] == 0 || formats[FormatToolCall] == 0 {
@@ -232,9 +169,79 @@ func TestShellStructure(t *testing.T) {
 	}
 }
 
-var heredocTargetRE = regexp.MustCompile(`^cat <<'EOF' > (\S+)\n`)
+// checkShellFile checks one trajectory file and returns its format.
+func checkShellFile(t *testing.T, f string) string {
+	tr := readTrajectory(t, f)
+	msgs := tr.Messages
+	if msgs[0].Role != "system" || msgs[1].Role != "user" || !strings.Contains(msgs[1].Content, "<pr_description>") {
+		t.Fatalf("the first messages are not the system prompt and the task")
+	}
+	if tr.Info.ExitStatus != "Submitted" || !strings.HasPrefix(tr.Info.Submission, "diff --git ") {
+		t.Errorf("exit %q, submission %.40q", tr.Info.ExitStatus, tr.Info.Submission)
+	}
+	last := msgs[len(msgs)-1]
+	wantLast := map[string]string{FormatText: "user", FormatToolCall: "exit"}[tr.TrajectoryFormat]
+	if last.Role != wantLast || last.Content != tr.Info.Submission {
+		t.Errorf("last message: role %q, content %.40q; want %q holding the submission", last.Role, last.Content, wantLast)
+	}
+	cmds := trajectoryCommands(t, tr)
+	if n := len(cmds); n < 40 || n > 150 {
+		t.Errorf("%d commands, want 40 to 150", n)
+	}
+	if tr.Info.ModelStats.APICalls < 40 || tr.Info.ModelStats.APICalls > len(cmds) {
+		t.Errorf("api_calls %d for %d commands", tr.Info.ModelStats.APICalls, len(cmds))
+	}
+	kinds := map[string]int{}
+	var failing, created, removed []string
+	for i, c := range cmds {
+		if i < len(cmds)-1 && !observationRE.MatchString(c.observation) {
+			t.Fatalf("command %d (%q): observation not in the template: %.200q", i, c.command, c.observation)
+		}
+		if n := sentences(c.thought); n < 1 || n > 6 {
+			t.Errorf("command %d: thought of %d sentences: %q", i, n, c.thought)
+		}
+		kinds[commandKind(c.command)]++
+		if strings.Contains(c.observation, "--- FAIL") && fileLineRE.MatchString(c.observation) {
+			failing = append(failing, c.command)
+		}
+		if m := heredocTargetRE.FindStringSubmatch(c.command); m != nil {
+			created = append(created, strings.TrimPrefix(m[1]+m[2], displayRoot+"/"))
+		}
+		if strings.HasPrefix(c.command, "rm ") {
+			removed = append(removed, strings.Fields(c.command)[1:]...)
+		}
+	}
+	t.Logf("%s: %d commands: %v", tr.TrajectoryFormat, len(cmds), kinds)
+	reads := kinds["read"] + kinds["search"] + kinds["list"]
+	if reads*100 < 60*len(cmds) {
+		t.Errorf("%d reads of %d commands, want most", reads, len(cmds))
+	}
+	if kinds["edit"] < 2 || kinds["test"] < 3 || kinds["git"] < 1 {
+		t.Errorf("edits %d, test runs %d, git %d: want at least 2, 3, 1", kinds["edit"], kinds["test"], kinds["git"])
+	}
+	if len(failing) == 0 {
+		t.Errorf("no command shows a failing test with its file:line")
+	}
+	var createdThenRemoved int
+	for _, c := range created {
+		if slices.Contains(removed, c) {
+			createdThenRemoved++
+		}
+	}
+	if createdThenRemoved == 0 {
+		t.Errorf("no file created in a heredoc was removed later (created %v, removed %v)", created, removed)
+	}
+	if !slices.ContainsFunc(cmds, func(c shellCommand) bool { return c.command == "git diff" }) {
+		t.Errorf("no git diff")
+	}
+	return tr.TrajectoryFormat
+}
 
+var heredocTargetRE = regexp.MustCompile(`^cat (?:<<'EOF' > (\S+)|> (\S+) <<'EOF')\n`)
+
+// sentences counts the sentences of a thought, code spans aside.
 func sentences(s string) int {
+	s = regexp.MustCompile("`[^`]*`").ReplaceAllString(s, "X")
 	n := 0
 	for _, part := range regexp.MustCompile(`[.?!:](\s|$)`).Split(strings.TrimSpace(s), -1) {
 		if strings.TrimSpace(part) != "" {
@@ -251,7 +258,7 @@ func commandKind(c string) string {
 	switch {
 	case strings.HasPrefix(c, "go test"), strings.HasPrefix(c, "go vet"), strings.HasPrefix(c, "gofmt"):
 		return "test"
-	case strings.HasPrefix(c, "sed -i"), strings.HasPrefix(c, "cat <<"):
+	case strings.HasPrefix(c, "sed -i"), heredocTargetRE.MatchString(c):
 		return "edit"
 	case first == "git" || strings.HasPrefix(c, "echo "+submitSentinel):
 		return "git"
@@ -362,4 +369,28 @@ func TestShellOptionsErrors(t *testing.T) {
 	if !errors.Is(err, ErrNoModule) {
 		t.Errorf("module not in the cache: %v, want ErrNoModule", err)
 	}
+}
+
+// BenchmarkShell reports the time to write one session (mostly the go commands it runs), and its
+// commands.
+func BenchmarkShell(b *testing.B) {
+	dir := b.TempDir()
+	sessions, calls := 0, 0
+	for i := 0; b.Loop(); i++ {
+		files, err := Shell(context.Background(), ShellOptions{Seed: int64(i), Sessions: 3, Dir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, f := range files {
+			for _, e := range sessionEvents(b, f) {
+				if e.call {
+					calls++
+				}
+			}
+		}
+		sessions += len(files)
+	}
+	b.ReportMetric(b.Elapsed().Seconds()/float64(sessions), "s/session")
+	b.ReportMetric(float64(calls)/float64(sessions), "commands/session")
+	b.ReportMetric(0, "ns/op")
 }
