@@ -32,13 +32,13 @@ type persona struct {
 var personas = [...]persona{
 	{
 		name: "gemini-3-pro", model: "gemini/gemini-3-pro-preview",
-		minSteps: 48, maxSteps: 145, window: [2]int{20, 70},
+		minSteps: 48, maxSteps: 145, window: [2]int{60, 150},
 		numbered: 0.45, funcRange: 0.05, absPaths: 0.15, wrongFix: 0.45, heredocFix: 0.5,
 		logFile: 0.35, longThought: 0.4, oldRef: 0.35, parallel: 0, chain: 0.1,
 	},
 	{
 		name: "gpt-5-mini", model: "openai/gpt-5-mini",
-		minSteps: 40, maxSteps: 105, window: [2]int{60, 220},
+		minSteps: 40, maxSteps: 105, window: [2]int{120, 260},
 		numbered: 0.85, funcRange: 0.3, absPaths: 0.05, wrongFix: 0.25, heredocFix: 0.65,
 		logFile: 0.5, longThought: 0.15, oldRef: 0.35, parallel: 0.2, chain: 0.4,
 	},
@@ -61,6 +61,7 @@ type shellAgent struct {
 	ran      map[string]bool
 	mem      memory
 	defSeen  map[string]bool // definitions already looked up
+	usesSeen map[string]bool // names whose uses were searched
 	listed   map[string]bool // directories listed
 	helpers  []*funcInfo     // helpers of the buggy function the agent read
 	chain    []*funcInfo     // functions read on the way from the failing test to the bug
@@ -111,6 +112,20 @@ func (a *shellAgent) run(ctx context.Context, thought string, acts ...shellActio
 		if err != nil {
 			return nil, err
 		}
+		if isVerboseTest(act.command) {
+			// A verbose run prints parallel tests and map-ordered subtests in an order that
+			// changes from run to run: such a run is replaced by the same run without -v.
+			again, code2, err := a.sb.run(ctx, act.command)
+			if err != nil {
+				return nil, err
+			}
+			if again != out || code2 != code {
+				act.command = strings.Replace(act.command, " -v", "", 1)
+				if out, code, err = a.sb.run(ctx, act.command); err != nil {
+					return nil, err
+				}
+			}
+		}
 		act.output, act.code = out, code
 		a.ran[act.command] = true
 		st.actions = append(st.actions, act)
@@ -120,6 +135,10 @@ func (a *shellAgent) run(ctx context.Context, thought string, acts ...shellActio
 		a.mem.observe(a.idx, len(a.steps), act.output, a.focusDir)
 	}
 	return st.actions, nil
+}
+
+func isVerboseTest(cmd string) bool {
+	return strings.HasPrefix(cmd, "go test ") && strings.Contains(cmd, " -v")
 }
 
 func (a *shellAgent) run1(ctx context.Context, thought string, act shellAction) (shellAction, error) {
@@ -203,11 +222,17 @@ func (a *shellAgent) viewFunc(f *funcInfo) shellAction {
 			kind:    "view", file: f.file.path, from: f.declLine, to: f.endLine, name: f.name,
 		}
 	}
-	to := f.endLine
-	if w := a.p.window[1]; f.size() > w {
-		to = f.docLine + w
+	// Agents read a function with some context; those that read large windows print a whole
+	// screenful whatever the function's length.
+	from := f.docLine - a.between(0, 3)
+	to := f.endLine + a.between(0, 2)
+	if w := a.between(a.p.window[0], a.p.window[1]); a.p.window[0] >= 100 {
+		from = max(1, f.docLine-a.between(0, 30))
+		to = max(to, from+w)
+	} else if f.size() > a.p.window[1] {
+		to = f.docLine + a.p.window[1]
 	}
-	act := a.view(f.file.path, f.docLine-a.between(0, 3), to+a.between(0, 2))
+	act := a.view(f.file.path, from, to)
 	act.name = f.name
 	return act
 }

@@ -203,18 +203,24 @@ func (c *conversation) findReservation(match func(*reservation) bool) *reservati
 
 // airportName is how a user names an airport: the city, the code, or both.
 func (c *conversation) airportName(code string) string {
+	name, _ := c.airportNamed(code)
+	return name
+}
+
+// airportNamed is airportName, and whether the name holds the code.
+func (c *conversation) airportNamed(code string) (string, bool) {
 	for _, a := range airports {
 		if a.IATA == code {
 			switch c.rng.IntN(3) {
 			case 0:
-				return a.City
+				return a.City, false
 			case 1:
-				return code
+				return code, true
 			}
-			return fmt.Sprintf("%s (%s)", a.City, code)
+			return fmt.Sprintf("%s (%s)", a.City, code), true
 		}
 	}
-	return code
+	return code, true
 }
 
 func prettyDate(d string) string {
@@ -327,12 +333,17 @@ func (c *conversation) listReservation(r *reservation) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Reservation %s (%s, %s):\n", r.ReservationID, strings.ReplaceAll(r.FlightType, "_", " "), cabinName(r.Cabin))
 	for _, f := range r.Flights {
-		fmt.Fprintf(&b, "- %s: %s → %s on %s\n", f.FlightNumber, f.Origin, f.Destination, f.Date)
+		fmt.Fprintf(&b, "- %s: %s → %s on %s (%s per passenger)\n", f.FlightNumber, f.Origin, f.Destination, f.Date, money(float64(f.Price)))
 	}
 	var names []string
 	for _, p := range r.Passengers {
 		names = append(names, p.FirstName+" "+p.LastName)
 	}
-	fmt.Fprintf(&b, "- Passengers: %s\n- Checked bags: %d; insurance: %s", strings.Join(names, ", "), r.TotalBaggages, r.Insurance)
+	fmt.Fprintf(&b, "- Passengers: %s\n- Checked bags: %d (%d charged); insurance: %s\n- Booked on %s", strings.Join(names, ", "), r.TotalBaggages, r.NonfreeBaggages, r.Insurance, strings.Replace(r.CreatedAt, "T", " at ", 1))
+	var paid []string
+	for _, p := range r.PaymentHistory {
+		paid = append(paid, fmt.Sprintf("%s on %s", money(p.Amount), p.PaymentID))
+	}
+	fmt.Fprintf(&b, "\n- Payments: %s", strings.Join(paid, ", "))
 	return b.String()
 }

@@ -13,21 +13,22 @@ import (
 // does not apply.
 
 type intent struct {
-	name string
-	size int // messages it usually takes, to keep a conversation within its length
-	play func(c *conversation, opening bool) bool
+	name   string
+	size   int     // messages it usually takes, to keep a conversation within its length
+	weight float64 // how often customers come with it
+	play   func(c *conversation, opening bool) bool
 }
 
 func serviceIntents() []intent {
 	return []intent{
-		{"book", 15, (*conversation).book},
-		{"cancel", 9, (*conversation).cancelTrip},
-		{"change", 13, (*conversation).changeFlight},
-		{"baggage", 8, (*conversation).addBaggage},
-		{"passengers", 7, (*conversation).fixPassenger},
-		{"compensation", 9, (*conversation).complain},
-		{"upgrade", 11, (*conversation).upgrade},
-		{"status", 5, (*conversation).flightStatusQuestion},
+		{"book", 15, 3, (*conversation).book},
+		{"cancel", 9, 1.5, (*conversation).cancelTrip},
+		{"change", 13, 2, (*conversation).changeFlight},
+		{"baggage", 8, 2, (*conversation).addBaggage},
+		{"passengers", 7, 1, (*conversation).fixPassenger},
+		{"compensation", 9, 1, (*conversation).complain},
+		{"upgrade", 11, 2, (*conversation).upgrade},
+		{"status", 5, 0.7, (*conversation).flightStatusQuestion},
 	}
 }
 
@@ -75,9 +76,11 @@ func (c *conversation) book(opening bool) bool {
 		}
 		pax = append(pax, newPerson(c.rng, c.cust.Name.LastName))
 	}
-	trip := fmt.Sprintf("a one-way flight from %s to %s on %s", c.airportName(origin), c.airportName(dest), date)
+	oName, oCode := c.airportNamed(origin)
+	dName, dCode := c.airportNamed(dest)
+	trip := fmt.Sprintf("a one-way flight from %s to %s on %s", oName, dName, date)
 	if roundTrip {
-		trip = fmt.Sprintf("a round trip from %s to %s, leaving %s and coming back %s", c.airportName(origin), c.airportName(dest), date, back)
+		trip = fmt.Sprintf("a round trip from %s to %s, leaving %s and coming back %s", oName, dName, date, back)
 	}
 	details := fmt.Sprintf("%s, in %s", passengerCount(npax), cabinName(cabin))
 	if c.chance(0.5) {
@@ -89,6 +92,11 @@ func (c *conversation) book(opening bool) bool {
 		c.say(c.pick("Sure. Which cabin would you like: basic economy, economy or business? And how many passengers are traveling?",
 			"Happy to help. How many passengers, and which cabin class do you prefer (basic economy, economy, business)?"))
 		c.hear(strings.ToUpper(details[:1]) + details[1:] + ".")
+	}
+	// A city named without its airport: the agent looks the codes up.
+	if !oCode || !dCode {
+		c.note("Let me check the airport codes.")
+		c.tool("list_airports", map[string]string{})
 	}
 	ci := slices.Index(cabins, cabin)
 	chosen, ok := c.pickFlight(origin, dest, date, ci, npax)
@@ -238,6 +246,17 @@ func (c *conversation) pickFlight(origin, dest, date string, ci, npax int) (flig
 	fmt.Fprintf(&b, "Here are the direct flights from %s to %s on %s:\n\n", origin, dest, date)
 	for i, o := range ok {
 		fmt.Fprintf(&b, "%d. **%s**: departs %s, arrives %s, %s %s (%d seats left)\n", i+1, o.FlightNumber, o.DepartureTime[:5], strings.TrimSuffix(o.ArrivalTime, ":00"), cabinName(cabins[ci]), money(float64(pricesOf(o)[ci])), seatsOf(o)[ci])
+	}
+	// Sometimes the agent also shows itineraries with a connection, for comparison.
+	if c.chance(0.35) {
+		res, _ := c.tool("search_connecting_flights", map[string]string{"origin": origin, "destination": dest, "date": date})
+		if pairs, _ := res.([][2]flightOffer); len(pairs) > 0 {
+			b.WriteString("\nWith one connection:\n")
+			for _, p := range pairs[:min(len(pairs), 3)] {
+				fmt.Fprintf(&b, "- **%s + %s** via %s: departs %s, arrives %s, %s %s\n", p[0].FlightNumber, p[1].FlightNumber, p[0].Destination,
+					p[0].DepartureTime[:5], strings.TrimSuffix(p[1].ArrivalTime, ":00"), cabinName(cabins[ci]), money(float64(pricesOf(p[0])[ci]+pricesOf(p[1])[ci])))
+			}
+		}
 	}
 	b.WriteString("\nWhich one would you like?")
 	c.say(b.String())

@@ -175,7 +175,7 @@ func (al *airline) genTimetable() {
 				continue
 			}
 			hours := 1 + al.rng.IntN(6)
-			for range al.between(1, 3) {
+			for range al.between(3, 7) {
 				n := al.between(100, 999)
 				for used[n] {
 					n = al.between(100, 999)
@@ -313,7 +313,7 @@ func (al *airline) genUser() *user {
 	}
 	al.users[id] = u
 	al.userOrder = append(al.userOrder, id)
-	for range al.between(1, 5) {
+	for range al.between(2, 6) {
 		al.genReservation(u)
 	}
 	return u

@@ -369,8 +369,13 @@ func (a *shellAgent) verify(ctx context.Context) error {
 		}
 	}
 	pkg := a.pkgArg(a.focusDir)
+	cmd := "go test " + pkg
+	if a.chance(0.4) {
+		// The whole verbose run: long, and cut as long outputs are.
+		cmd = "go test -v " + pkg + a.pick("", " 2>&1 | tail -n 150")
+	}
 	if _, err := a.run1(ctx, a.thought("", "And the whole package's tests, which the issue reported as failing."),
-		shellAction{command: "go test " + pkg, kind: "test"}); err != nil {
+		shellAction{command: cmd, kind: "test"}); err != nil {
 		return err
 	}
 	if a.chance(0.35) {

@@ -20,7 +20,7 @@ func (a *shellAgent) explore(ctx context.Context, n int) error {
 		weight int
 	}{
 		{"openHit", 30}, {"definition", 18}, {"more", 10}, {"uses", 12}, {"tests", 7},
-		{"outline", 7}, {"head", 4}, {"cat", 5}, {"ls", 3}, {"wc", 1}, {"doc", 3},
+		{"outline", 7}, {"head", 4}, {"cat", 8}, {"ls", 3}, {"wc", 1}, {"doc", 3},
 	}
 	total := 0
 	for _, k := range kinds {
@@ -153,13 +153,14 @@ func (a *shellAgent) lookAlike(ctx context.Context, n int) error {
 			return err
 		}
 	}
-	if len(a.steps)-start < n && !a.ran[usesCmd(b.fn.name, ".")] {
+	if len(a.steps)-start < n && !a.usesSeen[b.fn.name] {
+		a.usesSeen[b.fn.name] = true
 		if _, err := a.run1(ctx, a.thought("", fmt.Sprintf("Who calls %s? The callers should be fine with the corrected behaviour.", code(b.fn.name))),
 			shellAction{command: usesCmd(b.fn.name, "."), kind: "grep", name: b.fn.name}); err != nil {
 			return err
 		}
 	}
-	if len(a.steps)-start < n || a.chance(0.7) {
+	if len(a.steps)-start < n || len(a.steps) < 60 || a.chance(0.7) {
 		if err := a.earlyHit(ctx); err != nil {
 			return err
 		}
@@ -170,11 +171,19 @@ func (a *shellAgent) lookAlike(ctx context.Context, n int) error {
 // earlyHit goes back to a match of one of the first greps, in a file not shown since: a call
 // site to check against the fix, named only in an output many steps back.
 func (a *shellAgent) earlyHit(ctx context.Context) error {
-	var cands []seenHit
+	var cands, seenSince []seenHit
 	for _, h := range a.mem.hits {
-		if len(a.steps)-h.step >= 25 && a.mem.files[h.path] <= h.step && !a.mem.opened[h.key()] && h.path != a.bug.file {
-			cands = append(cands, h)
+		if len(a.steps)-h.step < min(25, len(a.steps)/2) || a.mem.opened[h.key()] || h.path == a.bug.file {
+			continue
 		}
+		if a.mem.files[h.path] <= h.step {
+			cands = append(cands, h)
+		} else {
+			seenSince = append(seenSince, h)
+		}
+	}
+	if len(cands) == 0 {
+		cands = seenSince // in a small package every file comes up again
 	}
 	if len(cands) == 0 {
 		return nil
@@ -243,7 +252,7 @@ func (a *shellAgent) openHit(ctx context.Context) (bool, error) {
 	}
 	h := latest[key]
 	a.mem.opened[key] = true
-	act := a.view(h.path, h.line-a.between(5, 15), h.line+a.between(a.p.window[0]/2, a.p.window[0]))
+	act := a.view(h.path, h.line-a.between(5, 15), h.line+a.between(a.p.window[0]/2, a.p.window[1]/2))
 	var why string
 	if a.isOld(h.step) {
 		why = fmt.Sprintf("Going back to a match from earlier: %s", code(h.key()))
@@ -357,7 +366,7 @@ func (a *shellAgent) lastView() shellAction {
 // uses greps for the callers of a function seen earlier.
 func (a *shellAgent) uses(ctx context.Context) (bool, error) {
 	name, ok := a.pickAged(agedOf(a.mem.idents), func(k string) bool {
-		return len(a.idx.funcsNamed(k)) > 0 && a.specific(k) && !a.ran[usesCmd(k, ".")] && !a.ran[usesCmd(k, a.focusDirSlash())]
+		return len(a.idx.funcsNamed(k)) > 0 && a.specific(k) && !a.usesSeen[k]
 	}, a.relevantName)
 	if !ok {
 		return false, nil
@@ -370,12 +379,20 @@ func (a *shellAgent) uses(ctx context.Context) (bool, error) {
 	if a.isOld(a.mem.idents[name]) {
 		why = fmt.Sprintf("Coming back to %s, which I saw earlier: who else calls it?", code(name))
 	}
-	_, err := a.run1(ctx, a.thought(why, "Searching for its uses."), shellAction{command: usesCmd(name, root), kind: "grep", name: name})
+	a.usesSeen[name] = true
+	cmd := usesCmd(name, root)
+	switch r := a.rng.Float64(); {
+	case r < 0.3:
+		cmd = fmt.Sprintf("grep -rn \"%s\" %s", name, root) // everything, tests and comments included
+	case r < 0.45:
+		cmd = fmt.Sprintf("grep -rn -B2 -A6 \"%s(\" --include=*.go %s | head -n 200", name, root) // with context
+	}
+	_, err := a.run1(ctx, a.thought(why, "Searching for its uses."), shellAction{command: cmd, kind: "grep", name: name})
 	return true, err
 }
 
 func usesCmd(name, root string) string {
-	return fmt.Sprintf("grep -rn \"%s(\" --include=*.go %s | grep -v \"func \" | head -n 30", name, root)
+	return fmt.Sprintf("grep -rn \"%s(\" --include=*.go %s | grep -v \"func \" | head -n 50", name, root)
 }
 
 // testsOf looks for the tests that mention a function.
@@ -445,7 +462,7 @@ func (a *shellAgent) head(ctx context.Context) (bool, error) {
 
 // cat prints a whole file: mostly small ones, sometimes a long one whose output is cut.
 func (a *shellAgent) cat(ctx context.Context) (bool, error) {
-	long := a.chance(0.25)
+	long := a.chance(0.4)
 	f, ok := a.seenFile(func(p string) bool {
 		n := a.fileLen(p)
 		return !a.mem.seenLines(p, 1, n) && (n <= 160) != long

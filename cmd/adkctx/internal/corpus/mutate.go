@@ -151,7 +151,7 @@ const maxFailOutput = 40000
 
 // introduceBug tries the candidates in a seeded order and keeps the first mutation that makes the
 // package's tests fail the same way twice. It leaves the bug in the sandbox. Mutations in used
-// (an earlier session's) are not tried.
+// (tried by an earlier session) are not tried; those tried now are added to it.
 func introduceBug(ctx context.Context, sb *sandbox, idx *srcIndex, rng *rand.Rand, maxTries int, used map[string]bool) (mutation, failingRun, error) {
 	cands := slices.DeleteFunc(mutationCandidates(idx), func(m mutation) bool { return used[m.key()] })
 	if len(cands) == 0 {
@@ -197,6 +197,8 @@ func introduceBug(ctx context.Context, sb *sandbox, idx *srcIndex, rng *rand.Ran
 			if err != nil {
 				return mutation{}, failingRun{}, err
 			}
+			// Tried, kept or not: the module's next sessions need not try it again.
+			used[m.key()] = true
 			if ok {
 				return m, run, nil
 			}

@@ -179,9 +179,32 @@ func (s *sandbox) normalize(out string) string {
 		return sub[1] + "\t" + sub[2] + "\t" + fakeDuration(sub[2])
 	})
 	out = testTimingRE.ReplaceAllString(out, "$1 (0.00s)")
+	out = s.fixClock(out)
 	// go-cmp's reporter picks, per process, either spaces or non-breaking spaces so that nobody
 	// depends on its output: the sessions keep spaces.
 	return strings.ReplaceAll(out, "\u00a0", " ")
+}
+
+// clockRE matches a date and time of day as logs print them: "2025-03-03 09:41:00.123456",
+// "2025-03-03T09:41:00Z".
+var clockRE = regexp.MustCompile(`\b(\d{4}-\d{2}-\d{2})([T ])(\d{2}:\d{2}:\d{2})(\.\d+)?`)
+
+// fixClock replaces the times of the last days, which a program printed from the clock, by the
+// sandbox's fixed time; dates in code and test data are older or newer and stay.
+func (s *sandbox) fixClock(out string) string {
+	now := time.Now().UTC()
+	return clockRE.ReplaceAllStringFunc(out, func(m string) string {
+		sub := clockRE.FindStringSubmatch(m)
+		d, err := time.Parse(dateLayout, sub[1])
+		if err != nil || d.Before(now.AddDate(0, 0, -2)) || d.After(now.AddDate(0, 0, 2)) {
+			return m
+		}
+		frac := ""
+		if sub[4] != "" {
+			frac = "." + strings.Repeat("0", len(sub[4])-1)
+		}
+		return fixedTime.Format(dateLayout) + sub[2] + fixedTime.Format("15:04:05") + frac
+	})
 }
 
 // fakeDuration is a plausible test duration that depends only on the package.

@@ -1,11 +1,14 @@
 package corpus
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // ServiceOptions configures Service.
@@ -88,7 +91,16 @@ func serviceConversation(seed int64, i int) ([]chatMessage, error) {
 // run plays requests until the conversation is long enough, without going past its maximum.
 func (c *conversation) run() {
 	all := serviceIntents()
-	order := c.rng.Perm(len(all))
+	// A weighted shuffle: the requests customers come with most often tend to come first.
+	keys := make([]float64, len(all))
+	for i, it := range all {
+		keys[i] = math.Pow(c.rng.Float64(), 1/it.weight)
+	}
+	order := make([]int, len(all))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(keys[b], keys[a]) })
 	used := map[int]bool{}
 	opening := true
 	for !c.done {

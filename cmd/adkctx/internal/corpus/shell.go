@@ -101,7 +101,8 @@ func Shell(ctx context.Context, opts ShellOptions) ([]string, error) {
 	firstPersona := seedRNG.IntN(len(personas))
 	// Each module's sessions, in session order.
 	byModule := make([][]int, len(mods))
-	// The mutations each module's sessions used, so that two sessions on a module differ.
+	// The mutations each module's sessions tried, so that two sessions on a module differ and do
+	// not try again what did not make a test fail.
 	used := make([]map[string]bool, len(mods))
 	for i := range opts.Sessions {
 		m := order[i%len(mods)]
@@ -186,14 +187,13 @@ func shellSession(ctx context.Context, ge goEnv, mod cachedModule, dir string, t
 	if err != nil {
 		return nil, err
 	}
-	used[bug.key()] = true
 	if err := sb.commit(ctx, mod.Path+" "+mod.Version); err != nil {
 		return nil, err
 	}
 	a := &shellAgent{
 		sb: sb, idx: idx, rng: rng, p: p, format: format, module: mod,
 		bug: bug, fail: fail, focusDir: fail.pkgDir,
-		ran: map[string]bool{}, mem: newMemory(), defSeen: map[string]bool{}, listed: map[string]bool{},
+		ran: map[string]bool{}, mem: newMemory(), defSeen: map[string]bool{}, usesSeen: map[string]bool{}, listed: map[string]bool{},
 		relNames: map[string]bool{}, relFiles: map[string]bool{},
 	}
 	a.target = a.between(p.minSteps, p.maxSteps)

@@ -170,3 +170,16 @@ func TestFixImports(t *testing.T) {
 		t.Error("fixImports changed a file that compiles")
 	}
 }
+
+func TestNormalize(t *testing.T) {
+	sb := &sandbox{root: "/tmp/x/testbed"}
+	now := time.Now().UTC()
+	in := "ok  \tgithub.com/a/b\t0.123s\n--- PASS: TestX/sub (1.25s)\n/tmp/x/testbed/a.go:3\n" +
+		`{"time":"` + now.Format("2006-01-02 15:04:05.000000") + `"} T=` + now.Format(time.RFC3339) +
+		" fixture 2009-11-10 23:00:00 cmp\u00a0diff\n"
+	want := "ok  \tgithub.com/a/b\t" + fakeDuration("github.com/a/b") + "\n--- PASS: TestX/sub (0.00s)\n/testbed/a.go:3\n" +
+		`{"time":"2025-03-03 09:41:00.000000"} T=2025-03-03T09:41:00Z fixture 2009-11-10 23:00:00 cmp diff` + "\n"
+	if diff := cmp.Diff(want, sb.normalize(in)); diff != "" {
+		t.Errorf("normalize (-want +got):\n%s", diff)
+	}
+}
