@@ -69,7 +69,6 @@ type shellAgent struct {
 	repro    string          // its file
 	scratch  []string        // files the agent created and will remove
 	testFn   *funcInfo       // the failing test it reads
-	fixed    bool
 	task     string
 	phase    string // "orient", "investigate", "verify", "post": what the thoughts dwell on
 	traced   bool   // the agent has read its way to the bug

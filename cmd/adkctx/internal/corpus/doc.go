@@ -22,7 +22,7 @@
 // "exit" message holding the submission (the submitting call itself gets no tool message, as in
 // mini-swe-agent).
 //
-// Each session works on a real Go module copied from the module cache (DefaultModules: modules
+// Each session works on a real Go module copied from the module cache ([DefaultModules]: modules
 // without requirements that this repository's builds download): the copy becomes a git repository
 // under a temporary directory, one operator of its code is swapped so that some of its own tests
 // fail (the swap is kept only if the failure prints the same way twice), and the failing output

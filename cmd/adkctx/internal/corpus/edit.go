@@ -189,7 +189,7 @@ func (a *shellAgent) fix(ctx context.Context) error {
 		if what == "" {
 			what = strings.TrimSpace(b.origLine)
 		}
-		reason := fmt.Sprintf("The condition %s on line %d is the bug: %s. It should be %s.", code(orExpr(b.bugExpr, b.bugLine)), b.line, opReason(b), code(what))
+		reason := fmt.Sprintf("%s on line %d is the bug: %s. It should be %s.", code(orExpr(b.bugExpr, b.bugLine)), b.line, opReason(b), code(what))
 		if _, err := a.run1(ctx, a.thought(reason, "Fixing it with sed."), shellAction{command: cmd, kind: "edit", file: b.file}); err != nil {
 			return err
 		}
@@ -198,7 +198,6 @@ func (a *shellAgent) fix(ctx context.Context) error {
 			return err
 		}
 		if lineOf(cur, b.line) == b.origLine {
-			a.fixed = true
 			if a.chance(0.6) {
 				_, err := a.run1(ctx, a.thought("", "Let me check the edit."), a.view(b.file, b.line-3, b.line+3))
 				return err
@@ -242,13 +241,12 @@ func (a *shellAgent) heredocFix(ctx context.Context) error {
 	if len(sf.lines) <= 150 && !strings.Contains(sf.src, "\n```") && a.chance(0.5) {
 		cmd := a.heredoc(a.at(sf.path), withNewline(sf.src))
 		_, err := a.run1(ctx, a.thought(reason, "The file is small, so I'll rewrite it with the corrected condition."+keep), shellAction{command: cmd, kind: "edit", file: sf.path})
-		a.fixed = true
 		return err
 	}
 	text := f.text()
 	if strings.Contains(text, "\n```") {
-		_, err := a.run1(ctx, a.thought(reason, "Fixing the line with sed."), shellAction{command: fmt.Sprintf("sed -i '%ds/.*/%s/' %s", b.line, sedReplacement(b.origLine), a.at(b.file)), kind: "edit", file: b.file})
-		a.fixed = true
+		whole := mutation{line: b.line, origLine: b.origLine, bugLine: b.bugLine}
+		_, err := a.run1(ctx, a.thought(reason, "Fixing the line with sed."), shellAction{command: sedFix(whole, a.at(b.file)), kind: "edit", file: b.file})
 		return err
 	}
 	scratch := "fix_" + strings.ToLower(f.name) + ".go.txt"
@@ -260,7 +258,6 @@ func (a *shellAgent) heredocFix(ctx context.Context) error {
 	cmd := fmt.Sprintf("sed -i '%d,%dd' %s && sed -i '%dr %s' %s && nl -ba %s | sed -n '%d,%dp'",
 		f.docLine, f.endLine, sf.path, f.docLine-1, scratch, sf.path, sf.path, max(f.docLine-2, 1), min(f.endLine+2, len(sf.lines)))
 	_, err := a.run1(ctx, a.thought("", fmt.Sprintf("Replacing lines %d-%d of %s with it.", f.docLine, f.endLine, code(sf.path))), shellAction{command: cmd, kind: "edit", file: sf.path})
-	a.fixed = true
 	return err
 }
 
@@ -312,7 +309,6 @@ func (a *shellAgent) wrongEdit(ctx context.Context) (bool, error) {
 			return false, err
 		}
 		if all.code == 0 {
-			a.fixed = true
 			return true, nil
 		}
 	}

@@ -30,7 +30,7 @@ type ShellOptions struct {
 	// directory, removed when Shell returns.
 	WorkDir string
 	// Modules are the module paths to work on, found in the module cache (their highest
-	// version there); modules that require other modules are skipped. Default DefaultModules.
+	// version there); modules that require other modules are skipped. Default DefaultModules().
 	Modules []string
 	// Go is the go command. Default "go" (from PATH).
 	Go string
@@ -55,7 +55,7 @@ func Shell(ctx context.Context, opts ShellOptions) ([]string, error) {
 		opts.Sessions = 6
 	}
 	if len(opts.Modules) == 0 {
-		opts.Modules = DefaultModules
+		opts.Modules = DefaultModules()
 	}
 	if opts.Go == "" {
 		opts.Go = "go"

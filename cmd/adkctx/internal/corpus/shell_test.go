@@ -201,7 +201,7 @@ func checkShellFile(t *testing.T, f string) string {
 			t.Errorf("command %d: thought of %d sentences: %q", i, n, c.thought)
 		}
 		kinds[commandKind(c.command)]++
-		if strings.Contains(c.observation, "--- FAIL") && fileLineRE.MatchString(c.observation) {
+		if strings.Contains(c.observation, "--- FAIL") && goFileLineRE.MatchString(c.observation) {
 			failing = append(failing, c.command)
 		}
 		if m := heredocTargetRE.FindStringSubmatch(c.command); m != nil {
@@ -236,6 +236,8 @@ func checkShellFile(t *testing.T, f string) string {
 	}
 	return tr.TrajectoryFormat
 }
+
+var goFileLineRE = regexp.MustCompile(`\w\.go:\d+`)
 
 var heredocTargetRE = regexp.MustCompile(`^cat (?:<<'EOF' > (\S+)|> (\S+) <<'EOF')\n`)
 
@@ -314,7 +316,7 @@ func TestShellOutputsReal(t *testing.T) {
 	for _, f := range files {
 		tr := readTrajectory(t, f)
 		var mod cachedModule
-		for _, p := range DefaultModules {
+		for _, p := range DefaultModules() {
 			if m, ok := findCachedModule(ge.GOMODCACHE, p); ok && strings.Contains(tr.InstanceID, "__"+path.Base(p)+"-") {
 				mod = m
 			}
