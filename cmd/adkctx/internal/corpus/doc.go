@@ -24,8 +24,9 @@
 //
 // Each session works on a real Go module copied from the module cache ([DefaultModules]: modules
 // without requirements that this repository's builds download): the copy becomes a git repository
-// under a temporary directory, one operator of its code is swapped so that some of its own tests
-// fail (the swap is kept only if the failure prints the same way twice), and the failing output
+// under a temporary directory, one token of its code is changed (an operator swapped, an
+// off-by-one, a negation dropped, a boolean result inverted) so that some of its own tests fail
+// (the change is kept only if the failure prints the same way twice), and the failing output
 // becomes the task, as an issue would quote it. A scripted agent then works the task in 40 to 150
 // steps, deciding each command from the real outputs of the previous ones: it lists and greps,
 // reads the failing test and follows the calls from it to the bug, reads the helpers, wanders
@@ -40,12 +41,17 @@
 // Every command really runs, with bash -c in the copy, offline (GOFLAGS=-mod=mod, GOPROXY=off,
 // GOTOOLCHAIN=local); its output is recorded as the shell printed it, stdout and stderr
 // interleaved. Only what changes from run to run is made fixed: the copy's directory shows as
-// /testbed, test durations are replaced by a value that depends only on the package, file times
-// are a fixed date, git commits have a fixed author and date, and go-cmp's randomly chosen
-// non-breaking spaces are spaces.
+// /testbed, test durations are replaced by a value that depends only on the package, clock times
+// a test printed and file times are a fixed date, git commits have a fixed author and date, and
+// go-cmp's randomly chosen non-breaking spaces are spaces. A verbose test run that prints its
+// tests in another order the second time (parallel tests, subtests from a map) is recorded
+// without -v.
 //
-// Generating the default 6 sessions takes about 45 s of CPU (almost all of it in the go
-// commands the sessions run); sessions on different modules run in parallel.
+// Each command runs as it would in a container, so generating takes time: the default 6
+// sessions take about 30 s on two idle cores (about a minute of CPU time, almost all of it in the
+// go commands, including those no session shows: the search for a change that fails the tests,
+// and the second run of a verbose test, kept only if it prints the same); sessions on different
+// modules run in parallel.
 //
 // # Service conversations
 //
@@ -66,5 +72,6 @@
 // policy's hard rules, change it and return what changed. The scripted agent uses what the read
 // tools returned: the payment ids of the user's profile, read at the start, are written back by
 // bookings and changes many messages later; flight numbers come from searches, reservation ids
-// from the profile. Service is pure computation: 10 conversations take under a second.
+// from the profile. Service is pure computation: the default 10 conversations take under half a
+// second.
 package corpus
