@@ -30,6 +30,11 @@ type Selection struct {
 	// Now is the time of the compaction (the marker's range when no covered event has a usable
 	// timestamp). Zero: time.Now().
 	Now time.Time
+	// Reserve estimates the history tokens that join the view before the next request and are
+	// not among the events compacted (the event being stored when the compaction was
+	// triggered): a token compaction keeps a tail small enough to leave room for them and the
+	// summary under TokenLimit. 0: none.
+	Reserve int
 	// Sent are the newest requests the session's model was sent, as sent (system instruction,
 	// tools, and contents after adkctx's steps), newest first: what a provider's prompt cache may
 	// still hold; none: unknown. The summarizer gets the prefix of the newest one that shows every
@@ -52,6 +57,10 @@ type Result struct {
 	OriginalTokens, CompactedTokens   int
 	Summarizer                        string
 	SummarizerUsage                   budget.Usage
+	// Shrunk estimates how many tokens the marker takes out of the view (what it covers and
+	// newly shows as excerpts, less the summary it adds): a request built after it is stored is
+	// that much smaller than one built before.
+	Shrunk int
 	// SharedPrefix: the summarizer's prompt was the agent's conversation (Summary.SharedPrefix).
 	SharedPrefix bool
 	FallbackUsed bool
@@ -101,6 +110,10 @@ func Prepare(ctx context.Context, cfg Config, v *Viewer, events []Event, sel Sel
 	if m == nil {
 		return r
 	}
+	r.Shrunk = w.shrunk
+	if len(w.covered) > 0 {
+		r.Shrunk -= budget.EstimateContent(summaryContent(r.Summary))
+	}
 	md, err := markerMetadata(m)
 	if err != nil {
 		r.Err = err
@@ -129,6 +142,13 @@ func selectFor(cfg Config, p *plan, events []Event, sel Selection, r *Result) *w
 	}
 	if sel.TokenLimit > 0 {
 		params.retainTokens = cfg.retainTokens(sel.TokenLimit)
+		if sel.Reserve > 0 && cfg.RetainRecentTokens == 0 {
+			// What joins the view before the next request (a large tool result on its way) and
+			// the summary must fit beside the tail under the limit: else that request is
+			// trimmed, or compacted again at once.
+			room := sel.TokenLimit - cfg.maxSummaryTokens(sel.Limits) - sel.Reserve
+			params.retainTokens, params.reserve = min(params.retainTokens, max(room, 1)), sel.Reserve
+		}
 	}
 	reason := reasonEmpty
 	for _, scope := range scopesOf(events) {

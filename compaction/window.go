@@ -18,6 +18,8 @@ type windowParams struct {
 	// retainTokens is the raw tail a token-triggered or manual compaction keeps; tokenLimit
 	// (the soft limit, history tokens) caps how much the R whole invocations may weigh. 0: off.
 	retainTokens, tokenLimit int
+	// reserve is what joins the view before the next request (Selection.Reserve).
+	reserve int
 	// excerptBytes: the tool results of the ended invocations left raw, but the newest, are shown
 	// cut to this size (0: whole).
 	excerptBytes int
@@ -32,6 +34,10 @@ type window struct {
 	input    SummaryInput
 	original int   // estimated tokens of what the marker replaces in the view
 	covered  []int // positions newly covered
+	// shrunk estimates what the marker takes out of the view besides the summary it adds: the
+	// covered events and the previous summary as the view shows them, and the tool results
+	// it newly shows as excerpts.
+	shrunk int
 }
 
 // Reasons a selection gives when there is nothing to do (log values).
@@ -132,7 +138,46 @@ func selectWindow(events []Event, p *plan, w windowParams) (*window, string) {
 	if len(excerpts) > 0 {
 		win.m.ExcerptedEventIDs, win.m.ExcerptBytes = excerpts, w.excerptBytes
 	}
+	win.shrunk = shrinkage(events, p, live, win)
 	return win, ""
+}
+
+// shrunk estimates the tokens marker win.m takes out of the view of events (plan p, whose
+// winning marker is live) besides its summary: the covered events and live's summary as the
+// view shows them, and the tool results it shows as excerpts that the view shows whole.
+func shrinkage(events []Event, p *plan, live liveMarker, win *window) int {
+	var shown map[string]int // the results live shows as excerpts
+	if live.m != nil {
+		shown = excerptsOf(map[string]liveMarker{win.m.Scope: live})[win.m.Scope]
+	}
+	size := func(i int, n int) int {
+		c := events[i].Content
+		if n > 0 {
+			if ex := excerptOf(c, n); ex != nil {
+				c = ex
+			}
+		}
+		return budget.EstimateContent(c)
+	}
+	out := 0
+	for _, i := range win.covered {
+		out += size(i, shown[events[i].ID])
+	}
+	if live.summary != nil && len(win.covered) > 0 { // replaced by the new summary
+		out += budget.EstimateContent(summaryContent(live.summary))
+	}
+	for _, id := range win.m.ExcerptedEventIDs {
+		if shown[id] > 0 {
+			continue // an excerpt already
+		}
+		for i := range events {
+			if events[i].ID == id && events[i].Scope == win.m.Scope && !p.covered[i] {
+				out += size(i, 0) - size(i, win.m.ExcerptBytes)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // newExcerpts reports whether excerpts names a tool result the live marker m (nil: none) does
@@ -248,7 +293,7 @@ func tokenTail(events []Event, groups []group, w windowParams, tail, masked map[
 		fits := tokens+g.tokens <= w.retainTokens
 		// R whole invocations stay raw while they leave room under the limit (a quarter of it), so
 		// the compaction still brings the history well below the limit.
-		forced := kept < w.retainInvocations && (w.tokenLimit == 0 || tokens+g.tokens <= w.tokenLimit*3/4)
+		forced := kept < w.retainInvocations && (w.tokenLimit == 0 || tokens+g.tokens <= w.tokenLimit*3/4-w.reserve)
 		if fits || forced || w.retainTokens == 0 && kept < w.retainInvocations {
 			for _, i := range g.idx {
 				tail[i] = true

@@ -60,6 +60,9 @@ type Request struct {
 	// TokenLimit is the soft limit in the compactor's unit: estimated tokens of the history
 	// alone (the request minus system instruction and tools, calibration undone). 0: unknown.
 	TokenLimit int
+	// Reserve is what joins the view before the next request besides the stored events
+	// (compaction.Selection.Reserve).
+	Reserve int
 	// Link is the span of the call that triggered the compaction (for the compaction's span).
 	Link trace.SpanContext
 	// Sent are the session's newest model requests as sent, newest first (see
@@ -406,7 +409,7 @@ func (c *Compactor) run(ctx context.Context, r Request, a *Attempt) {
 	a.Result = compaction.Prepare(ctx, c.cfg, c.deps.Viewer, snap.Events(), compaction.Selection{
 		Trigger: r.Trigger, Invocation: r.Invocation, Live: r.Live,
 		Limits: r.Limits, TokenLimit: r.TokenLimit, LimitsFor: c.deps.Limits, Now: c.deps.Now(),
-		Sent: r.Sent,
+		Sent: r.Sent, Reserve: r.Reserve,
 	})
 	switch {
 	case a.Err != nil:

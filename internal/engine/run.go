@@ -85,9 +85,9 @@ func (e *Engine) waitIfOverHard(ctx context.Context, s compactor.Session, invoca
 	case !running:
 		st.userTokens = tokens
 	case wait:
-		soft = st.softTrigger(s, invocation, st.runSpan(invocation, trace.SpanContextFromContext(ctx)), 0)
+		soft = st.softTrigger(s, invocation, st.runSpan(invocation, trace.SpanContextFromContext(ctx)), 0, tokens)
 	default: // the invocation's final event
-		soft = st.softTrigger(s, invocation, st.runSpan(invocation, trace.SpanContextFromContext(ctx)), st.userTokens)
+		soft = st.softTrigger(s, invocation, st.runSpan(invocation, trace.SpanContextFromContext(ctx)), st.userTokens, tokens)
 	}
 	st.mu.Unlock()
 	c := e.getCompactor()
@@ -137,6 +137,9 @@ func (e *Engine) AfterRun(ctx context.Context, s compactor.Session, invocation s
 // reportCompaction logs and measures one compaction attempt: Warn when it failed or its primary
 // summarizer did, Info when it compacted, Debug otherwise.
 func (e *Engine) reportCompaction(a compactor.Attempt) {
+	if a.Outcome == compactor.OutcomeCompacted || a.Outcome == compactor.OutcomeNothing && a.Trigger == compaction.TriggerTokens {
+		e.compacted(a.Request.Session, a.Shrunk)
+	}
 	ratio := 0.0
 	if a.CompactedTokens > 0 {
 		ratio = round3(float64(a.OriginalTokens) / float64(a.CompactedTokens))
@@ -187,6 +190,19 @@ func (e *Engine) reportCompaction(a compactor.Attempt) {
 	e.tel.compaction(a)
 }
 
+// compacted takes a finished token compaction into the projection of the session's next
+// request: it is smaller by what a stored marker took out of the view (shrunk; 0 when nothing
+// was compacted), and a request that the events stored next take past the soft limit schedules
+// another compaction, sized with room for them (a large tool result on its way may leave
+// something to compact where the last attempt found nothing).
+func (e *Engine) compacted(s compactor.Session, shrunk int) {
+	st := e.state(s)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.added = max(st.added-shrunk, -st.lastEstimate)
+	st.softTriggered = false
+}
+
 // NoteAppend checks an event appended through adkctx's session wrapper for a runner that
 // bypasses the plugin (with compaction on, such a runner never compacts). run is the invocation
 // of the adk-go run the append was made in ("" outside a run): adk-go's runner appends with the
@@ -228,13 +244,15 @@ const pluginMissing = "compaction is configured but the adkctx plugin does not r
 // soft limit (once per request sent): the compaction comes when the window needs it. A trigger
 // earlier by one tool result at the truncation limit, so that the summary is ready in time,
 // compacted at small windows, where that result is a large part of the limit, on nearly every
-// call. Hold st.mu.
-func (st *sessionState) softTrigger(s compactor.Session, inv string, link trace.SpanContext, more int) *compactor.Request {
+// call. incoming is the event being stored, which the compaction's read may not hold yet: the
+// tail it keeps leaves room for it and what is still to come (compactor.Request.Reserve). Hold
+// st.mu.
+func (st *sessionState) softTrigger(s compactor.Session, inv string, link trace.SpanContext, more, incoming int) *compactor.Request {
 	if st.softTriggered || st.lastEstimate == 0 || st.limits.Soft == 0 ||
 		st.calibration(st.lastModel).Predict(st.lastEstimate+st.added+more).Tokens <= st.limits.Soft {
 		return nil
 	}
 	st.softTriggered = true
 	return &compactor.Request{Session: s, Trigger: compaction.TriggerTokens, Invocation: inv, Live: true,
-		Limits: st.limits, TokenLimit: st.tokenLimit, Link: link, Sent: st.sent.recent(time.Now())}
+		Limits: st.limits, TokenLimit: st.tokenLimit, Link: link, Sent: st.sent.recent(time.Now()), Reserve: incoming + more}
 }
