@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adkctx/adkctx/internal/exact"
 	"github.com/adkctx/adkctx/processors/request"
 )
 
@@ -36,7 +37,7 @@ type sentRequest struct {
 
 // sentLog is the session's newest requests as sent, oldest first: at most maxSentRequests,
 // none older than ttl, holding at most sentWindows × the usable input in distinct contents. A
-// content equal (by print) to one already kept is kept once.
+// content equal to one already kept (the same print, then every field compared) is kept once.
 type sentLog struct {
 	entries []sentRequest
 	ttl     time.Duration
@@ -45,7 +46,8 @@ type sentLog struct {
 
 // add keeps req (prints and sizes of its contents, sent at now), sharing the contents it has in
 // common with the requests kept, and drops what the bounds no longer allow; usable is the
-// model's usable input.
+// model's usable input. A content is shared only when it equals the kept one in every field
+// (exact.Equal), not on its print alone: the summarizer is sent what the agent was sent.
 func (l *sentLog) add(req *request.LLMRequest, prints []uint64, sizes []int, usable int, now time.Time) {
 	kept := map[uint64]*genai.Content{}
 	for _, e := range l.entries {
@@ -54,7 +56,7 @@ func (l *sentLog) add(req *request.LLMRequest, prints []uint64, sizes []int, usa
 		}
 	}
 	for i, p := range prints {
-		if c, ok := kept[p]; ok {
+		if c, ok := kept[p]; ok && exact.Equal(c, req.Contents[i]) {
 			req.Contents[i] = c
 		}
 	}
