@@ -111,6 +111,7 @@ func (s *service) Delete(ctx context.Context, req *session.DeleteRequest) error 
 		k := history.Key{App: req.AppName, User: req.UserID, ID: req.SessionID}
 		s.board.Delete(k)
 		s.reader.Forget(k)
+		s.e.Forget(k)
 	}
 	return s.base.Delete(ctx, req)
 }

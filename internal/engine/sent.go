@@ -121,3 +121,12 @@ func (l *sentLog) expire(now time.Time) {
 		l.entries = nil
 	}
 }
+
+// stop clears the log and stops its expiry timer (the session was deleted).
+func (l *sentLog) stop() {
+	if l.expiry != nil {
+		l.expiry.Stop()
+	}
+	clear(l.entries)
+	l.entries = nil
+}
