@@ -25,12 +25,9 @@ const maxDepth = 256
 
 // Print returns c's print (see the package doc).
 func Print(c *genai.Content) uint64 {
-	var e encoder
-	e.h.SetSeed(seed)
-	e.layout = fieldLayout()
+	e := encoder{layout: fieldLayout()}
 	e.content(c)
-	e.flush()
-	return e.h.Sum64()
+	return e.sum()
 }
 
 // Tags of the encoding: each value or field is written as a tag, then its payload.
@@ -75,20 +72,37 @@ const (
 	tagJSON
 )
 
-// encoder writes the encoding of a content into a keyed hash, small pieces gathered in buf.
+// encoder writes the encoding of a content into a keyed hash: gathered in buf, and written to h
+// only when buf is full (most contents' encodings fit: a long string is written as its keyed
+// digest, its every byte read once).
 type encoder struct {
-	h      maphash.Hash
-	buf    [512]byte
+	buf    [256]byte
 	n      int // bytes of buf not yet written to h
+	h      maphash.Hash
+	hashed bool // h holds some of the encoding
 	layout *layout
 }
 
-// inline is the longest string gathered in buf; a longer one is written to h directly.
+// inline is the longest string gathered in buf; a longer one is written as its length and
+// its keyed digest (maphash.String).
 const inline = 128
 
 func (e *encoder) flush() {
+	if !e.hashed {
+		e.h.SetSeed(seed)
+		e.hashed = true
+	}
 	e.h.Write(e.buf[:e.n])
 	e.n = 0
+}
+
+// sum returns the hash of what was written.
+func (e *encoder) sum() uint64 {
+	if !e.hashed {
+		return maphash.Bytes(seed, e.buf[:e.n])
+	}
+	e.flush()
+	return e.h.Sum64()
 }
 
 func (e *encoder) tag(t byte) {
@@ -110,20 +124,24 @@ func (e *encoder) num(t byte, n uint64) {
 
 func (e *encoder) str(t byte, s string) {
 	e.num(t, uint64(len(s)))
-	if len(s) > inline || e.n+len(s) > len(e.buf) {
-		e.flush()
-		e.h.WriteString(s)
+	if len(s) > inline {
+		e.num(t, maphash.String(seed, s))
 		return
+	}
+	if e.n+len(s) > len(e.buf) {
+		e.flush()
 	}
 	e.n += copy(e.buf[e.n:], s)
 }
 
 func (e *encoder) bytes(t byte, b []byte) {
 	e.num(t, uint64(len(b)))
-	if len(b) > inline || e.n+len(b) > len(e.buf) {
-		e.flush()
-		e.h.Write(b)
+	if len(b) > inline {
+		e.num(t, maphash.Bytes(seed, b))
 		return
+	}
+	if e.n+len(b) > len(e.buf) {
+		e.flush()
 	}
 	e.n += copy(e.buf[e.n:], b)
 }
@@ -233,9 +251,12 @@ func (e *encoder) part(p *genai.Part) {
 
 // others writes the fields of *v the walk does not name (fields, see layout) that are set.
 func (e *encoder) others(fields []int, v any) {
-	if len(fields) == 0 {
-		return
+	if len(fields) > 0 {
+		e.unnamed(fields, v)
 	}
+}
+
+func (e *encoder) unnamed(fields []int, v any) {
 	rv := reflect.ValueOf(v).Elem()
 	for _, i := range fields {
 		if f := rv.Field(i); !f.IsZero() {
