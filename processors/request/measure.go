@@ -17,8 +17,11 @@ import (
 // when the process starts: contents that differ anywhere have different prints but with the
 // probability of a 64-bit collision under a key nobody knows. adk-go rebuilds every content of
 // a request from the same events, so equal fingerprints at the same position of two consecutive
-// requests of one stream are the same content: its size is not estimated again, and the longest
-// run of them is what a provider's prompt cache can serve.
+// requests of one stream are the same content: its size is not estimated again, it is not
+// truncated again, and the longest run of them is what a provider's prompt cache can serve.
+// Those decisions rest on the print alone (the previous request's contents are not kept to
+// compare); where a match would put one content in another's place (the requests kept for an
+// LLM summarizer), the contents are compared field by field as well.
 type Measure struct {
 	Print  uint64
 	Tokens int
