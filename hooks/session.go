@@ -112,6 +112,7 @@ func (s *service) Delete(ctx context.Context, req *session.DeleteRequest) error 
 		k := history.Key{App: req.AppName, User: req.UserID, ID: req.SessionID}
 		s.board.Delete(k)
 		s.reader.Forget(k)
+		s.e.Forget(k)
 	}
 	return s.base.Delete(ctx, req)
 }
@@ -223,14 +224,25 @@ func (sn *snapshot) Events() []compaction.Event {
 }
 
 // current reports whether sn holds every marker this process appended to its session (none was
-// stored during the invocation that read it).
+// stored during the invocation that read it). It looks the newest marker up among the session's
+// events, newest first, without converting them: AfterRun asks it after the turn's final answer,
+// while the caller waits.
 func (sn *snapshot) current() bool {
 	marks, _ := sn.s.board.Get(sn.key)
 	if len(marks) == 0 {
 		return true
 	}
 	last := marks[len(marks)-1].ID
-	return slices.ContainsFunc(sn.Events(), func(e compaction.Event) bool { return e.ID == last })
+	evs := sn.sess.Events()
+	if evs == nil {
+		return false
+	}
+	for i := evs.Len() - 1; i >= 0; i-- {
+		if e := evs.At(i); e != nil && e.ID == last {
+			return true
+		}
+	}
+	return false
 }
 
 // Changes implements compactor.Snapshot: it reads the events stored since the newest one sn

@@ -192,6 +192,9 @@ func New(cfg compaction.Config, deps Deps) (*Compactor, error) {
 	return c, nil
 }
 
+// Forget drops the backoff of session s, whose session was deleted.
+func (c *Compactor) Forget(s Session) { c.failures.Delete(s) }
+
 // Config returns the configuration in use, defaults applied.
 func (c *Compactor) Config() compaction.Config { return c.cfg }
 

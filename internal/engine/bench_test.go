@@ -42,13 +42,30 @@ func BenchmarkBeforeModelTrimmed(b *testing.B) {
 	benchBeforeModel(b, adkctx.Config{Models: []budget.ModelInfo{{Name: "gemini-2.5-flash", ContextWindow: 160_000, MaxOutputTokens: 8_192}}}, false)
 }
 
+// BenchmarkBeforeModelKeepsSent is BenchmarkBeforeModel with an LLM summarizer configured:
+// every request is kept for the summarizer, its contents shared with those of the requests kept
+// before it once exact.Equal confirms them. adk-go builds every request's contents afresh: each
+// iteration's are a copy (a JSON round trip, as a database read gives), so every comparison
+// reads every byte.
+func BenchmarkBeforeModelKeepsSent(b *testing.B) {
+	benchBeforeModelWith(b, adkctx.Config{}, false, true)
+}
+
 func benchBeforeModel(b *testing.B, cfg adkctx.Config, cold bool) {
+	benchBeforeModelWith(b, cfg, cold, false)
+}
+
+func benchBeforeModelWith(b *testing.B, cfg adkctx.Config, cold, keepSent bool) {
 	base := fixtures.ChainRequest(1000)
 	base.Config.SystemInstruction.Parts = append(base.Config.SystemInstruction.Parts,
 		&genai.Part{Text: strings.Repeat("Follow the repository's conventions. ", 200)})
 	e, err := New(cfg)
 	if err != nil {
 		b.Fatal(err)
+	}
+	e.keepSent.Store(keepSent)
+	if keepSent { // as read from a database, like the copies below
+		base.Contents = copyContents(b, base.Contents)
 	}
 	ctx := context.Background()
 	// The previous request: the same history without its last two contents.
@@ -61,6 +78,9 @@ func benchBeforeModel(b *testing.B, cfg adkctx.Config, cold bool) {
 	b.ReportAllocs()
 	for b.Loop() {
 		req := &request.LLMRequest{Model: base.Model, Config: base.Config, Contents: append([]*genai.Content(nil), base.Contents...)}
+		if keepSent {
+			req.Contents = copyContents(b, base.Contents)
+		}
 		// Every iteration is the request after prev.
 		st := e.state(keyOf(benchCall{}))
 		st.mu.Lock()
@@ -95,4 +115,26 @@ func benchBeforeModel(b *testing.B, cfg adkctx.Config, cold bool) {
 	if trimmed != (cfg.Models != nil) {
 		b.Fatalf("requests trimmed: %v, want %v", trimmed, cfg.Models != nil)
 	}
+	if keepSent {
+		st.mu.Lock()
+		kept := len(st.sent.entries)
+		st.sent.stop()
+		st.mu.Unlock()
+		if kept == 0 {
+			b.Fatal("no request kept for the summarizer")
+		}
+	}
+}
+
+// copyContents returns a copy of contents through JSON, as a database read gives them.
+func copyContents(b *testing.B, contents []*genai.Content) []*genai.Content {
+	data, err := json.Marshal(contents)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out []*genai.Content
+	if err := json.Unmarshal(data, &out); err != nil {
+		b.Fatal(err)
+	}
+	return out
 }

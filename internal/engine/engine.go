@@ -410,3 +410,18 @@ func (st *sessionState) calibration(model string) *budget.Calibration {
 func (st *sessionState) forgetInvocation(inv string) {
 	st.calls.DeleteFunc(func(k callKey) bool { return k.invocation == inv })
 }
+
+// Forget drops what the engine keeps of session s, whose session was deleted: its state (the
+// requests kept for its summarizer among it) and its compaction backoff. A later call on s
+// starts afresh.
+func (e *Engine) Forget(s compactor.Session) {
+	if st, ok := e.sessions.Get(s); ok {
+		st.mu.Lock()
+		st.sent.stop()
+		st.mu.Unlock()
+		e.sessions.Delete(s)
+	}
+	if c := e.getCompactor(); c != nil {
+		c.Forget(s)
+	}
+}

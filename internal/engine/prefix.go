@@ -1,15 +1,18 @@
 package engine
 
 import (
+	"encoding/binary"
+	"encoding/json"
 	"hash/maphash"
 
+	"github.com/adkctx/adkctx/internal/exact"
 	"github.com/adkctx/adkctx/processors/request"
 )
 
-// prefixPrint is a cheap fingerprint of a request: a hash of its system instruction and tools,
-// and each content's print and size (request.Measure). Between two requests of the same stream
-// (one agent in one branch of a session), adk-go rebuilds every content from the same events, so
-// equal prints at the same position are the same content:
+// prefixPrint is the print of a request: a hash of its system instruction and tools, and each
+// content's print and size (request.Measure), every one a hash of every byte. Between two
+// requests of the same stream (one agent in one branch of a session), adk-go rebuilds every
+// content from the same events, so equal prints at the same position are the same content:
 //
 //   - the sizes of matching contents are taken from the previous request instead of being
 //     estimated again: a request costs the estimate of what is new, not of the whole history;
@@ -41,38 +44,26 @@ func commonPrefix(a, b []uint64) int {
 	return n
 }
 
-var fixedSeed = maphash.MakeSeed()
-
-// fixedPrint fingerprints what precedes the contents: system instruction and tools.
+// fixedPrint prints what precedes the contents, every byte of it: the system instruction and
+// the tools (through their JSON encoding; 0 when it fails: no prefix is then counted as reused).
 func fixedPrint(req *request.LLMRequest) uint64 {
-	var h maphash.Hash
-	h.SetSeed(fixedSeed)
-	if req.Config != nil {
-		if si := req.Config.SystemInstruction; si != nil {
-			for _, part := range si.Parts {
-				if part != nil {
-					h.WriteString(part.Text) // instructions change rarely; hash them whole
-				}
-			}
-		}
-		for _, t := range req.Config.Tools {
-			if t == nil {
-				continue
-			}
-			for _, fd := range t.FunctionDeclarations {
-				if fd != nil {
-					h.WriteString(fd.Name)
-					h.WriteString(fd.Description)
-				}
-			}
-		}
+	if req.Config == nil {
+		return 1
 	}
-	return h.Sum64()
+	tools, err := json.Marshal(req.Config.Tools)
+	if err != nil {
+		return 0
+	}
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], exact.Print(req.Config.SystemInstruction))
+	return maphash.Bytes(fixedSeed, append(b[:], tools...))
 }
+
+var fixedSeed = maphash.MakeSeed()
 
 // reused returns the estimated tokens of p's longest prefix equal to prev's.
 func (p prefixPrint) reused(prev prefixPrint) int {
-	if prev.contents == nil || p.fixed != prev.fixed {
+	if prev.contents == nil || p.fixed == 0 || p.fixed != prev.fixed {
 		return 0
 	}
 	n := p.fixedTokens

@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adkctx/adkctx/internal/exact"
 	"github.com/adkctx/adkctx/processors/request"
 )
 
@@ -36,27 +37,45 @@ type sentRequest struct {
 
 // sentLog is the session's newest requests as sent, oldest first: at most maxSentRequests,
 // none older than ttl, holding at most sentWindows × the usable input in distinct contents. A
-// content equal (by print) to one already kept is kept once.
+// content equal to one already kept (the same print, then every field compared) is kept once.
 type sentLog struct {
 	entries []sentRequest
 	ttl     time.Duration
 	expiry  *time.Timer // clears the log ttl after its newest request, so an idle session holds none
+	// kept indexes the contents the entries hold by print, with the number of places that
+	// hold one of that print; distinct is the estimated size of the distinct prints.
+	kept     map[uint64]keptContent
+	distinct int
+}
+
+// keptContent is a content the log holds, the places that hold its print, and its size.
+type keptContent struct {
+	content *genai.Content
+	refs    int
+	size    int
 }
 
 // add keeps req (prints and sizes of its contents, sent at now), sharing the contents it has in
 // common with the requests kept, and drops what the bounds no longer allow; usable is the
-// model's usable input.
+// model's usable input. A content is shared only when it equals the kept one in every field
+// (exact.Equal), not on its print alone: the summarizer is sent what the agent was sent. (Two
+// contents of one print that are not equal, a 64-bit collision, are both kept, and the bound
+// counts the size of one.)
 func (l *sentLog) add(req *request.LLMRequest, prints []uint64, sizes []int, usable int, now time.Time) {
-	kept := map[uint64]*genai.Content{}
-	for _, e := range l.entries {
-		for i, p := range e.prints {
-			kept[p] = e.req.Contents[i]
-		}
+	if l.kept == nil {
+		l.kept = map[uint64]keptContent{}
 	}
 	for i, p := range prints {
-		if c, ok := kept[p]; ok {
-			req.Contents[i] = c
+		k, ok := l.kept[p]
+		switch {
+		case !ok:
+			k = keptContent{content: req.Contents[i], size: sizes[i]}
+			l.distinct += sizes[i]
+		case exact.Equal(k.content, req.Contents[i]):
+			req.Contents[i] = k.content
 		}
+		k.refs++
+		l.kept[p] = k
 	}
 	l.entries = append(l.entries, sentRequest{req: req, prints: prints, sizes: sizes, at: now})
 	l.prune(usable, now)
@@ -64,30 +83,27 @@ func (l *sentLog) add(req *request.LLMRequest, prints []uint64, sizes []int, usa
 
 // prune drops the oldest requests past the bounds (the newest one stays).
 func (l *sentLog) prune(usable int, now time.Time) {
-	drop := max(len(l.entries)-maxSentRequests, 0)
-	for drop < len(l.entries)-1 && now.Sub(l.entries[drop].at) >= l.ttl {
-		drop++
-	}
-	for drop < len(l.entries)-1 && distinctTokens(l.entries[drop:]) > sentWindows*usable {
+	drop := 0
+	for drop < len(l.entries)-1 && (len(l.entries)-drop > maxSentRequests || now.Sub(l.entries[drop].at) >= l.ttl ||
+		l.distinct > sentWindows*usable) {
+		l.release(l.entries[drop])
 		drop++
 	}
 	clear(l.entries[:drop])
 	l.entries = slices.Delete(l.entries, 0, drop)
 }
 
-// distinctTokens is the estimated size of the distinct contents of entries.
-func distinctTokens(entries []sentRequest) int {
-	seen := map[uint64]bool{}
-	n := 0
-	for _, e := range entries {
-		for i, p := range e.prints {
-			if !seen[p] {
-				seen[p] = true
-				n += e.sizes[i]
-			}
+// release takes e's contents out of the index.
+func (l *sentLog) release(e sentRequest) {
+	for _, p := range e.prints {
+		k := l.kept[p]
+		if k.refs--; k.refs > 0 {
+			l.kept[p] = k
+			continue
 		}
+		delete(l.kept, p)
+		l.distinct -= k.size
 	}
-	return n
 }
 
 // recent returns the requests sent within ttl before now, newest first.
@@ -115,7 +131,20 @@ func (l *sentLog) armExpiry(mu *sync.Mutex) {
 // expire clears the log when its newest request is older than ttl at now.
 func (l *sentLog) expire(now time.Time) {
 	if n := len(l.entries); n > 0 && now.Sub(l.entries[n-1].at) >= l.ttl {
-		clear(l.entries)
-		l.entries = nil
+		l.clear()
 	}
+}
+
+// clear drops every request.
+func (l *sentLog) clear() {
+	clear(l.entries)
+	l.entries, l.kept, l.distinct = nil, nil, 0
+}
+
+// stop clears the log and stops its expiry timer (the session was deleted).
+func (l *sentLog) stop() {
+	if l.expiry != nil {
+		l.expiry.Stop()
+	}
+	l.clear()
 }

@@ -191,10 +191,69 @@ func TestSentLogBounds(t *testing.T) {
 		if b.Contents[0] != a.Contents[0] || b.Contents[1] != a.Contents[1] {
 			t.Error("equal contents are held twice")
 		}
-		if got := distinctTokens(l.entries); got != sb[0]+sb[1]+sb[2] {
-			t.Errorf("distinct tokens %d, want %d", got, sb[0]+sb[1]+sb[2])
+		if got := distinctTokens(l.entries); got != sb[0]+sb[1]+sb[2] || l.distinct != got {
+			t.Errorf("distinct tokens %d (counted %d), want %d", got, l.distinct, sb[0]+sb[1]+sb[2])
 		}
 	})
+	// A content whose print is a kept one's but whose bytes differ (what a print that looks at
+	// a text's length and edges gives two test runs, or a 64-bit collision) is kept as sent.
+	t.Run("same print, other bytes", func(t *testing.T) {
+		l := sentLog{ttl: time.Hour}
+		a, pa, sa := req("system prompt", "--- PASS: TestService (0.01s)")
+		l.add(a, pa, sa, 1_000_000, start)
+		b, _, sb := req("system prompt", "--- PASS: TestService (0.01s)", "--- FAIL: TestService (0.01s)")
+		l.add(b, []uint64{pa[0], pa[1], pa[1]}, sb, 1_000_000, start)
+		if got := b.Contents[2].Parts[0].Text; got != "--- FAIL: TestService (0.01s)" {
+			t.Errorf("the kept request shows %q, want the content it was sent with", got)
+		}
+		if b.Contents[1] != a.Contents[1] {
+			t.Error("an equal content is held twice")
+		}
+	})
+	t.Run("index", func(t *testing.T) {
+		l := sentLog{ttl: time.Minute}
+		for i := range 30 {
+			texts := []string{"system prompt"}
+			for k := max(i-5, 0); k <= i; k++ {
+				texts = append(texts, fmt.Sprint("turn ", k, " ", strings.Repeat("words ", 10*k)))
+			}
+			r, p, s := req(texts...)
+			l.add(r, p, s, 400, start.Add(time.Duration(i)*10*time.Second))
+			if want := distinctTokens(l.entries); l.distinct != want || len(l.kept) != distinctPrints(l.entries) {
+				t.Fatalf("after request %d: distinct tokens counted %d, want %d; %d prints indexed, want %d", i, l.distinct, want, len(l.kept), distinctPrints(l.entries))
+			}
+		}
+		l.expire(start.Add(time.Hour))
+		if l.entries != nil || l.kept != nil || l.distinct != 0 {
+			t.Errorf("expired log holds %d requests, %d indexed prints, %d tokens", len(l.entries), len(l.kept), l.distinct)
+		}
+	})
+}
+
+// distinctTokens is the estimated size of the distinct contents of entries.
+func distinctTokens(entries []sentRequest) int {
+	seen := map[uint64]bool{}
+	n := 0
+	for _, e := range entries {
+		for i, p := range e.prints {
+			if !seen[p] {
+				seen[p] = true
+				n += e.sizes[i]
+			}
+		}
+	}
+	return n
+}
+
+// distinctPrints is the number of distinct prints of entries.
+func distinctPrints(entries []sentRequest) int {
+	seen := map[uint64]bool{}
+	for _, e := range entries {
+		for _, p := range e.prints {
+			seen[p] = true
+		}
+	}
+	return len(seen)
 }
 
 // An idle session holds no request once the newest one's cache lifetime is over.

@@ -141,8 +141,9 @@ func (m *Model) Respond(req *request.LLMRequest) *response.LLMResponse {
 	prompt := budget.EstimateRequest(req.Contents, req.Config)
 	m.mu.Lock()
 	m.rec.Add(system, tools, req.Contents, prompt)
+	s := m.rec.session()
 	m.mu.Unlock()
-	content := Reply(req.Contents)
+	content := s.Reply(req.Contents)
 	return &response.LLMResponse{Content: content, FinishReason: genai.FinishReasonStop,
 		UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: int32(prompt), CandidatesTokenCount: int32(budget.EstimateContent(content))}}
 }

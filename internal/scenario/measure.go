@@ -146,7 +146,7 @@ func (r *Recorder) Add(system *genai.Content, tools []*genai.Tool, contents []*g
 		if slices.ContainsFunc(contents, func(c *genai.Content) bool { return firstText(c) == s.Message(step-1) }) {
 			f.PreviousTurnRaw++
 		}
-		if previousResultsWhole(contents, step-1, s.Message, cmp.Or(r.ResultBytes, 10<<10)) {
+		if previousResultsWhole(contents, step-1, s, cmp.Or(r.ResultBytes, 10<<10)) {
 			f.PreviousResultsWhole++
 		}
 	}
@@ -163,33 +163,29 @@ func (r *Recorder) Add(system *genai.Content, tools []*genai.Tool, contents []*g
 	}
 }
 
-// previousResultsWhole reports whether every tool result of turn i (whose message is message(i))
-// that contents show is at least half the size it was stored with (tool outputs are stored cut
-// to stored bytes).
-func previousResultsWhole(contents []*genai.Content, i int, message func(int) string, stored int) bool {
+// previousResultsWhole reports whether every tool result of turn i of session s that contents
+// show is at least half the size it was stored with (tool outputs are stored cut to stored
+// bytes).
+func previousResultsWhole(contents []*genai.Content, i int, s Session, stored int) bool {
 	in := false
+	var args map[string]any // of the call before
 	for _, c := range contents {
 		if t := firstText(c); c.Role == genai.RoleUser && stepRE.MatchString(t) {
-			in = t == message(i)
+			in = t == s.Message(i)
 			continue
 		}
 		if !in {
 			continue
 		}
 		for _, p := range c.Parts {
+			if p.FunctionCall != nil {
+				args = p.FunctionCall.Args
+			}
 			fr := p.FunctionResponse
 			if fr == nil {
 				continue
 			}
-			var whole map[string]any
-			switch fr.Name {
-			case ReadFile:
-				whole = Run(ReadFile, map[string]any{"path": Path(i)})
-			case ListFiles:
-				whole = Run(ListFiles, map[string]any{"path": Dir(i)})
-			default:
-				whole = TestOutput(i)
-			}
+			whole := NewWorkspace(s).Run(fr.Name, args) // as long as the turn's: every checklist and test run is
 			if 2*len(jsonOf(fr.Response)) < min(len(jsonOf(whole)), stored) {
 				return false
 			}

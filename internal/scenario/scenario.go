@@ -32,6 +32,9 @@ var Instructions = map[int]string{
 type Session struct {
 	Message      func(i int) string
 	Instructions map[int]string
+	// Rereads: the model also reads the review checklist every other turn and runs the tests
+	// every fifth (see Rereads).
+	Rereads bool
 }
 
 // Default is the session of the figures: UserMessage and Instructions.
@@ -111,7 +114,7 @@ func TestOutput(i int) map[string]any {
 	return map[string]any{"output": b.String(), "exit_code": 1.0}
 }
 
-// Run answers a tool call of the session.
+// Run answers a tool call of the session (of the Rereads session through a Workspace).
 func Run(name string, args map[string]any) map[string]any {
 	s, _ := args["path"].(string)
 	switch name {
@@ -128,9 +131,13 @@ func Run(name string, args map[string]any) map[string]any {
 
 var stepRE = regexp.MustCompile(`^\[step (\d+)\]`)
 
+// Reply is the scripted model of the Default session (see Session.Reply).
+func Reply(contents []*genai.Content) *genai.Content { return Default().Reply(contents) }
+
 // Reply is the scripted model: from the request's contents it decides the next step of the
-// current turn (read the file, list the folder, run the tests every tenth turn, answer).
-func Reply(contents []*genai.Content) *genai.Content {
+// current turn (read the file, list the folder, run the tests every tenth turn, answer; with
+// Rereads, read the checklist every other turn and run the tests every fifth instead).
+func (s Session) Reply(contents []*genai.Content) *genai.Content {
 	k, step := -1, -1
 	for j := len(contents) - 1; j >= 0; j-- {
 		c := contents[j]
@@ -157,13 +164,17 @@ func Reply(contents []*genai.Content) *genai.Content {
 	call := func(name, path string) *genai.Content {
 		return &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{Name: name, Args: map[string]any{"path": path}}}}}
 	}
+	steps := []*genai.Content{call(ReadFile, Path(step)), call(ListFiles, Dir(step))}
 	switch {
-	case calls == 0:
-		return call(ReadFile, Path(step))
-	case calls == 1:
-		return call(ListFiles, Dir(step))
-	case calls == 2 && step%10 == 7:
-		return call(RunTests, fmt.Sprintf("step-%d", step))
+	case s.Rereads && step%2 == 1:
+		steps = append(steps, call(ReadFile, ChecklistPath))
+	}
+	switch {
+	case s.Rereads && step%5 == 2, !s.Rereads && step%10 == 7:
+		steps = append(steps, call(RunTests, fmt.Sprintf("step-%d", step)))
+	}
+	if calls < len(steps) {
+		return steps[calls]
 	}
 	answer := fmt.Sprintf("Decision %s: %s is built around %s; its handlers validate and delegate to process(). "+
 		"It is safe to change if the callers in %s are updated together. %s",

@@ -1,28 +1,27 @@
 package request
 
 import (
-	"encoding/binary"
-	"encoding/json"
 	"fmt"
-	"hash/maphash"
-	"math"
 
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/internal/exact"
 )
 
 // Measure is what the steps know of one content: its fingerprint and its estimated tokens
 // (budget.EstimateContent).
 //
-// The fingerprint is cheap: a hash of the content's role, part kinds, names, ids, text lengths
-// with their first and last bytes, and the shape of function arguments and responses (keys,
-// value kinds, string lengths). adk-go rebuilds every content of a request from the same
-// events, so equal fingerprints at the same position of two consecutive requests of one stream
-// are the same content: its size is not estimated again, and the longest run of them is what a
-// provider's prompt cache can serve. Two different contents with equal fingerprints at the same
-// position (same length, same first and last 32 bytes of every text, same keys) would share a
-// size estimate: that of a content of the same shape.
+// The fingerprint is a hash of every byte of the content the model can be sent (role, every
+// part's texts, calls, arguments, responses and their values, in order), keyed by a seed drawn
+// when the process starts: contents that differ anywhere have different prints but with the
+// probability of a 64-bit collision under a key nobody knows. adk-go rebuilds every content of
+// a request from the same events, so equal fingerprints at the same position of two consecutive
+// requests of one stream are the same content: its size is not estimated again, it is not
+// truncated again, and the longest run of them is what a provider's prompt cache can serve.
+// Those decisions rest on the print alone (the previous request's contents are not kept to
+// compare); where a match would put one content in another's place (the requests kept for an
+// LLM summarizer), the contents are compared field by field as well.
 type Measure struct {
 	Print  uint64
 	Tokens int
@@ -39,8 +38,8 @@ type Measures struct {
 	baseM []Measure
 	// of holds every other measured content, and base's once a content was asked for by itself.
 	of map[*genai.Content]Measure
-	// exact, when checking, is a hash of each measured content's every byte (Check).
-	exact map[*genai.Content]uint64
+	// check: Check compares each measured content's print with its print now.
+	check bool
 	// last is the contents Prints was last asked for, and its answer.
 	last       []*genai.Content
 	lastPrints []uint64
@@ -49,18 +48,11 @@ type Measures struct {
 
 // NewMeasures returns the Measures of a request that came in with contents, whose measures are
 // known (base, aligned with contents; Tokens < 0: estimated when asked; nil: none known). With
-// check, it records an exact hash of every content it measures, for Check (tests: it costs a
-// JSON encoding each).
+// check, Check verifies the measures (tests: it prints every content again).
 func NewMeasures(contents []*genai.Content, base []Measure, check bool) *Measures {
-	m := &Measures{}
+	m := &Measures{check: check}
 	if len(base) == len(contents) {
 		m.base, m.baseM = contents, base
-	}
-	if check {
-		m.exact = make(map[*genai.Content]uint64, len(contents))
-		for _, c := range m.base {
-			m.exact[c] = exactHash(c)
-		}
 	}
 	return m
 }
@@ -77,9 +69,6 @@ func (m *Measures) Of(c *genai.Content) Measure {
 	switch {
 	case !ok:
 		ms = Measure{Print: Fingerprint(c), Tokens: budget.EstimateContent(c)}
-		if m.exact != nil {
-			m.exact[c] = exactHash(c)
-		}
 	case ms.Tokens < 0:
 		ms.Tokens = budget.EstimateContent(c)
 	default:
@@ -92,15 +81,12 @@ func (m *Measures) Of(c *genai.Content) Measure {
 // Check reports a content among contents changed in place since it was measured (its measure
 // then lies). It needs a Measures made with check.
 func (m *Measures) Check(contents []*genai.Content) error {
-	if m.exact == nil {
+	if !m.check {
 		return nil
 	}
 	for i, c := range contents {
-		if h, ok := m.exact[c]; ok && h != exactHash(c) {
-			return fmt.Errorf("request: content %d was changed in place after it was measured", i)
-		}
 		if ms, ok := m.known(i, c); ok && ms.Print != Fingerprint(c) {
-			return fmt.Errorf("request: content %d has another fingerprint than its measure", i)
+			return fmt.Errorf("request: content %d was changed in place after it was measured", i)
 		}
 	}
 	return nil
@@ -140,111 +126,6 @@ func (m *Measures) Prints(contents []*genai.Content) (prints []uint64, sizes []i
 	return prints, sizes
 }
 
-var printSeed = maphash.MakeSeed()
-
-// exactHash hashes every byte of c's JSON encoding.
-func exactHash(c *genai.Content) uint64 {
-	b, err := json.Marshal(c)
-	if err != nil {
-		return 0
-	}
-	return maphash.Bytes(printSeed, b)
-}
-
-// Fingerprint returns the cheap fingerprint of c (see Measure).
-func Fingerprint(c *genai.Content) uint64 {
-	var h maphash.Hash
-	h.SetSeed(printSeed)
-	writeContent(&h, c)
-	return h.Sum64()
-}
-
-func writeContent(h *maphash.Hash, c *genai.Content) {
-	if c == nil {
-		return
-	}
-	h.WriteString(c.Role)
-	for _, p := range c.Parts {
-		if p == nil {
-			continue
-		}
-		writeText(h, p.Text)
-		if p.Thought {
-			h.WriteByte(1)
-		}
-		if fc := p.FunctionCall; fc != nil {
-			h.WriteString("call:" + fc.Name + ":" + fc.ID)
-			writeInt(h, int(shape(fc.Args, 0)))
-		}
-		if fr := p.FunctionResponse; fr != nil {
-			h.WriteString("resp:" + fr.Name + ":" + fr.ID)
-			writeInt(h, int(shape(fr.Response, 0)))
-		}
-		if b := p.InlineData; b != nil {
-			h.WriteString("blob:" + b.MIMEType)
-			writeInt(h, len(b.Data))
-		}
-		if f := p.FileData; f != nil {
-			h.WriteString("file:" + f.FileURI)
-		}
-		if ec := p.ExecutableCode; ec != nil {
-			writeText(h, ec.Code)
-		}
-		if cr := p.CodeExecutionResult; cr != nil {
-			writeText(h, cr.Output)
-		}
-	}
-}
-
-// shape digests a JSON-like value: map keys, value kinds, string lengths with their edges,
-// numbers, list lengths; two levels deep; independent of map order. It allocates nothing.
-func shape(v any, depth int) uint64 {
-	const mix = 0x9e3779b97f4a7c15
-	switch x := v.(type) {
-	case string:
-		return textDigest(x)
-	case float64:
-		return math.Float64bits(x) * mix
-	case bool:
-		if x {
-			return 1
-		}
-		return 2
-	case []any:
-		d := uint64(len(x))*mix + 3
-		if depth < 2 {
-			for _, e := range x[:min(len(x), 16)] {
-				d = (d ^ shape(e, depth+1)) * mix
-			}
-		}
-		return d
-	case map[string]any:
-		d := uint64(len(x))*mix + 4
-		if depth < 2 {
-			for k, e := range x {
-				d += (maphash.String(printSeed, k) ^ shape(e, depth+1)) * mix // a sum: map order does not matter
-			}
-		}
-		return d
-	case nil:
-		return 5
-	}
-	return 6
-}
-
-// textDigest digests a string's length and its first and last 32 bytes.
-func textDigest(s string) uint64 {
-	const edge = 32
-	if len(s) <= 2*edge {
-		return maphash.String(printSeed, s) ^ uint64(len(s))
-	}
-	return (maphash.String(printSeed, s[:edge]) * 31) ^ maphash.String(printSeed, s[len(s)-edge:]) ^ uint64(len(s))<<1
-}
-
-func writeText(h *maphash.Hash, s string) { writeInt(h, int(textDigest(s))) }
-
-func writeInt(h *maphash.Hash, n int) {
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], uint64(n))
-	h.Write(b[:])
-}
+// Fingerprint returns c's print: a keyed hash of every byte of c the model can be sent (see
+// Measure).
+func Fingerprint(c *genai.Content) uint64 { return exact.Print(c) }

@@ -31,7 +31,7 @@ func TestMeasuresCheckCatchesAChangeInPlace(t *testing.T) {
 	if got := m.Of(replaced[0]); got.Tokens != budget.EstimateContent(replaced[0]) {
 		t.Errorf("the new content's measure %+v", got)
 	}
-	contents[0].Parts[0].Text = "changed in place, a step must never do this " + strings.Repeat("x", 90) // same length edges would fool the cheap print
+	contents[0].Parts[0].Text = "first " + strings.Repeat("words ", 24) + "word! " + strings.Repeat("words ", 25) // length and edges unchanged
 	if err := m.Check(contents); err == nil {
 		t.Fatal("Check missed a content changed in place")
 	}

@@ -49,14 +49,18 @@ type pathArgs struct {
 	Path string `json:"path"`
 }
 
-// ScenarioTools are the session's tools (read_file, list_files, run_tests), answering with its
-// scripted outputs.
-func ScenarioTools() ([]tool.Tool, error) {
+// ScenarioTools are the default session's tools (read_file, list_files, run_tests), answering
+// with its scripted outputs.
+func ScenarioTools() ([]tool.Tool, error) { return ScenarioToolsFor(scenario.Default()) }
+
+// ScenarioToolsFor are session s's tools, over a workspace of their own (scenario.Workspace).
+func ScenarioToolsFor(s scenario.Session) ([]tool.Tool, error) {
+	ws := scenario.NewWorkspace(s)
 	var out []tool.Tool
 	for _, name := range []string{scenario.ReadFile, scenario.ListFiles, scenario.RunTests} {
 		t, err := functiontool.New(functiontool.Config{Name: name, Description: "scripted tool " + name},
 			func(_ toolContext, a pathArgs) (map[string]any, error) {
-				return scenario.Run(name, map[string]any{"path": a.Path}), nil
+				return ws.Run(name, map[string]any{"path": a.Path}), nil
 			})
 		if err != nil {
 			return nil, err
