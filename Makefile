@@ -43,13 +43,16 @@ unit:
 	  (cd $$m && $(GO) test -race -shuffle=on -count=1 -timeout 15m ./...); done
 
 # Tests that assert measured figures (token counts, not time), too slow under -race: the v1 glue's
-# and the v2 glue's, each through its own adk-go runner.
+# and the v2 glue's, each through its own adk-go runner, and the retention figure replaying the
+# generated corpora of real agents' sessions (cmd/adkctx).
 # The two run at once (each is partly sequential), their logs printed one after the other.
 figures:
 	@d=$$(mktemp -d); \
-	(cd hooks && $(GO) test -count=1 -run '^TestFigure' -v . >$$d/v1 2>&1; echo $$? >$$d/v1.rc) & \
-	(cd adk2 && $(GO) test -count=1 -run '^TestFigure' -v ./hooks/ >$$d/v2 2>&1; echo $$? >$$d/v2.rc) & \
-	wait; cat $$d/v1 $$d/v2; rc=$$(($$(cat $$d/v1.rc) + $$(cat $$d/v2.rc))); rm -rf $$d; exit $$rc
+	(cd hooks && $(GO) test -count=1 -timeout 30m -run '^TestFigure' -v . >$$d/v1 2>&1; echo $$? >$$d/v1.rc) & \
+	(cd adk2 && $(GO) test -count=1 -timeout 30m -run '^TestFigure' -v ./hooks/ >$$d/v2 2>&1; echo $$? >$$d/v2.rc) & \
+	(cd cmd/adkctx && $(GO) test -count=1 -timeout 30m -run '^TestFigure' -v . >$$d/replay 2>&1; echo $$? >$$d/replay.rc) & \
+	wait; cat $$d/v1 $$d/v2 $$d/replay; \
+	rc=$$(($$(cat $$d/v1.rc) + $$(cat $$d/v2.rc) + $$(cat $$d/replay.rc))); rm -rf $$d; exit $$rc
 
 # A short run of every fuzz target, so CI exercises the fuzzers beyond their seed corpus. The
 # budget is a count of executions, not a duration: with a duration, Go before 1.27 can fail a

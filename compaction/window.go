@@ -344,7 +344,10 @@ func splitTail(events []Event, g group, w windowParams, tail, masked map[int]boo
 				}
 			}
 		}
-		if t > budgetLeft && j < len(g.idx)-1 {
+		// The newest stored event stays, unless another is on its way (w.reserve): it is then
+		// not the newest step of the next request, and a large tool result the model has read
+		// may go where the limit leaves no room for it.
+		if t > budgetLeft && (j < len(g.idx)-1 || w.reserve > 0) {
 			delete(masked, i)
 			break
 		}

@@ -483,6 +483,15 @@ func TestWindowTokens(t *testing.T) {
 			wantIDs: []string{"i3-1c", "i3-1r", "i3-2c", "i3-2r", "i3-3c", "i3-3r", "i3-4c", "i3-4r"},
 		},
 		{
+			// A turn's final answer is on its way (Reserve): its large tool result, which the model
+			// has read, is not the next request's newest step and goes where the limit leaves no room.
+			name:    "with an event on its way the newest stored result may go",
+			cfg:     Config{RetainRecentInvocations: 1, Overlap: -1},
+			events:  concat(turns(1, 2), big("i3", 3)[:7]),
+			req:     Selection{Trigger: TriggerTokens, Invocation: "i3", Live: true, TokenLimit: 400, Reserve: 100},
+			wantIDs: concat(idsOf(turns(1, 2), "i"), []string{"i3-1c", "i3-1r", "i3-2c", "i3-2r", "i3-3c", "i3-3r"}),
+		},
+		{
 			name:   "a split never separates a call from its response",
 			cfg:    Config{RetainRecentInvocations: 1, RetainRecentTokens: oneResponse, Overlap: -1},
 			events: big("i3", 3),

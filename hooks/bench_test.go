@@ -146,7 +146,7 @@ func waitAfterFinalAnswer(b *testing.B, n int) (wait, ours []time.Duration) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h, err := hooks.New(adkctx.Config{Models: []budget.ModelInfo{info}, Compaction: &compaction.Config{Summarizer: &slowSummarizer{delay: 2 * time.Second}}})
+	h, err := hooks.New(adkctx.Config{Models: []budget.ModelInfo{info}, Compaction: &compaction.Config{Interval: 5, Summarizer: &slowSummarizer{delay: 2 * time.Second}}})
 	if err != nil {
 		b.Fatal(err)
 	}

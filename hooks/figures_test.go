@@ -48,13 +48,21 @@ func runScenarioWith(tb testing.TB, window, invocations int, withAdkctx bool, cc
 	return runSession(tb, figureRun{window: window, invocations: invocations, adkctx: withAdkctx, cc: cc})
 }
 
+// costPolicy is compaction.Config.Interval of every figure row but the default-policy ones: the
+// sliding window these figures were first measured with (the default before issue 28), which
+// compacts every 5 invocations whatever room the window has left.
+const costPolicy = 5
+
 // figureRun is one run of a figure session.
 type figureRun struct {
-	session     scenario.Session // what the user says; zero: scenario.Default()
-	window      int
-	invocations int
-	adkctx      bool
-	cc          compaction.Config
+	// defaultPolicy runs compaction as configured (cc.Interval 0: only when the window needs it)
+	// instead of the cost policy.
+	defaultPolicy bool
+	session       scenario.Session // what the user says; zero: scenario.Default()
+	window        int
+	invocations   int
+	adkctx        bool
+	cc            compaction.Config
 	// resultBytes bounds each tool result (adkctx.Config.Truncation.MaxBytes); 0: the default,
 	// 10 KiB.
 	resultBytes int
@@ -66,6 +74,9 @@ func runSession(tb testing.TB, fr figureRun) scenarioRun {
 	limits := budget.LimitsFor(budget.NewRegistry(info), modelName, budget.LimitConfig{})
 	m := llmtest.NewScenarioWith(modelName, scenario.Recorder{Soft: limits.Soft, Session: fr.session, ResultBytes: fr.resultBytes})
 	s, cc, withAdkctx := fr.session, fr.cc, fr.adkctx
+	if cc.Interval == 0 && !fr.defaultPolicy {
+		cc.Interval = costPolicy
+	}
 	if s.Message == nil {
 		s = scenario.Default()
 	}
@@ -171,28 +182,35 @@ func TestFigureContinuity(t *testing.T) {
 		resultBytes int  // tool results cut to (0: the default)
 		cache       bool // the cache targets apply
 		rereads     bool // scenario.Rereads
+		// defaultPolicy: the default compaction policy (no sliding window) instead of the cost
+		// policy: continuity is checked, the cost logged beside the cost policy's.
+		defaultPolicy bool
 	}{
-		{"1048576", 1_048_576, compaction.Config{Synchronous: true}, 0, true, false},
-		{"32768", 32_768, compaction.Config{Synchronous: true}, 0, false, false},
-		{"8192", 8_192, compaction.Config{Synchronous: true}, 2 << 10, false, false},
+		{"1048576/default-policy", 1_048_576, compaction.Config{Synchronous: true}, 0, false, false, true},
+		{"32768/default-policy", 32_768, compaction.Config{Synchronous: true}, 0, false, false, true},
+		{"8192/default-policy", 8_192, compaction.Config{Synchronous: true}, 2 << 10, false, false, true},
+		{"1048576", 1_048_576, compaction.Config{Synchronous: true}, 0, true, false, false},
+		{"32768", 32_768, compaction.Config{Synchronous: true}, 0, false, false, false},
+		{"8192", 8_192, compaction.Config{Synchronous: true}, 2 << 10, false, false, false},
 		// What the excerpts save, measured: the same session with every retained tool result whole
 		// (the cache bounds do not hold; continuity does).
-		{"1048576/results-whole", 1_048_576, compaction.Config{Synchronous: true, RetainedToolResultBytes: -1}, 0, false, false},
+		{"1048576/results-whole", 1_048_576, compaction.Config{Synchronous: true, RetainedToolResultBytes: -1}, 0, false, false, false},
 		// What an LLM summarizer adds: its prompts, recorded beside the session's (Figures.Aside*).
 		// On the agent's model they extend a request the agent sent, so the cache serves most of
 		// them; on another model they are transcripts, billed in full. The session's own cache
 		// bounds are not checked here; continuity is.
-		{"1048576/llm-summarizer", 1_048_576, llm(modelName), 0, false, false},
-		{"32768/llm-summarizer", 32_768, llm(modelName), 0, false, false},
-		{"8192/llm-summarizer", 8_192, llm(modelName), 2 << 10, false, false},
-		{"1048576/llm-summarizer-other-model", 1_048_576, llm("other-model"), 0, false, false},
-		{"rereads/1048576/llm-summarizer", 1_048_576, llm(modelName), 0, false, true},
-		{"rereads/32768/llm-summarizer", 32_768, llm(modelName), 0, false, true},
+		{"1048576/llm-summarizer", 1_048_576, llm(modelName), 0, false, false, false},
+		{"32768/llm-summarizer", 32_768, llm(modelName), 0, false, false, false},
+		{"8192/llm-summarizer", 8_192, llm(modelName), 2 << 10, false, false, false},
+		{"1048576/llm-summarizer-other-model", 1_048_576, llm("other-model"), 0, false, false, false},
+		{"rereads/1048576/llm-summarizer", 1_048_576, llm(modelName), 0, false, true, false},
+		{"rereads/32768/llm-summarizer", 32_768, llm(modelName), 0, false, true, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel() // each run is self-contained; both cores halve make test's figures
-			fr := figureRun{window: tc.window, invocations: scenario.Invocations, adkctx: true, cc: tc.cc, resultBytes: tc.resultBytes}
+			fr := figureRun{window: tc.window, invocations: scenario.Invocations, adkctx: true, cc: tc.cc, resultBytes: tc.resultBytes,
+				defaultPolicy: tc.defaultPolicy}
 			if tc.rereads {
 				fr.session = scenario.Rereads()
 			}
@@ -212,7 +230,11 @@ func TestFigureContinuity(t *testing.T) {
 			if tc.resultBytes > 0 {
 				limit = with.hard
 			}
-			for _, p := range with.figures.Problems(without.figures, limit, tc.cache) {
+			problems := with.figures.Problems(without.figures, limit, tc.cache)
+			if tc.defaultPolicy {
+				problems = with.figures.ContinuityProblems(limit)
+			}
+			for _, p := range problems {
 				t.Error(p)
 			}
 			checkLedger(t, with.base)

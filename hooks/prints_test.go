@@ -112,4 +112,3 @@ func promptOf(r *model.LLMRequest) scenario.Prompt {
 	}
 	return p
 }
-

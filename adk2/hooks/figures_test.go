@@ -77,7 +77,8 @@ func runSession(tb testing.TB, fr figureRun) scenarioRun {
 			sum = &compaction.LLMSummarizer{Model: fr.summarizer.On(m.Model)}
 		}
 		if h, err = hooks.New(adkctx.Config{Models: []budget.ModelInfo{info}, Truncation: truncate.Config{MaxBytes: fr.resultBytes},
-			Compaction: &compaction.Config{Synchronous: true, NoFallback: fr.noFallback, Summarizer: sum}}); err != nil {
+			// The cost policy (compaction every 5 turns) the v1 figures measure beside the default.
+			Compaction: &compaction.Config{Interval: 5, Synchronous: true, NoFallback: fr.noFallback, Summarizer: sum}}); err != nil {
 			tb.Fatal(err)
 		}
 		if rc, err = h.Wire(rc); err != nil {

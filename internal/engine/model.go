@@ -188,7 +188,9 @@ func (e *Engine) injectInstructions(ctx context.Context, sessionID string, state
 // that request passes the soft limit.
 func (e *Engine) track(st *sessionState, model string, limits budget.Limits, d request.BudgetDecision, sent bool) (tokenLimit int) {
 	if sent {
-		st.lastEstimate, st.lastModel, st.added, st.softTriggered = d.FinalEstimatedTokens, model, 0, false
+		// The next request is built from the view, not from this one as trimmed: it is
+		// projected from the request before the budget's cuts.
+		st.lastEstimate, st.lastModel, st.added, st.softTriggered = d.EstimatedTokens, model, 0, false
 	}
 	st.tokenLimit = max(int(float64(limits.Soft)/calibrationFactor(d))-d.FixedTokens, 1)
 	return st.tokenLimit
@@ -228,6 +230,7 @@ func decisionFields(sessionID string, c Call, seq int, limits budget.Limits, d r
 		zap.Int("newest_responses_cut", d.ResponsesCut),
 		zap.Bool("summary_present", d.SummaryPresent),
 		zap.Int("summary_tokens", d.SummaryTokens),
+		zap.Int("floor_tokens", d.FloorTokens),
 		zap.Bool("summary_cut", d.SummaryCut),
 		zap.Int("contents", x.contents),
 		zap.Int("responses_truncated", x.cut.Responses),

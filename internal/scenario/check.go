@@ -46,6 +46,37 @@ const (
 // at a window where the session's turns do not fit under the soft one). cache adds the
 // prompt-cache properties of a window that never needs a trim.
 func (f Figures) Problems(b Figures, limit int, cache bool) []string {
+	out := f.continuity(true)
+	add := func(bad bool, format string, args ...any) {
+		if bad {
+			out = append(out, fmt.Sprintf(format, args...))
+		}
+	}
+	add(pct(f.Prompt, b.Prompt) > MaxPromptPct, "cumulative prompt tokens %.1f%% of without, want ≤ %.0f%%", pct(f.Prompt, b.Prompt), MaxPromptPct)
+	add(f.Largest > limit, "largest request %d tokens, over the limit %d", f.Largest, limit)
+	if cache {
+		add(pct(f.PrefixReused, f.Prompt) < MinPrefixReusedPct, "prefix reused %.1f%% of prompt tokens, want ≥ %.0f%%", pct(f.PrefixReused, f.Prompt), MinPrefixReusedPct)
+		add(pct(f.PrefixReused, f.Prompt-f.Fresh) < MinCacheablePct, "prefix reused %.1f%% of the tokens the previous request held, want ≥ %.0f%%", pct(f.PrefixReused, f.Prompt-f.Fresh), MinCacheablePct)
+		add(pct(f.Effective, b.Effective) > MaxEffectivePct, "effective prompt tokens %.2f%% of without, want ≤ %.1f%%", pct(f.Effective, b.Effective), MaxEffectivePct)
+	}
+	return out
+}
+
+// ContinuityProblems reports where the run missed what every request must keep (the previous
+// turn raw with its tool results whole, every planted instruction, the summary once there is
+// one) and whether its largest request passed limit: the checks that hold whatever compaction
+// policy ran, the cost ones (Problems) aside. A run that never compacted has no summary to
+// check.
+func (f Figures) ContinuityProblems(limit int) []string {
+	out := f.continuity(false)
+	if f.Largest > limit {
+		out = append(out, fmt.Sprintf("largest request %d tokens, over the limit %d", f.Largest, limit))
+	}
+	return out
+}
+
+// continuity is the continuity checks; compacted: the run must have compacted.
+func (f Figures) continuity(compacted bool) []string {
 	var out []string
 	add := func(bad bool, format string, args ...any) {
 		if bad {
@@ -55,14 +86,7 @@ func (f Figures) Problems(b Figures, limit int, cache bool) []string {
 	add(f.PreviousTurnRaw != f.PreviousTurnChecked, "previous user turn raw in %d of %d requests, want all", f.PreviousTurnRaw, f.PreviousTurnChecked)
 	add(f.PreviousResultsWhole != f.PreviousTurnChecked, "previous turn's tool results whole in %d of %d requests, want all", f.PreviousResultsWhole, f.PreviousTurnChecked)
 	add(f.InstructionsKept != f.InstructionsChecked, "planted instructions present %d of %d times, want all", f.InstructionsKept, f.InstructionsChecked)
-	add(f.SummaryChecked == 0 || f.SummaryPresent != f.SummaryChecked, "summary present in %d of %d requests after the first compaction, want all", f.SummaryPresent, f.SummaryChecked)
-	add(pct(f.Prompt, b.Prompt) > MaxPromptPct, "cumulative prompt tokens %.1f%% of without, want ≤ %.0f%%", pct(f.Prompt, b.Prompt), MaxPromptPct)
-	add(f.Largest > limit, "largest request %d tokens, over the limit %d", f.Largest, limit)
-	if cache {
-		add(pct(f.PrefixReused, f.Prompt) < MinPrefixReusedPct, "prefix reused %.1f%% of prompt tokens, want ≥ %.0f%%", pct(f.PrefixReused, f.Prompt), MinPrefixReusedPct)
-		add(pct(f.PrefixReused, f.Prompt-f.Fresh) < MinCacheablePct, "prefix reused %.1f%% of the tokens the previous request held, want ≥ %.0f%%", pct(f.PrefixReused, f.Prompt-f.Fresh), MinCacheablePct)
-		add(pct(f.Effective, b.Effective) > MaxEffectivePct, "effective prompt tokens %.2f%% of without, want ≤ %.1f%%", pct(f.Effective, b.Effective), MaxEffectivePct)
-	}
+	add(compacted && f.SummaryChecked == 0 || f.SummaryPresent != f.SummaryChecked, "summary present in %d of %d requests after the first compaction, want all", f.SummaryPresent, f.SummaryChecked)
 	return out
 }
 

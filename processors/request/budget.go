@@ -79,6 +79,12 @@ type BudgetDecision struct {
 	SummaryPresent bool
 	SummaryTokens  int
 	SummaryCut     bool
+	// FloorTokens is the predicted count of what a request keeps before anything it needs is
+	// cut: system instruction and tools, the summary, the newest turn's first content (the
+	// user's message, the task) and its newest step (the model's last content and what follows
+	// it). A request is trimmed while its floor fits (FloorTokens + Margin ≤ the hard limit)
+	// only when the history a compaction left beside that floor is too large.
+	FloorTokens int
 }
 
 // BudgetExceededError is returned when the newest turn, with the system instruction, the tools
@@ -170,6 +176,7 @@ func EnforceBudget(req *LLMRequest, in BudgetInput) (BudgetDecision, error) {
 	d.FinalEstimatedTokens, d.FinalTokens = d.EstimatedTokens, d.PredictedTokens
 	d.OverSoft = d.PredictedTokens > in.Limits.Soft
 	d.SummaryPresent, d.SummaryTokens = t.pinnedTokens > 0, t.pinnedTokens
+	d.FloorTokens = scale(d.FixedTokens+t.floorTokens(), float64(d.PredictedTokens)/float64(max(d.EstimatedTokens, 1)))
 	switch {
 	case d.PredictedTokens <= in.Limits.Soft:
 		return d, nil
@@ -287,6 +294,27 @@ func (t *trimmer) newest() int {
 		return len(t.contents)
 	}
 	return t.starts[len(t.starts)-1]
+}
+
+// floorTokens is the estimate of the pinned contents, the newest turn's first content and its
+// newest step: the model's last content and everything after it (see BudgetDecision.FloorTokens).
+func (t *trimmer) floorTokens() int {
+	n := t.pinnedTokens
+	start := t.newest()
+	if start >= len(t.contents) {
+		return n
+	}
+	n += t.sizes[start]
+	step := len(t.contents) - 1
+	for step > start && (t.contents[step] == nil || t.contents[step].Role != genai.RoleModel) {
+		step--
+	}
+	for i := max(step, start+1); i < len(t.contents); i++ {
+		if !t.pinned[i] {
+			n += t.sizes[i]
+		}
+	}
+	return n
 }
 
 func (t *trimmer) newestTokens() int {

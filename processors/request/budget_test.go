@@ -307,3 +307,53 @@ func TestEnforceBudgetKeepsTheUserMessageBeforeForeignContext(t *testing.T) {
 	}
 	t.Errorf("decision %+v: the newest user message was left out while another agent's context was kept", d)
 }
+
+// The floor is what a request keeps before anything it needs is cut: the system instruction and
+// tools, the pinned summary, the newest turn's first content (the task) and its newest step.
+func TestEnforceBudgetReportsTheFloor(t *testing.T) {
+	summary := userText("Summary of the conversation so far: " + strings.Repeat("fact ", 60))
+	pinned := func(c *genai.Content) bool { return c == summary }
+	task := userText("Fix the failing test in " + strings.Repeat("pkg/", 10))
+	older := []*genai.Content{userText(strings.Repeat("earlier question ", 40)), modelText(strings.Repeat("earlier answer ", 40))}
+	step1 := []*genai.Content{modelCall("grep"), toolResult("grep", strings.Repeat("a.go:1: x\n", 80))}
+	step2 := []*genai.Content{modelCall("cat"), toolResult("cat", strings.Repeat("func f() {}\n", 30))}
+	est := func(cs ...*genai.Content) int {
+		n := 0
+		for _, c := range cs {
+			n += budget.EstimateContent(c)
+		}
+		return n
+	}
+	cfg := &genai.GenerateContentConfig{SystemInstruction: userText("You are a careful agent.")}
+	fixed := budget.EstimateRequest(nil, cfg)
+	cases := []struct {
+		name     string
+		contents []*genai.Content
+		want     int
+	}{
+		{"summary, task and newest step", concat([]*genai.Content{summary}, older, []*genai.Content{task}, step1, step2), fixed + est(summary, task) + est(step2...)},
+		{"no summary", concat(older, []*genai.Content{task}, step1, step2), fixed + est(task) + est(step2...)},
+		{"the task alone", []*genai.Content{summary, task}, fixed + est(summary, task)},
+		{"a final answer is the newest step", concat([]*genai.Content{task}, step1, []*genai.Content{modelText("done")}), fixed + est(task) + est(modelText("done"))},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := &request.LLMRequest{Contents: slices.Clone(tc.contents), Config: cfg}
+			d, err := request.EnforceBudget(req, request.BudgetInput{Limits: limitsOf(1 << 20), Pinned: pinned})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.FloorTokens != tc.want {
+				t.Errorf("FloorTokens = %d, want %d", d.FloorTokens, tc.want)
+			}
+		})
+	}
+}
+
+func concat(parts ...[]*genai.Content) []*genai.Content {
+	var out []*genai.Content
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}

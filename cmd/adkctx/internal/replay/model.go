@@ -110,4 +110,3 @@ func (summarizer) GenerateContent(_ context.Context, req *model.LLMRequest, _ bo
 		}, nil)
 	}
 }
-

@@ -175,6 +175,10 @@ type Step struct {
 	// "compaction_needed", "trimmed" or "rejected").
 	Action          string
 	ContentsDropped int
+	// FloorFits: the request's floor (system instruction and tools, summary, task and newest
+	// step) fit under the hard limit with its margin (request.BudgetDecision.FloorTokens), so a
+	// trim took history a compaction had left beside it.
+	FloorFits bool
 	// Reach holds, for each missed reference (Score.Missed, same order), the recall tool one
 	// call of which would return it: "search_saved_outputs", "search_history", or "" when
 	// neither would (or recall is off).
@@ -408,13 +412,14 @@ func (r *Replayer) withAdkctx(ctx context.Context, s *trajectory.Session, plan *
 	}
 	// drain reads adkctx's log entries since the last call: compactions are placed before step
 	// k; the newest budget decision is step k's.
-	drain := func(k int) (action string, dropped int) {
+	drain := func(k int) (action string, dropped int, floorFits bool) {
 		for _, e := range logs.TakeAll() {
 			f := e.ContextMap()
 			switch e.Message {
 			case "budget decision":
 				action, _ = f["action"].(string)
 				dropped = intField(f["contents_dropped"])
+				floorFits = intField(f["floor_tokens"])+intField(f["safety_margin"]) <= intField(f["hard_limit"])
 			case "compaction":
 				switch f["outcome"] {
 				case "compacted":
@@ -430,7 +435,7 @@ func (r *Replayer) withAdkctx(ctx context.Context, s *trajectory.Session, plan *
 				}
 			}
 		}
-		return action, dropped
+		return action, dropped, floorFits
 	}
 	h.model.onRequest = func(k, tokens int, req *model.LLMRequest) {
 		if r.watch != nil {
@@ -441,7 +446,7 @@ func (r *Replayer) withAdkctx(ctx context.Context, s *trajectory.Session, plan *
 			rq.System = refs.SystemText(req.Config.SystemInstruction)
 		}
 		st := Step{Sent: true, Tokens: tokens, Contents: len(req.Contents), Score: scorer.Score(k, rq)}
-		st.Action, st.ContentsDropped = drain(k)
+		st.Action, st.ContentsDropped, st.FloorFits = drain(k)
 		if reach != nil {
 			st.Reach = reach.check(ctx, st.Score.Missed)
 		} else if len(st.Score.Missed) > 0 {
@@ -450,7 +455,7 @@ func (r *Replayer) withAdkctx(ctx context.Context, s *trajectory.Session, plan *
 		run.Steps[k] = st
 	}
 	err = h.runTurns(ctx, s, func(k int, _ error) {
-		action, dropped := drain(k)
+		action, dropped, _ := drain(k)
 		sp := plan.Steps[k]
 		run.Steps[k] = Step{Refused: true, Action: action, ContentsDropped: dropped,
 			Score: refs.StepScore{Refs: len(sp.Refs), Facts: sp.FactsDue, Missed: sp.Refs}, Reach: make([]string, len(sp.Refs))}

@@ -41,9 +41,13 @@ type Figures struct {
 	CompactionFallbacks int `json:"compaction_fallbacks"`
 	CompactionFailures  int `json:"compaction_failures"`
 	RequestsTrimmed     int `json:"requests_trimmed"`
-	ContentsDropped     int `json:"contents_dropped"`
-	RequestsRefused     int `json:"requests_refused"`
-	StepsNotReplayed    int `json:"steps_not_replayed"`
+	// RequestsTrimmedFloorFit counts the trimmed requests whose floor (instruction, tools,
+	// summary, task, newest step) fit under the hard limit: trims a compaction should have
+	// spared.
+	RequestsTrimmedFloorFit int `json:"requests_trimmed_floor_fit"`
+	ContentsDropped         int `json:"contents_dropped"`
+	RequestsRefused         int `json:"requests_refused"`
+	StepsNotReplayed        int `json:"steps_not_replayed"`
 }
 
 // Compute returns a replayed session's figures under each configuration, in order.
@@ -93,6 +97,9 @@ func Compute(res *replay.Result, rp *replay.Replayer) []Figures {
 				f.StepsNotReplayed++
 			case a.Action == "trimmed":
 				f.RequestsTrimmed++
+				if a.FloorFits {
+					f.RequestsTrimmedFloorFit++
+				}
 			}
 			f.ContentsDropped += a.ContentsDropped
 		}
@@ -134,6 +141,7 @@ func (f *Figures) Add(g Figures) {
 	f.CompactionFallbacks += g.CompactionFallbacks
 	f.CompactionFailures += g.CompactionFailures
 	f.RequestsTrimmed += g.RequestsTrimmed
+	f.RequestsTrimmedFloorFit += g.RequestsTrimmedFloorFit
 	f.ContentsDropped += g.ContentsDropped
 	f.RequestsRefused += g.RequestsRefused
 	f.StepsNotReplayed += g.StepsNotReplayed
