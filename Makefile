@@ -45,7 +45,7 @@ unit:
 # Tests that assert measured figures (token counts, not time), too slow under -race: the v1 glue's
 # and the v2 glue's, each through its own adk-go runner, and the retention figure replaying the
 # generated corpora of real agents' sessions (cmd/adkctx).
-# The two run at once (each is partly sequential), their logs printed one after the other.
+# The three run at once (each is partly sequential), their logs printed one after the other.
 figures:
 	@d=$$(mktemp -d); \
 	(cd hooks && $(GO) test -count=1 -timeout 30m -run '^TestFigure' -v . >$$d/v1 2>&1; echo $$? >$$d/v1.rc) & \

@@ -30,14 +30,19 @@
 // Every compaction leaves the newest invocations raw: at least
 // [Config.RetainRecentInvocations] (default 2) whole invocations, never split inside a
 // call/response pair, so every request carries the previous turn itself, not only its summary.
-//   - Sliding window (after an invocation): once [Config.Interval] (θ) completed invocations
-//     beyond the retained tail are raw, they are summarized. The tail a token-triggered
+//   - Sliding window (after an invocation, with [Config.Interval] set): once θ completed
+//     invocations beyond the retained tail are raw, they are summarized. The tail a token-triggered
 //     compaction kept is not wiped by a later sliding window ([Marker.KeepInvocations]).
 //   - Tokens (a request approaches the soft limit) and manual: the newest invocations up to
-//     [Config.RetainRecentTokens] stay raw (half the soft limit by default: the next compaction
-//     comes only after the history grew by as much again, so a provider's prompt cache keeps
-//     serving the prefix); an invocation too large on its own keeps its user message and newest
-//     steps raw.
+//     [Config.RetainRecentTokens] stay raw (70% of the soft limit by default, less room for the
+//     summary and for a large event on its way: the next compaction comes once the history grew
+//     by the rest, so a provider's prompt cache keeps serving the prefix meanwhile); an
+//     invocation too large on its own (a long tool loop) keeps its user message and newest steps
+//     raw, masking before it summarizes: older tool results become excerpts first (the newest
+//     ones, up to ¾ of the tail, stay whole), and a compaction that needs nothing else stores a
+//     marker that only masks ([Marker.MasksOnly]).
+//   - There is no sliding window unless [Config.Interval] asks for one (the cost policy): a
+//     session that fits the window is not compacted.
 //   - Pending calls (long-running without the client's answer, unanswered confirmations, calls
 //     of the running invocation) stay raw, with everything paired to them.
 //   - The tool results of the ended invocations left raw, except the newest, are shown as

@@ -217,7 +217,7 @@ func TestConfigDefaults(t *testing.T) {
 			t.Errorf("maxSummaryTokens(%+v, usable %d) = %d, want %d", tc.cfg.MaxSummaryTokens, tc.l.Usable, got, tc.want)
 		}
 	}
-	if got := (Config{}).retainTokens(1001); got != 501 {
+	if got := (Config{}).retainTokens(1001); got != 701 {
 		t.Errorf("retainTokens(1001) = %d", got)
 	}
 	if got := (Config{RetainRecentTokens: 7}).retainTokens(1001); got != 7 {

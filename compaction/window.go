@@ -281,7 +281,7 @@ func newInvocations(events []Event, p *plan, scope string, groups []group, newly
 // returns how many groups it kept (whole or in part) and whether all of them were kept whole.
 //
 // An invocation too large to keep whole (a long tool loop) keeps its user message and its newest
-// steps, and masks before it summarizes: the newest tool results, up to half the tail, stay
+// steps, and masks before it summarizes: the newest tool results, up to ¾ of the tail, stay
 // whole; older results of the steps it keeps are shown as excerpts (marked in masked; the recall
 // tools read them whole), so the tail holds more of the agent's own calls and text — what it
 // reuses most — and the summary takes only steps that no longer fit even so.
@@ -325,7 +325,7 @@ func splitTail(events []Event, g group, w windowParams, tail, masked map[int]boo
 		tail[i] = true
 		budgetLeft -= budget.EstimateContent(events[i].Content)
 	}
-	wholeResults := w.retainTokens / 2 // tokens of the newest results kept whole
+	wholeResults := w.retainTokens * 3 / 4 // tokens of the newest results kept whole
 	newest := true                     // the newest result always stays whole
 	for j := len(g.idx) - 1; j >= 0; j-- {
 		i := g.idx[j]

@@ -427,12 +427,12 @@ func TestWindowTokens(t *testing.T) {
 			wantKeep: 3,
 		},
 		{
-			name:     "the default tail is half the soft limit",
+			name:     "the default tail is 70% of the soft limit",
 			cfg:      Config{RetainRecentInvocations: 1, Overlap: -1},
 			events:   turns(1, 10),
-			req:      tok(2*4*turn62 + 1), // half: 4 turns
-			wantIDs:  idsOf(turns(1, 6), "i"),
-			wantKeep: 4,
+			req:      tok(10*turn62 + 5), // 70%: 7 turns
+			wantIDs:  idsOf(turns(1, 3), "i"),
+			wantKeep: 7,
 		},
 		{
 			name:     "R whole invocations stay even beyond RetainRecentTokens, while under ¾ of the limit",
