@@ -208,7 +208,7 @@ func loopSteps(inv string, steps int) []Event {
 // that do not fit even so. When excerpts alone bring the loop within the tail, the marker
 // summarizes nothing (MasksOnly); the next compaction rolls it up.
 func TestMaskBeforeSummarizing(t *testing.T) {
-	const steps = 6 // each result weighs about 1,600 tokens, its excerpt about 300
+	const steps = 6 // each result weighs about 1,600 tokens, its excerpt about 300, the tail 4,900
 	events := loopSteps("i1", steps)
 	whole := tokensOf(events...)
 	store := newStore(events...)
@@ -221,9 +221,10 @@ func TestMaskBeforeSummarizing(t *testing.T) {
 	if !m.MasksOnly() || m.Seq != 1 || m.EventCount != 0 || m.CompactedContent != nil {
 		t.Fatalf("marker = seq %d, %d events covered, ids %v, summary %v: want one that only masks", m.Seq, m.EventCount, m.EventIDs, m.CompactedContent)
 	}
-	// The newest result stays whole; the older ones are excerpts.
+	// The newest results, up to ¾ of the tail, stay whole (two of them here); the older ones
+	// are excerpts.
 	var wantMasked []string
-	for s := 1; s < steps; s++ {
+	for s := 1; s < steps-1; s++ {
 		wantMasked = append(wantMasked, fmt.Sprintf("i1-%dr", s))
 	}
 	if diff := cmp.Diff(wantMasked, m.ExcerptedEventIDs); diff != "" {
