@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/glebarez/sqlite"
@@ -42,7 +43,7 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Getenv)
 	stop()
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
@@ -57,7 +58,7 @@ type options struct {
 	online        bool
 }
 
-func run(ctx context.Context, args []string, out io.Writer, getenv func(string) string) error {
+func run(ctx context.Context, args []string, out io.Writer, getenv func(string) string) (err error) {
 	var o options
 	fs := flag.NewFlagSet("example", flag.ContinueOnError)
 	fs.SetOutput(out)
@@ -101,9 +102,10 @@ func run(ctx context.Context, args []string, out io.Writer, getenv func(string) 
 		return err
 	}
 	defer func() {
+		// Close lets background compactions finish and returns the wiring mistakes it found.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
-		_ = h.Close(cctx)
+		err = errors.Join(err, h.Close(cctx))
 	}()
 	tools, err := llmtest.ScenarioTools()
 	if err != nil {
