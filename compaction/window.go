@@ -293,7 +293,13 @@ func tokenTail(events []Event, groups []group, w windowParams, tail, masked map[
 		fits := tokens+g.tokens <= w.retainTokens
 		// R whole invocations stay raw while they leave room under the limit (a quarter of it), so
 		// the compaction still brings the history well below the limit.
-		forced := kept < w.retainInvocations && (w.tokenLimit == 0 || tokens+g.tokens <= w.tokenLimit*3/4-w.reserve)
+		// The running invocation (a tool loop) is forced only with room for what is on its way
+		// (w.reserve); an ended one keeps the previous turn raw whatever comes next.
+		reserve := 0
+		if w.live && g.inv == w.running {
+			reserve = w.reserve
+		}
+		forced := kept < w.retainInvocations && (w.tokenLimit == 0 || tokens+g.tokens <= w.tokenLimit*3/4-reserve)
 		if fits || forced || w.retainTokens == 0 && kept < w.retainInvocations {
 			for _, i := range g.idx {
 				tail[i] = true

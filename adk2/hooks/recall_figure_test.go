@@ -54,7 +54,7 @@ func startRecallProcess(t *testing.T, path string, m model.LLM, withTools bool, 
 	}
 	h, err := hooks.New(adkctx.Config{Logger: logger,
 		Models:     []budget.ModelInfo{{Name: m.Name(), ContextWindow: 1_048_576, MaxOutputTokens: 8_192}},
-		Compaction: &compaction.Config{Synchronous: true, Summarizer: &compaction.ExtractiveSummarizer{}}})
+		Compaction: &compaction.Config{Interval: 5, Synchronous: true, Summarizer: &compaction.ExtractiveSummarizer{}}}) // the cost policy: compacted every 5 turns
 	if err != nil {
 		t.Fatal(err)
 	}
