@@ -31,6 +31,9 @@ type Event struct {
 	Final bool
 	// Usage is the model's reported usage on a model response event.
 	Usage *genai.GenerateContentResponseUsageMetadata
+	// Source is the glue's own event this one converts (an adk-go *session.Event): the core
+	// never reads it, and hands it back where a view shows the event.
+	Source any `json:"-"`
 }
 
 // isUser reports whether the event was written by the user (or a client answering a call).

@@ -105,7 +105,7 @@ func (e *SummaryRejectedError) Error() string {
 }
 
 // ErrorKind classifies the error for logs and metrics.
-func (e *SummaryRejectedError) ErrorKind() errkind.Kind { return errkind.InvalidReply }
+func (e *SummaryRejectedError) ErrorKind() string { return string(errkind.InvalidReply) }
 
 // SummarizerError wraps a failure of a summarizer: its error, a timeout, a panic or a rejected
 // reply.
@@ -136,7 +136,7 @@ func (e *panicError) Error() string {
 	return "panic (" + e.valueType + ") in " + e.site
 }
 
-func (e *panicError) ErrorKind() errkind.Kind { return errkind.Panic }
+func (e *panicError) ErrorKind() string { return string(errkind.Panic) }
 
 // panicSite returns the function that panicked: the first frame outside the runtime below the
 // runtime's panic frames, as the deferred function calling newPanicError sees the stack.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/adkctx/adkctx/internal/geminitest"
+	"github.com/adkctx/adkctx/example/internal/geminitest"
 )
 
 const summaryCanary = "Goal: find why the nightly build fails (fake summary)."

@@ -23,7 +23,7 @@ import (
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
 	"github.com/adkctx/adkctx/hooks/internal/llmtest"
-	"github.com/adkctx/adkctx/internal/scenario"
+	"github.com/adkctx/adkctx/hooks/internal/scenario"
 )
 
 // BenchmarkHugeToolOutput runs one turn whose tool returns a 256 MB output, through adk-go's

@@ -33,7 +33,7 @@ import (
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
 	"github.com/adkctx/adkctx/hooks/internal/llmtest"
-	"github.com/adkctx/adkctx/internal/scenario"
+	"github.com/adkctx/adkctx/hooks/internal/scenario"
 	"github.com/adkctx/adkctx/processors/request"
 )
 

@@ -6,7 +6,7 @@ import "context"
 func WaitIdle(ctx context.Context, h *Hooks) bool { return h.e.Idle(ctx) }
 
 // ReadWhole makes every session read of h a whole one: what bounded reads are compared with.
-func ReadWhole(h *Hooks) { h.e.Reader().ReadWhole() }
+func ReadWhole(h *Hooks) { h.store.sessions.ReadWhole() }
 
 // TraceEvents calls f for each call of a method ("Len", "At", "All") of the events of a session
 // read through h's wrapper, saying whether a run had claimed the session then. Set it after
@@ -14,5 +14,5 @@ func ReadWhole(h *Hooks) { h.e.Reader().ReadWhole() }
 func TraceEvents(h *Hooks, f func(method string, run bool)) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.store.trace = f
+	h.store.sessions.Trace(f)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/compaction"
-	"github.com/adkctx/adkctx/internal/config"
 	"github.com/google/go-cmp/cmp"
 	"strings"
 	"sync"
@@ -448,7 +447,7 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, err := hooks.New(tc.cfg)
 			var got []string
-			for _, e := range config.Leaves(err) {
+			for _, e := range leaves(err) {
 				var ce *adkctx.ConfigError
 				if !errors.As(e, &ce) {
 					t.Fatalf("error %v is not an *adkctx.ConfigError", e)
@@ -471,3 +470,19 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 }
 
 func truncateConfig(maxBytes int) truncate.Config { return truncate.Config{MaxBytes: maxBytes} }
+
+// leaves returns the errors err joins (errors.Join, nested), or err alone.
+func leaves(err error) []error {
+	if err == nil {
+		return nil
+	}
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range j.Unwrap() {
+		out = append(out, leaves(e)...)
+	}
+	return out
+}

@@ -13,7 +13,7 @@ import (
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
 	"github.com/adkctx/adkctx/hooks/internal/llmtest"
-	"github.com/adkctx/adkctx/internal/scenario"
+	"github.com/adkctx/adkctx/hooks/internal/scenario"
 )
 
 // twinRunsTool is run_tests of scenario's twin runs: call k returns scenario.TwinRun(k).

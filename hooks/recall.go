@@ -8,9 +8,8 @@ import (
 	"google.golang.org/adk/artifact"
 	"google.golang.org/adk/tool"
 
+	"github.com/adkctx/adkctx/glue"
 	"github.com/adkctx/adkctx/hooks/recalltools"
-	"github.com/adkctx/adkctx/internal/compactor"
-	"github.com/adkctx/adkctx/internal/engine"
 	"github.com/adkctx/adkctx/recall"
 )
 
@@ -45,7 +44,7 @@ func (h *Hooks) RecallTools() ([]tool.Tool, error) {
 			return nil, err
 		}
 		h.recall.tools = tools
-		h.e.UseRecall(func(s compactor.Session) recall.Store {
+		h.e.UseRecall(func(s glue.Key) recall.Store {
 			if svc := h.recall.service(); svc != nil {
 				return recalltools.SessionStore(svc, s.App, s.User, s.ID)
 			}
@@ -93,7 +92,7 @@ func (r *recallWiring) check(ctx context.Context, svc artifact.Service) error {
 		}
 	}
 	if svc == nil && r.service() == nil && r.inUse() {
-		return engine.RecallWithoutArtifacts()
+		return glue.RecallWithoutArtifacts()
 	}
 	return nil
 }

@@ -38,8 +38,6 @@ import (
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
 	"github.com/adkctx/adkctx/hooks/internal/llmtest"
-	"github.com/adkctx/adkctx/internal/engine"
-	"github.com/adkctx/adkctx/internal/errkind"
 )
 
 const (
@@ -71,8 +69,8 @@ func globalTracing() (*sdktrace.TracerProvider, *tracetest.SpanRecorder) {
 // quotaError is a summarizer failure of a known kind.
 type quotaError struct{}
 
-func (quotaError) Error() string           { return "429 RESOURCE_EXHAUSTED" }
-func (quotaError) ErrorKind() errkind.Kind { return errkind.Quota }
+func (quotaError) Error() string     { return "429 RESOURCE_EXHAUSTED" }
+func (quotaError) ErrorKind() string { return "quota" }
 
 type failingSummarizer struct{}
 
@@ -148,7 +146,7 @@ func newTelStack(t testing.TB, cfg adkctx.Config) *telStack {
 	cfg.Models = []budget.ModelInfo{{Name: telModel, ContextWindow: 32_000, MaxOutputTokens: 1_000}}
 	cfg.Instructions = &adkctx.InstructionsConfig{WorkDir: agentsDir(t)}
 	cfg.Instructions.Discovery.NoGlobal = true
-	cfg.Compaction = &compaction.Config{Interval: 2, Synchronous: true, Summarizer: failingSummarizer{}}
+	cfg.Compaction = &compaction.Config{Interval: 2, Synchronous: true, Summarizer: failingSummarizer{}, RetainRecentTokens: 500} // a manual compaction always has work
 	h, err := hooks.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -206,8 +204,8 @@ func (s *telStack) bigTurns(t testing.TB, sessionID string) {
 		t.Fatalf("large turn: %v", err)
 	}
 	err := s.send(t, sessionID, telCanary+" "+words(8_000))
-	var kinded interface{ ErrorKind() errkind.Kind }
-	if !errors.As(err, &kinded) || kinded.ErrorKind() != errkind.Budget {
+	var kinded interface{ ErrorKind() string }
+	if !errors.As(err, &kinded) || kinded.ErrorKind() != "budget" {
 		t.Fatalf("oversized turn: err = %v, want a budget error", err)
 	}
 }
@@ -221,19 +219,19 @@ type instrument struct {
 
 // documented is the metric table of example/README-sections.md.
 var documented = map[string]instrument{
-	engine.MetricDecisions:      {"counter", "{decision}", []string{"adkctx.budget.action", "gen_ai.request.model"}},
-	engine.MetricTurnsDropped:   {"counter", "{turn}", []string{"gen_ai.request.model"}},
-	engine.MetricRequestTokens:  {"histogram", "{token}", []string{"adkctx.token.kind", "gen_ai.request.model"}},
-	engine.MetricTokenUsage:     {"histogram", "{token}", []string{"gen_ai.operation.name", "gen_ai.provider.name", "gen_ai.request.model", "gen_ai.token.type"}},
-	engine.MetricCompactions:    {"counter", "{attempt}", []string{"adkctx.compaction.outcome", "adkctx.compaction.trigger"}},
-	engine.MetricDuration:       {"histogram", "s", []string{"adkctx.compaction.outcome", "adkctx.compaction.trigger"}},
-	engine.MetricCompression:    {"histogram", "1", []string{"adkctx.compaction.trigger"}},
-	engine.MetricSummarizerErrs: {"counter", "{error}", []string{"adkctx.compaction.summarizer", "error.type"}},
-	engine.MetricFallbacks:      {"counter", "{compaction}", []string{"error.type"}},
-	engine.MetricTruncations:    {"counter", "{result}", []string{"gen_ai.tool.name"}},
-	engine.MetricOmitted:        {"counter", "By", []string{"gen_ai.tool.name"}},
-	engine.MetricInstrBytes:     {"histogram", "By", nil},
-	engine.MetricFilesSkipped:   {"counter", "{file}", nil},
+	"adkctx.budget.decisions":             {"counter", "{decision}", []string{"adkctx.budget.action", "gen_ai.request.model"}},
+	"adkctx.budget.turns_dropped":         {"counter", "{turn}", []string{"gen_ai.request.model"}},
+	"adkctx.request.tokens":               {"histogram", "{token}", []string{"adkctx.token.kind", "gen_ai.request.model"}},
+	"gen_ai.client.token.usage":           {"histogram", "{token}", []string{"gen_ai.operation.name", "gen_ai.provider.name", "gen_ai.request.model", "gen_ai.token.type"}},
+	"adkctx.compaction.attempts":          {"counter", "{attempt}", []string{"adkctx.compaction.outcome", "adkctx.compaction.trigger"}},
+	"adkctx.compaction.duration":          {"histogram", "s", []string{"adkctx.compaction.outcome", "adkctx.compaction.trigger"}},
+	"adkctx.compaction.compression_ratio": {"histogram", "1", []string{"adkctx.compaction.trigger"}},
+	"adkctx.compaction.summarizer.errors": {"counter", "{error}", []string{"adkctx.compaction.summarizer", "error.type"}},
+	"adkctx.compaction.fallbacks":         {"counter", "{compaction}", []string{"error.type"}},
+	"adkctx.tool.truncations":             {"counter", "{result}", []string{"gen_ai.tool.name"}},
+	"adkctx.tool.omitted":                 {"counter", "By", []string{"gen_ai.tool.name"}},
+	"adkctx.instructions.injected":        {"histogram", "By", nil},
+	"adkctx.instructions.files_skipped":   {"counter", "{file}", nil},
 }
 
 // point is one data point: its attributes and value (a sum, or a histogram's count and sum).
@@ -274,7 +272,7 @@ func collect(t testing.TB, reader sdkmetric.Reader) collected {
 	}
 	c := collected{inst: map[string]instrument{}, points: map[string][]point{}}
 	for _, sm := range rm.ScopeMetrics {
-		if sm.Scope.Name != engine.Instrumentation {
+		if sm.Scope.Name != "github.com/adkctx/adkctx" { // the instrumentation scope
 			continue
 		}
 		for _, m := range sm.Metrics {
@@ -385,7 +383,7 @@ func TestTelemetryThroughRunner(t *testing.T) {
 		actions[d.ContextMap()["action"].(string)]++
 	}
 	gotActions := map[string]int{}
-	for _, p := range c.points[engine.MetricDecisions] {
+	for _, p := range c.points["adkctx.budget.decisions"] {
 		gotActions[p.Attrs["adkctx.budget.action"]] += int(p.Value)
 	}
 	if diff := cmp.Diff(actions, gotActions); diff != "" {
@@ -425,18 +423,18 @@ func TestTelemetryThroughRunner(t *testing.T) {
 		InstructionCalls: calls + 1, SkippedFiles: calls + 1, TurnsDropped: dropped,
 	}
 	got := figures{
-		Truncations:      int(c.sum(engine.MetricTruncations, map[string]string{"gen_ai.tool.name": "dump"}, false)),
-		Omitted:          int(c.sum(engine.MetricOmitted, map[string]string{"gen_ai.tool.name": "dump"}, false)),
-		Compacted:        int(c.sum(engine.MetricCompactions, map[string]string{"adkctx.compaction.outcome": "compacted"}, false)),
-		Fallbacks:        int(c.sum(engine.MetricFallbacks, map[string]string{"error.type": "quota"}, false)),
-		QuotaErrors:      int(c.sum(engine.MetricSummarizerErrs, map[string]string{"error.type": "quota", "adkctx.compaction.summarizer": "failing"}, false)),
-		Reported:         int(c.sum(engine.MetricRequestTokens, map[string]string{"adkctx.token.kind": "reported", "gen_ai.request.model": telModel}, true)),
-		InputUsage:       int(c.sum(engine.MetricTokenUsage, map[string]string{"gen_ai.token.type": "input", "gen_ai.operation.name": "generate_content"}, true)),
-		Estimated:        int(c.sum(engine.MetricRequestTokens, map[string]string{"adkctx.token.kind": "estimated"}, true)),
-		Final:            int(c.sum(engine.MetricRequestTokens, map[string]string{"adkctx.token.kind": "final"}, true)),
-		InstructionCalls: int(c.sum(engine.MetricInstrBytes, nil, true)),
-		SkippedFiles:     int(c.sum(engine.MetricFilesSkipped, nil, false)),
-		TurnsDropped:     int(c.sum(engine.MetricTurnsDropped, model, false)),
+		Truncations:      int(c.sum("adkctx.tool.truncations", map[string]string{"gen_ai.tool.name": "dump"}, false)),
+		Omitted:          int(c.sum("adkctx.tool.omitted", map[string]string{"gen_ai.tool.name": "dump"}, false)),
+		Compacted:        int(c.sum("adkctx.compaction.attempts", map[string]string{"adkctx.compaction.outcome": "compacted"}, false)),
+		Fallbacks:        int(c.sum("adkctx.compaction.fallbacks", map[string]string{"error.type": "quota"}, false)),
+		QuotaErrors:      int(c.sum("adkctx.compaction.summarizer.errors", map[string]string{"error.type": "quota", "adkctx.compaction.summarizer": "failing"}, false)),
+		Reported:         int(c.sum("adkctx.request.tokens", map[string]string{"adkctx.token.kind": "reported", "gen_ai.request.model": telModel}, true)),
+		InputUsage:       int(c.sum("gen_ai.client.token.usage", map[string]string{"gen_ai.token.type": "input", "gen_ai.operation.name": "generate_content"}, true)),
+		Estimated:        int(c.sum("adkctx.request.tokens", map[string]string{"adkctx.token.kind": "estimated"}, true)),
+		Final:            int(c.sum("adkctx.request.tokens", map[string]string{"adkctx.token.kind": "final"}, true)),
+		InstructionCalls: int(c.sum("adkctx.instructions.injected", nil, true)),
+		SkippedFiles:     int(c.sum("adkctx.instructions.files_skipped", nil, false)),
+		TurnsDropped:     int(c.sum("adkctx.budget.turns_dropped", model, false)),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("measured figures (-from the log and the model +measured):\n%s", diff)
@@ -444,8 +442,8 @@ func TestTelemetryThroughRunner(t *testing.T) {
 	if want.Truncations == 0 || want.Compacted < 3 || want.Fallbacks == 0 || want.TurnsDropped == 0 {
 		t.Errorf("the session did not exercise everything: %+v", want)
 	}
-	if reported, usage := c.sum(engine.MetricRequestTokens, map[string]string{"adkctx.token.kind": "reported"}, false),
-		c.sum(engine.MetricTokenUsage, map[string]string{"gen_ai.token.type": "input"}, false); reported != usage || reported == 0 {
+	if reported, usage := c.sum("adkctx.request.tokens", map[string]string{"adkctx.token.kind": "reported"}, false),
+		c.sum("gen_ai.client.token.usage", map[string]string{"gen_ai.token.type": "input"}, false); reported != usage || reported == 0 {
 		t.Errorf("reported prompt tokens %v, gen_ai.client.token.usage input %v: want equal and > 0", reported, usage)
 	}
 
@@ -453,7 +451,7 @@ func TestTelemetryThroughRunner(t *testing.T) {
 	for name, pts := range c.points {
 		for _, p := range pts {
 			for k, v := range p.Attrs {
-				if strings.Contains(v, sessionID) || strings.Contains(v, telCanary) || k == string(engine.AttrSession) {
+				if strings.Contains(v, sessionID) || strings.Contains(v, telCanary) || k == "gen_ai.conversation.id" {
 					t.Errorf("metric %s carries %s=%q", name, k, v)
 				}
 			}
@@ -478,7 +476,7 @@ func checkSpans(t *testing.T, spans []sdktrace.ReadOnlySpan, sessionID string, c
 	var compactionSpans []sdktrace.ReadOnlySpan
 	for _, sp := range spans {
 		attrs := spanAttrs(sp.Attributes())
-		if sp.Name() == engine.SpanCompaction && attrs["gen_ai.conversation.id"] == sessionID {
+		if sp.Name() == "adkctx.compaction" && attrs["gen_ai.conversation.id"] == sessionID {
 			compactionSpans = append(compactionSpans, sp)
 		}
 		if !agentSpans[sp.SpanContext().SpanID()] && !agentSpans[sp.Parent().SpanID()] {
@@ -491,7 +489,7 @@ func checkSpans(t *testing.T, spans []sdktrace.ReadOnlySpan, sessionID string, c
 				}
 			}
 			switch {
-			case ev.Name == engine.EventBudgetDecision && strings.HasPrefix(sp.Name(), "invoke_agent"):
+			case ev.Name == "adkctx.budget_decision" && strings.HasPrefix(sp.Name(), "invoke_agent"):
 				decisionEvents++
 				if diff := cmp.Diff([]string{
 					"adkctx.budget.action", "adkctx.limit.hard", "adkctx.limit.soft", "adkctx.summary_present",
@@ -500,7 +498,7 @@ func checkSpans(t *testing.T, spans []sdktrace.ReadOnlySpan, sessionID string, c
 				}, keysOf(spanAttrs(ev.Attributes))); diff != "" {
 					t.Errorf("budget decision event attributes (-documented +recorded):\n%s", diff)
 				}
-			case ev.Name == engine.EventTruncation && strings.HasPrefix(sp.Name(), "execute_tool"):
+			case ev.Name == "adkctx.tool_output_truncated" && strings.HasPrefix(sp.Name(), "execute_tool"):
 				truncationEvents++
 				if diff := cmp.Diff([]string{"adkctx.bytes.kept", "adkctx.bytes.original", "gen_ai.tool.name"}, keysOf(spanAttrs(ev.Attributes))); diff != "" {
 					t.Errorf("truncation event attributes (-documented +recorded):\n%s", diff)
@@ -587,13 +585,13 @@ func TestNilProvidersUseTheGlobals(t *testing.T) {
 	// From now on the same hooks report through the globals.
 	playSession(t, s, sessionID, 2)
 	c := collect(t, reader)
-	if n := c.sum(engine.MetricDecisions, nil, false); n != 4 {
+	if n := c.sum("adkctx.budget.decisions", nil, false); n != 4 {
 		t.Errorf("budget decisions through the global provider = %v, want 4 (2 turns × 2 model calls)", n)
 	}
 	events := 0
 	for _, sp := range rec.Ended() {
 		for _, ev := range sp.Events() {
-			if ev.Name == engine.EventBudgetDecision {
+			if ev.Name == "adkctx.budget_decision" {
 				events++
 			}
 		}
@@ -601,7 +599,7 @@ func TestNilProvidersUseTheGlobals(t *testing.T) {
 	if events != 4 {
 		t.Errorf("budget decision events through the global tracer = %d, want 4", events)
 	}
-	if !slices.ContainsFunc(rec.Ended(), func(sp sdktrace.ReadOnlySpan) bool { return sp.Name() == engine.SpanCompaction }) {
+	if !slices.ContainsFunc(rec.Ended(), func(sp sdktrace.ReadOnlySpan) bool { return sp.Name() == "adkctx.compaction" }) {
 		t.Errorf("no compaction span through the global tracer")
 	}
 }
@@ -628,7 +626,7 @@ func TestCompactionSpanCarriesSummarizerUsage(t *testing.T) {
 	compacted := 0
 	for _, sp := range rec.Ended() {
 		attrs := spanAttrs(sp.Attributes())
-		if sp.Name() != engine.SpanCompaction || attrs["gen_ai.conversation.id"] != sessionID || attrs["adkctx.compaction.outcome"] != "compacted" {
+		if sp.Name() != "adkctx.compaction" || attrs["gen_ai.conversation.id"] != sessionID || attrs["adkctx.compaction.outcome"] != "compacted" {
 			continue
 		}
 		compacted++

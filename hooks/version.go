@@ -15,7 +15,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/compaction"
-	"github.com/adkctx/adkctx/internal/engine"
+	"github.com/adkctx/adkctx/glue"
 )
 
 // databasePackage is the package of adk-go's database session service (see gormOf).
@@ -39,6 +39,7 @@ func coreEvent(e *session.Event) compaction.Event {
 		Content: e.Content, Metadata: e.CustomMetadata, LongRunningToolIDs: e.LongRunningToolIDs,
 		ConfirmationIDs: slices.Sorted(maps.Keys(e.Actions.RequestedToolConfirmations)),
 		ErrorCode:       e.ErrorCode, Partial: e.Partial, Final: e.IsFinalResponse(), Usage: e.UsageMetadata,
+		Source: e,
 	}
 }
 
@@ -48,7 +49,7 @@ func inScope(*session.Event, string) {}
 
 // saverOf returns how the engine saves a tool's full output: through the tool context's
 // artifacts, nil when the runner has no artifact service.
-func saverOf(ctx toolContext) engine.SaveFunc {
+func saverOf(ctx toolContext) glue.SaveFunc {
 	arts := ctx.Artifacts()
 	if arts == nil {
 		return nil

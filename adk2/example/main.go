@@ -39,7 +39,7 @@ import (
 	"github.com/adkctx/adkctx/adk2/internal/llmtest"
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
-	"github.com/adkctx/adkctx/internal/scenario"
+	"github.com/adkctx/adkctx/adk2/internal/scenario"
 )
 
 func main() {

@@ -28,7 +28,7 @@ import (
 	"github.com/adkctx/adkctx/agentsmd"
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
-	"github.com/adkctx/adkctx/internal/scenario"
+	"github.com/adkctx/adkctx/adk2/internal/scenario"
 	"github.com/adkctx/adkctx/processors/request"
 )
 

@@ -27,10 +27,8 @@ import (
 	"github.com/adkctx/adkctx/adk2/hooks/sessiondb"
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/glue"
 	"github.com/adkctx/adkctx/instructions"
-	"github.com/adkctx/adkctx/internal/compactor"
-	"github.com/adkctx/adkctx/internal/engine"
-	"github.com/adkctx/adkctx/internal/errkind"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/response"
 )
@@ -40,7 +38,7 @@ const pluginName = "adkctx"
 
 // Hooks is adkctx for one application. It is safe for concurrent use. Create it with New.
 type Hooks struct {
-	e *engine.Engine
+	e *glue.Engine
 
 	mu           sync.Mutex
 	store        *service // the one session store it holds (nil until wrapped)
@@ -51,7 +49,7 @@ type Hooks struct {
 
 // New validates cfg (every problem, as joined *adkctx.ConfigError values) and builds the hooks.
 func New(cfg adkctx.Config) (*Hooks, error) {
-	e, err := engine.New(cfg)
+	e, err := glue.New(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -190,8 +188,8 @@ func (h *Hooks) checkIndex(ctx context.Context, base session.Service) {
 		h.mu.Lock()
 		h.indexChecked = false // ask again at the next Wire
 		h.mu.Unlock()
-		kind, msg := errkind.Of(err)
-		h.e.Logger().Info("session index not checked", zap.String("error_kind", string(kind)), zap.String("error", msg))
+		kind, msg := glue.ErrorKind(err)
+		h.e.Logger().Info("session index not checked", zap.String("error_kind", kind), zap.String("error", msg))
 	}
 }
 
@@ -212,8 +210,8 @@ func (h *Hooks) wrap(base session.Service) (session.Service, error) {
 		return nil, fmt.Errorf("adkctx: this Hooks already wraps another session service (%T): one Hooks holds one store; "+
 			"wire every runner over that store, or make another Hooks for this one", h.store.base)
 	}
-	s := newService(base, h.e)
-	if err := h.e.UseStore(s); err != nil {
+	s, err := newService(base, h.e)
+	if err != nil {
 		return nil, err
 	}
 	h.store = s
@@ -236,7 +234,7 @@ func sameService(a, b session.Service) (same bool) {
 // of the session: it served none of its model calls and started none of its runs (restoring
 // the accounting from the session's events), as for a Hooks never wired.
 func (h *Hooks) Usage(appName, userID, sessionID string) budget.Report {
-	return h.e.Usage(compactor.Session{App: appName, User: userID, ID: sessionID})
+	return h.e.Usage(glue.Key{App: appName, User: userID, ID: sessionID})
 }
 
 // Limits returns the limits adkctx applies to the named model.
@@ -250,7 +248,7 @@ func (h *Hooks) Instructions(ctx context.Context, workDir string) (instructions.
 // Compact compacts the session now (trigger "manual"), keeping its newest invocations raw, one
 // isolation scope per call. It returns nil when there was nothing to compact.
 func (h *Hooks) Compact(ctx context.Context, appName, userID, sessionID string) (*compaction.Marker, error) {
-	return h.e.Compact(ctx, compactor.Session{App: appName, User: userID, ID: sessionID})
+	return h.e.Compact(ctx, glue.Key{App: appName, User: userID, ID: sessionID})
 }
 
 // Check returns the wiring mistakes found so far (joined *adkctx.WiringError values; nil when
@@ -302,19 +300,18 @@ func (h *Hooks) beforeRun(ctx agent.InvocationContext) (*genai.Content, error) {
 	if sess == nil {
 		return nil, nil
 	}
-	vs, viewed := sess.(*viewSession)
-	err := h.e.BeforeRun(ctx, keyOf(sess), ctx.InvocationID(), ctx.UserContent(), viewed, func() []compaction.Event {
-		if viewed {
-			return vs.stored()
-		}
+	err := h.e.BeforeRun(ctx, keyOf(sess), ctx.InvocationID(), ctx.UserContent(), viewOf(sess), func() []compaction.Event {
 		return coreEvents(stored(sess))
 	})
-	if viewed {
-		// A run reads the model's view from now on, with the compaction BeforeRun may have
-		// waited for.
-		vs.claim(ctx)
-	}
 	return nil, err // a wiring mistake refuses the run: adk-go's runner returns the error from Run
+}
+
+// viewOf returns the core's view of sess (nil when it was not read through the wrapper).
+func viewOf(sess session.Session) *glue.View {
+	if vs, ok := sess.(*viewSession); ok {
+		return vs.v
+	}
+	return nil
 }
 
 // runOf returns the invocation of the adk-go run ctx belongs to ("" outside a run): adk-go's
@@ -364,11 +361,5 @@ func (h *Hooks) afterRun(ctx agent.InvocationContext) {
 	if sess == nil {
 		return
 	}
-	var snap compactor.Snapshot
-	if vs, ok := sess.(*viewSession); ok {
-		if sn := vs.snapshot(); sn.current() {
-			snap = sn
-		}
-	}
-	h.e.AfterRun(ctx, keyOf(sess), ctx.InvocationID(), snap)
+	h.e.AfterRun(ctx, keyOf(sess), ctx.InvocationID(), viewOf(sess))
 }

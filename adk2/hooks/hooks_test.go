@@ -20,7 +20,6 @@ import (
 	"github.com/adkctx/adkctx/adk2/internal/llmtest"
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
-	"github.com/adkctx/adkctx/internal/config"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/truncate"
 )
@@ -300,7 +299,7 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, err := hooks.New(tc.cfg)
 			var got []string
-			for _, e := range config.Leaves(err) {
+			for _, e := range leaves(err) {
 				var ce *adkctx.ConfigError
 				if !errors.As(e, &ce) {
 					t.Fatalf("error %v is not an *adkctx.ConfigError", e)
@@ -319,4 +318,20 @@ func partsOf(e *session.Event) []*genai.Part {
 		return nil
 	}
 	return e.Content.Parts
+}
+
+// leaves returns the errors err joins (errors.Join, nested), or err alone.
+func leaves(err error) []error {
+	if err == nil {
+		return nil
+	}
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range j.Unwrap() {
+		out = append(out, leaves(e)...)
+	}
+	return out
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/adkctx/adkctx/adk2/hooks"
 	"github.com/adkctx/adkctx/adk2/internal/llmtest"
 	"github.com/adkctx/adkctx/compaction"
-	"github.com/adkctx/adkctx/internal/scenario"
+	"github.com/adkctx/adkctx/adk2/internal/scenario"
 )
 
 // twinRunsTool is run_tests of scenario's twin runs: call k returns scenario.TwinRun(k).

@@ -11,8 +11,7 @@ import (
 	"google.golang.org/adk/v2/tool"
 
 	"github.com/adkctx/adkctx/adk2/hooks/recalltools"
-	"github.com/adkctx/adkctx/internal/compactor"
-	"github.com/adkctx/adkctx/internal/engine"
+	"github.com/adkctx/adkctx/glue"
 	"github.com/adkctx/adkctx/recall"
 )
 
@@ -47,7 +46,7 @@ func (h *Hooks) RecallTools() ([]tool.Tool, error) {
 			return nil, err
 		}
 		h.recall.tools = tools
-		h.e.UseRecall(func(s compactor.Session) recall.Store {
+		h.e.UseRecall(func(s glue.Key) recall.Store {
 			if svc := h.recall.service(); svc != nil {
 				return recalltools.SessionStore(svc, s.App, s.User, s.ID)
 			}
@@ -95,7 +94,7 @@ func (r *recallWiring) check(ctx context.Context, svc artifact.Service) error {
 		}
 	}
 	if svc == nil && r.service() == nil && r.inUse() {
-		return engine.RecallWithoutArtifacts()
+		return glue.RecallWithoutArtifacts()
 	}
 	return nil
 }

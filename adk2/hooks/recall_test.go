@@ -34,8 +34,8 @@ import (
 	"github.com/adkctx/adkctx/adk2/hooks"
 	"github.com/adkctx/adkctx/adk2/hooks/dbartifact"
 	"github.com/adkctx/adkctx/adk2/internal/llmtest"
+	"github.com/adkctx/adkctx/adk2/internal/scenario"
 	"github.com/adkctx/adkctx/compaction"
-	"github.com/adkctx/adkctx/internal/scenario"
 	"github.com/adkctx/adkctx/recall"
 )
 

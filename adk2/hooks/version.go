@@ -14,7 +14,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/compaction"
-	"github.com/adkctx/adkctx/internal/engine"
+	"github.com/adkctx/adkctx/glue"
 )
 
 // databasePackage is the package of adk-go's database session service (see gormOf).
@@ -42,6 +42,7 @@ func coreEvent(e *session.Event) compaction.Event {
 		Timestamp: e.Timestamp, Content: e.Content, Metadata: e.CustomMetadata, LongRunningToolIDs: e.LongRunningToolIDs,
 		ConfirmationIDs: slices.Sorted(maps.Keys(e.Actions.RequestedToolConfirmations)),
 		ErrorCode:       e.ErrorCode, Partial: e.Partial, Final: e.IsFinalResponse(), Usage: e.UsageMetadata,
+		Source: e,
 	}
 }
 
@@ -53,7 +54,7 @@ func inScope(ev *session.Event, scope string) { ev.IsolationScope = scope }
 // artifacts. adk-go v2.2.0 hands a tool context artifacts that record each save around the
 // runner's artifact service, also when there is none: their Save then panics, which is taken
 // as "no artifact service" (the output is cut without being saved, as in adk-go v1).
-func saverOf(ctx toolContext) engine.SaveFunc {
+func saverOf(ctx toolContext) glue.SaveFunc {
 	arts := ctx.Artifacts()
 	if arts == nil {
 		return nil
@@ -61,7 +62,7 @@ func saverOf(ctx toolContext) engine.SaveFunc {
 	return func(ctx context.Context, name string, data *genai.Part) (err error) {
 		defer func() {
 			if r := recover(); r != nil {
-				err = engine.ErrNoArtifactService
+				err = glue.ErrNoArtifactService
 			}
 		}()
 		_, err = arts.Save(ctx, name, data)

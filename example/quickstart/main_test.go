@@ -22,7 +22,7 @@ import (
 	gormlogger "gorm.io/gorm/logger"
 
 	"github.com/adkctx/adkctx/hooks/dbartifact"
-	"github.com/adkctx/adkctx/internal/geminitest"
+	"github.com/adkctx/adkctx/example/internal/geminitest"
 )
 
 // TestMain fails the package's tests when a goroutine one of them started outlives it.

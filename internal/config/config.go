@@ -26,7 +26,7 @@ func (e *Error) Error() string {
 }
 
 // ErrorKind classifies the error for logs and metrics.
-func (e *Error) ErrorKind() errkind.Kind { return errkind.Config }
+func (e *Error) ErrorKind() string { return string(errkind.Config) }
 
 // Errorf returns an *Error for field.
 func Errorf(field string, value any, format string, args ...any) *Error {

@@ -38,9 +38,10 @@ func Kinds() []Kind {
 		Conflict, Busy, Storage, Budget, Config, Panic, Unknown}
 }
 
-// Kinded is implemented by errors that know their kind (adkctx's own typed errors).
+// Kinded is implemented by errors that know their kind (adkctx's own typed errors): the kind's
+// name, one of Kinds (a plain string, so public error types need not name this package).
 type Kinded interface {
-	ErrorKind() Kind
+	ErrorKind() string
 }
 
 // Of returns the kind of err and a message safe to log (see the package documentation for what it
@@ -53,7 +54,7 @@ func Of(err error) (Kind, string) {
 	if errors.As(err, &k) && !isNil(k) {
 		// k is the error in the chain that knows its kind: its own message, not its wrappers'
 		// (which may quote anything).
-		return k.ErrorKind(), k.(error).Error()
+		return Kind(k.ErrorKind()), k.(error).Error()
 	}
 	for _, classify := range []func(error) (Kind, string, bool){
 		classifyContext,

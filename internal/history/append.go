@@ -75,7 +75,7 @@ func (e *ExhaustedError) Error() string {
 func (e *ExhaustedError) Unwrap() error { return e.Err }
 
 // ErrorKind implements errkind.Kinded.
-func (e *ExhaustedError) ErrorKind() errkind.Kind { return errkind.Conflict }
+func (e *ExhaustedError) ErrorKind() string { return string(errkind.Conflict) }
 
 // Append appends through snap with try, and when the store refused it as busy (SQLite has one
 // writer) or as a conflict (a stale read, a serialization failure), reads the session again

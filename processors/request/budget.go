@@ -124,7 +124,7 @@ func (e *BudgetExceededError) Error() string {
 }
 
 // ErrorKind classifies the error for logs and metrics.
-func (e *BudgetExceededError) ErrorKind() errkind.Kind { return errkind.Budget }
+func (e *BudgetExceededError) ErrorKind() string { return string(errkind.Budget) }
 
 // The visible notes put where history was left out. Their text does not change with the token
 // figures, so two requests that leave out the same turns are byte-identical there.

@@ -17,7 +17,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"github.com/adkctx/adkctx/internal/errkind"
+	"github.com/adkctx/adkctx/glue"
 	"github.com/adkctx/adkctx/recall"
 )
 
@@ -204,7 +204,7 @@ func (s *Service) Save(ctx context.Context, req *artifact.SaveRequest) (*artifac
 		if !retryable(err) {
 			break
 		}
-		if kind, _ := errkind.Of(err); kind == errkind.Busy {
+		if glue.Busy(err) {
 			// SQLite refuses a lock upgrade that would deadlock without waiting (readers of
 			// MAX(version) holding shared locks): let the winner commit first.
 			select {
@@ -227,8 +227,7 @@ func retryable(err error) bool {
 	if errors.As(err, &errVersionTaken{}) {
 		return true
 	}
-	kind, _ := errkind.Of(err)
-	return kind == errkind.Busy
+	return glue.Busy(err)
 }
 
 // errVersionTaken is an insert of a version row that failed: most likely another writer took

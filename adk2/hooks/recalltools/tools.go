@@ -13,7 +13,7 @@ import (
 	"google.golang.org/adk/v2/tool"
 	"google.golang.org/adk/v2/tool/functiontool"
 
-	"github.com/adkctx/adkctx/internal/errkind"
+	"github.com/adkctx/adkctx/glue"
 	"github.com/adkctx/adkctx/recall"
 )
 
@@ -172,9 +172,9 @@ func (r *recaller) run(tc toolContext, name string, f func(context.Context, reca
 		// Our timeout, whatever error the store turned it into.
 		err = fmt.Errorf("%s took longer than %s and was stopped: narrow the range or the query", name, r.cfg.Timeout)
 	}
-	kind, msg := errkind.Of(err)
+	kind, msg := glue.ErrorKind(err)
 	r.cfg.Logger.Warn("recall tool failed", zap.String("tool", name), zap.String("session_id", tc.SessionID()),
-		zap.String("invocation_id", tc.InvocationID()), zap.String("error_kind", string(kind)), zap.String("error", msg))
+		zap.String("invocation_id", tc.InvocationID()), zap.String("error_kind", kind), zap.String("error", msg))
 	// The model reads the whole message (names and numbers, never another session's data);
 	// the log keeps errkind's redacted form.
 	return Result{}, fmt.Errorf("%s failed: %w", name, err)

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/adk/v2/tool"
 	"google.golang.org/adk/v2/tool/functiontool"
 
-	"github.com/adkctx/adkctx/internal/scenario"
+	"github.com/adkctx/adkctx/adk2/internal/scenario"
 	"github.com/adkctx/adkctx/processors/request"
 )
 

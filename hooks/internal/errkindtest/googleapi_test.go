@@ -11,8 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/googleapis/gax-go/v2/apierror"
 	"google.golang.org/api/googleapi"
-
-	"github.com/adkctx/adkctx/internal/errkind"
 )
 
 // googleSecret is conversation text a Google API error body quotes.
@@ -56,15 +54,15 @@ func TestGoogleAPIErrors(t *testing.T) {
 		err  error
 		want classified
 	}{
-		{"googleapi 429, wrapped", fmt.Errorf("model call: %w", quota), classified{errkind.Quota, "HTTP 429 (*googleapi.Error)"}},
+		{"googleapi 429, wrapped", fmt.Errorf("model call: %w", quota), classified{"quota", "HTTP 429 (*googleapi.Error)"}},
 		{"googleapi without a JSON body", checkResponse(t, http.StatusBadGateway, "<html>"+googleSecret+"</html>"),
-			classified{errkind.Server, "HTTP 502 (*googleapi.Error)"}},
+			classified{"server", "HTTP 502 (*googleapi.Error)"}},
 		{"googleapi 503 without a status", checkResponse(t, http.StatusServiceUnavailable, `{"error": {"message": "`+googleSecret+`"}}`),
-			classified{errkind.Server, "HTTP 503 (*googleapi.Error)"}},
+			classified{"server", "HTTP 503 (*googleapi.Error)"}},
 		{"apierror 429, with its reason", fmt.Errorf("vertex: %w", gaxQuota),
-			classified{errkind.Quota, "HTTP 429 (*apierror.APIError, reason RATE_LIMIT_EXCEEDED)"}},
+			classified{"quota", "HTTP 429 (*apierror.APIError, reason RATE_LIMIT_EXCEEDED)"}},
 		{"apierror: a bad key is a 400 with reason API_KEY_INVALID", gaxBadKey,
-			classified{errkind.Auth, "HTTP 400 (*apierror.APIError, reason API_KEY_INVALID)"}},
+			classified{"auth", "HTTP 400 (*apierror.APIError, reason API_KEY_INVALID)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,14 +1,14 @@
 package errkindtest_test
 
-import "github.com/adkctx/adkctx/internal/errkind"
+import "github.com/adkctx/adkctx/glue"
 
-// classified is errkind.Of's answer as one comparable value.
+// classified is glue.ErrorKind's answer as one comparable value.
 type classified struct {
-	Kind errkind.Kind
+	Kind string
 	Msg  string
 }
 
 func of(err error) classified {
-	k, m := errkind.Of(err)
+	k, m := glue.ErrorKind(err)
 	return classified{k, m}
 }

@@ -10,8 +10,7 @@ import (
 	"google.golang.org/adk/model/gemini"
 	"google.golang.org/genai"
 
-	"github.com/adkctx/adkctx/internal/errkind"
-	"github.com/adkctx/adkctx/internal/geminitest"
+	"github.com/adkctx/adkctx/hooks/internal/geminitest"
 )
 
 const modelName = "gemini-2.5-flash"
@@ -32,27 +31,27 @@ func TestModelErrors(t *testing.T) {
 		stream bool
 		want   classified
 	}{
-		{name: "400", reply: geminitest.Fail(400), want: classified{errkind.InvalidRequest, "model API 400 INVALID_ARGUMENT"}},
-		{name: "401", reply: geminitest.Fail(401), want: classified{errkind.Auth, "model API 401 UNAUTHENTICATED"}},
-		{name: "403", reply: geminitest.Fail(403), want: classified{errkind.Auth, "model API 403 PERMISSION_DENIED"}},
-		{name: "404", reply: geminitest.Fail(404), want: classified{errkind.NotFound, "model API 404 NOT_FOUND"}},
-		{name: "429", reply: geminitest.Fail(429), want: classified{errkind.Quota, "model API 429 RESOURCE_EXHAUSTED"}},
-		{name: "499", reply: geminitest.Fail(499), want: classified{errkind.Canceled, "model API 499 CANCELLED"}},
-		{name: "500", reply: geminitest.Fail(500), want: classified{errkind.Server, "model API 500 INTERNAL"}},
-		{name: "503", reply: geminitest.Fail(503), want: classified{errkind.Server, "model API 503 UNAVAILABLE"}},
-		{name: "504", reply: geminitest.Fail(504), want: classified{errkind.Timeout, "model API 504 DEADLINE_EXCEEDED"}},
-		{name: "503 streamed", reply: geminitest.Fail(503), stream: true, want: classified{errkind.Server, "model API 503 UNAVAILABLE"}},
+		{name: "400", reply: geminitest.Fail(400), want: classified{"invalid_request", "model API 400 INVALID_ARGUMENT"}},
+		{name: "401", reply: geminitest.Fail(401), want: classified{"auth", "model API 401 UNAUTHENTICATED"}},
+		{name: "403", reply: geminitest.Fail(403), want: classified{"auth", "model API 403 PERMISSION_DENIED"}},
+		{name: "404", reply: geminitest.Fail(404), want: classified{"not_found", "model API 404 NOT_FOUND"}},
+		{name: "429", reply: geminitest.Fail(429), want: classified{"quota", "model API 429 RESOURCE_EXHAUSTED"}},
+		{name: "499", reply: geminitest.Fail(499), want: classified{"canceled", "model API 499 CANCELLED"}},
+		{name: "500", reply: geminitest.Fail(500), want: classified{"server", "model API 500 INTERNAL"}},
+		{name: "503", reply: geminitest.Fail(503), want: classified{"server", "model API 503 UNAVAILABLE"}},
+		{name: "504", reply: geminitest.Fail(504), want: classified{"timeout", "model API 504 DEADLINE_EXCEEDED"}},
+		{name: "503 streamed", reply: geminitest.Fail(503), stream: true, want: classified{"server", "model API 503 UNAVAILABLE"}},
 		{name: "500 mid-stream", stream: true,
 			reply: &geminitest.Reply{Parts: []*genai.Part{{Text: "half an answer"}}, StreamErr: geminitest.APIError(500)},
-			want:  classified{errkind.Server, "model API 500 INTERNAL"}},
+			want:  classified{"server", "model API 500 INTERNAL"}},
 		{name: "invalid API key is a 400 with reason API_KEY_INVALID", opts: geminitest.Options{APIKey: "right"}, key: "wrong",
-			want: classified{errkind.Auth, "model API 400 INVALID_ARGUMENT (reason API_KEY_INVALID)"}},
+			want: classified{"auth", "model API 400 INVALID_ARGUMENT (reason API_KEY_INVALID)"}},
 		// The provider's message names the model: not echoed either.
 		{name: "unknown model", opts: geminitest.Options{Models: []string{modelName}}, model: "gemini-0-nano",
-			want: classified{errkind.NotFound, "model API 404 NOT_FOUND"}},
+			want: classified{"not_found", "model API 404 NOT_FOUND"}},
 		// A proxy's page: genai leaves the HTTP status line in Status, which is no google.rpc status.
 		{name: "proxy page", reply: &geminitest.Reply{Raw: &geminitest.RawReply{Status: 502, ContentType: "text/html", Body: page}},
-			want: classified{errkind.Server, "model API 502"}},
+			want: classified{"server", "model API 502"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -109,7 +108,7 @@ func TestModelErrorThroughADK(t *testing.T) {
 	for _, e := range llm.GenerateContent(t.Context(), &model.LLMRequest{Contents: hello()}, false) {
 		err = e
 	}
-	want := classified{errkind.Quota, "model API 429 RESOURCE_EXHAUSTED"}
+	want := classified{"quota", "model API 429 RESOURCE_EXHAUSTED"}
 	if diff := cmp.Diff(want, of(err)); diff != "" {
 		t.Errorf("Of(%v) (-want +got):\n%s", err, diff)
 	}

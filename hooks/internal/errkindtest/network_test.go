@@ -15,8 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
 
-	"github.com/adkctx/adkctx/internal/errkind"
-	"github.com/adkctx/adkctx/internal/geminitest"
+	"github.com/adkctx/adkctx/hooks/internal/geminitest"
 )
 
 // call makes one generateContent call with the genai client configured by cc.
@@ -52,7 +51,7 @@ func TestNetworkErrors(t *testing.T) {
 		addr := ln.Addr().String()
 		ln.Close()
 		cc := &genai.ClientConfig{APIKey: "k", Backend: genai.BackendGeminiAPI, HTTPOptions: genai.HTTPOptions{BaseURL: "http://" + addr}}
-		want := classified{errkind.Network, "Post http://" + addr + ": connection refused"}
+		want := classified{"network", "Post http://" + addr + ": connection refused"}
 		if diff := cmp.Diff(want, of(call(t, t.Context(), cc))); diff != "" {
 			t.Errorf("Of (-want +got):\n%s", diff)
 		}
@@ -60,7 +59,7 @@ func TestNetworkErrors(t *testing.T) {
 	t.Run("connection reset", func(t *testing.T) {
 		srv := geminitest.NewServer(t, geminitest.Options{})
 		srv.Enqueue(&geminitest.Reply{Hangup: true})
-		want := classified{errkind.Network, "Post " + srv.URL() + ": connection reset"}
+		want := classified{"network", "Post " + srv.URL() + ": connection reset"}
 		if diff := cmp.Diff(want, of(call(t, t.Context(), srv.ClientConfig()))); diff != "" {
 			t.Errorf("Of (-want +got):\n%s", diff)
 		}
@@ -72,7 +71,7 @@ func TestNetworkErrors(t *testing.T) {
 		defer srv.Close()
 		cc := &genai.ClientConfig{APIKey: "k", Backend: genai.BackendGeminiAPI, HTTPOptions: genai.HTTPOptions{BaseURL: srv.URL},
 			HTTPClient: &http.Client{}}
-		want := classified{errkind.Network, "Post " + srv.URL + ": tls: certificate verification failed (x509.UnknownAuthorityError)"}
+		want := classified{"network", "Post " + srv.URL + ": tls: certificate verification failed (x509.UnknownAuthorityError)"}
 		if diff := cmp.Diff(want, of(call(t, t.Context(), cc))); diff != "" {
 			t.Errorf("Of (-want +got):\n%s", diff)
 		}
@@ -84,7 +83,7 @@ func TestNetworkErrors(t *testing.T) {
 		cc.HTTPClient = &http.Client{}
 		// net/http reports this case with an untyped error: the url.Error still makes it a
 		// network failure, named by the innermost type.
-		want := classified{errkind.Network, "Post " + cc.HTTPOptions.BaseURL + ": *errors.errorString"}
+		want := classified{"network", "Post " + cc.HTTPOptions.BaseURL + ": *errors.errorString"}
 		if diff := cmp.Diff(want, of(call(t, t.Context(), cc))); diff != "" {
 			t.Errorf("Of (-want +got):\n%s", diff)
 		}
@@ -95,7 +94,7 @@ func TestNetworkErrors(t *testing.T) {
 		cc := srv.ClientConfig()
 		cc.HTTPClient = &http.Client{Timeout: 50 * time.Millisecond}
 		// net/http's client timeout error matches context.DeadlineExceeded.
-		want := classified{errkind.Timeout, "deadline exceeded"}
+		want := classified{"timeout", "deadline exceeded"}
 		if diff := cmp.Diff(want, of(call(t, t.Context(), cc))); diff != "" {
 			t.Errorf("Of (-want +got):\n%s", diff)
 		}
@@ -111,7 +110,7 @@ func TestNetworkErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = conn.Read(make([]byte, 1))
-		want := classified{errkind.Timeout, "read tcp " + hostOf(t, srv.URL()) + ": timeout"}
+		want := classified{"timeout", "read tcp " + hostOf(t, srv.URL()) + ": timeout"}
 		if diff := cmp.Diff(want, of(err)); diff != "" {
 			t.Errorf("Of(%v) (-want +got):\n%s", err, diff)
 		}
@@ -122,7 +121,7 @@ func TestNetworkErrors(t *testing.T) {
 			cancel()
 			return &geminitest.Reply{Stall: true}
 		}})
-		want := classified{errkind.Canceled, "canceled"}
+		want := classified{"canceled", "canceled"}
 		if diff := cmp.Diff(want, of(call(t, ctx, srv.ClientConfig()))); diff != "" {
 			t.Errorf("Of (-want +got):\n%s", diff)
 		}
@@ -131,7 +130,7 @@ func TestNetworkErrors(t *testing.T) {
 		srv := geminitest.NewServer(t, geminitest.Options{})
 		ctx, cancel := context.WithDeadline(t.Context(), time.Unix(1, 0))
 		defer cancel()
-		want := classified{errkind.Timeout, "deadline exceeded"}
+		want := classified{"timeout", "deadline exceeded"}
 		if diff := cmp.Diff(want, of(call(t, ctx, srv.ClientConfig()))); diff != "" {
 			t.Errorf("Of (-want +got):\n%s", diff)
 		}
@@ -148,13 +147,13 @@ func TestNetworkErrorShapes(t *testing.T) {
 	}{
 		{"host not found; path, query and credentials dropped",
 			&url.Error{Op: "Post", URL: "https://user:pw@generativelanguage.googleapis.com/v1beta/models/x:generateContent?key=SECRET", Err: dns},
-			classified{errkind.Network, "Post https://generativelanguage.googleapis.com: dns: no such host"}},
+			classified{"network", "Post https://generativelanguage.googleapis.com: dns: no such host"}},
 		{"dns timeout", &net.DNSError{Err: "i/o timeout", Name: "example.com", IsTimeout: true},
-			classified{errkind.Timeout, "timeout"}},
+			classified{"timeout", "timeout"}},
 		{"dns failure", &net.DNSError{Err: "server misbehaving", Name: "example.com"},
-			classified{errkind.Network, "dns lookup failed"}},
+			classified{"network", "dns lookup failed"}},
 		{"unparsable URL, closed connection", &url.Error{Op: "Get", URL: "::", Err: net.ErrClosed},
-			classified{errkind.Network, "Get: use of closed connection"}},
+			classified{"network", "Get: use of closed connection"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

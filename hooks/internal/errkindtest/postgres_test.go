@@ -16,8 +16,8 @@ import (
 	"google.golang.org/adk/session"
 	"google.golang.org/genai"
 
+	"github.com/adkctx/adkctx/glue"
 	"github.com/adkctx/adkctx/hooks/internal/pgtest"
-	"github.com/adkctx/adkctx/internal/errkind"
 )
 
 // secret stands for conversation text stored in a row: it must never reach a classified message.
@@ -32,35 +32,35 @@ func TestPostgresProvoked(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		provoke  func(t *testing.T) error
-		wantKind errkind.Kind
+		wantKind string
 		wantMsg  string
 	}{
-		{"serialization_failure", provokeSerializationFailure, errkind.Conflict,
+		{"serialization_failure", provokeSerializationFailure, "conflict",
 			"SQLSTATE 40001 (*pgconn.PgError)"},
-		{"deadlock_detected", provokeDeadlock, errkind.Conflict,
+		{"deadlock_detected", provokeDeadlock, "conflict",
 			"SQLSTATE 40P01 (*pgconn.PgError)"},
-		{"lock_not_available/nowait", provokeNowait, errkind.Busy,
+		{"lock_not_available/nowait", provokeNowait, "busy",
 			"SQLSTATE 55P03 (*pgconn.PgError)"},
-		{"lock_not_available/adk_append_event", provokeLockTimeoutInAppendEvent, errkind.Busy,
+		{"lock_not_available/adk_append_event", provokeLockTimeoutInAppendEvent, "busy",
 			"SQLSTATE 55P03 (*pgconn.PgError)"},
-		{"too_many_connections", provokeTooManyConnections, errkind.Busy,
+		{"too_many_connections", provokeTooManyConnections, "busy",
 			"SQLSTATE 53300 (*pgconn.PgError)"},
-		{"query_canceled/statement_timeout", provokeStatementTimeout, errkind.Canceled,
+		{"query_canceled/statement_timeout", provokeStatementTimeout, "canceled",
 			"SQLSTATE 57014 (*pgconn.PgError)"},
-		{"query_canceled/pg_cancel_backend", provokeCancelBackend, errkind.Canceled,
+		{"query_canceled/pg_cancel_backend", provokeCancelBackend, "canceled",
 			"SQLSTATE 57014 (*pgconn.PgError)"},
-		{"protocol_violation", provokeProtocolViolation, errkind.Network,
+		{"protocol_violation", provokeProtocolViolation, "network",
 			"SQLSTATE 08P01 (*pgconn.PgError)"},
-		{"admin_shutdown", provokeTerminateBackend, errkind.Network,
+		{"admin_shutdown", provokeTerminateBackend, "network",
 			"SQLSTATE 57P01 (*pgconn.PgError)"},
 		// pgconn's ConnectError wraps the dial error: classified as a network error, by its type.
-		{"connection_refused", provokeConnectionRefused, errkind.Network,
+		{"connection_refused", provokeConnectionRefused, "network",
 			"dial tcp 127.0.0.1:PORT: connection refused"},
-		{"invalid_password", provokeWrongPassword, errkind.Auth,
+		{"invalid_password", provokeWrongPassword, "auth",
 			"SQLSTATE 28P01 (*pgconn.PgError)"},
-		{"unique_violation", provokeUniqueViolation, errkind.Storage,
+		{"unique_violation", provokeUniqueViolation, "storage",
 			"SQLSTATE 23505 (*pgconn.PgError)"},
-		{"invalid_text_representation", provokeInvalidText, errkind.Storage,
+		{"invalid_text_representation", provokeInvalidText, "storage",
 			"SQLSTATE 22P02 (*pgconn.PgError)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -69,7 +69,7 @@ func TestPostgresProvoked(t *testing.T) {
 			if err == nil {
 				t.Fatal("nothing failed: the condition was not provoked")
 			}
-			kind, msg := errkind.Of(err)
+			kind, msg := glue.ErrorKind(err)
 			if kind != tc.wantKind || anyPort.ReplaceAllString(msg, ":PORT:") != tc.wantMsg {
 				t.Errorf("Of(%v)\n = %s, %q\nwant %s, %q", err, kind, msg, tc.wantKind, tc.wantMsg)
 			}
@@ -334,32 +334,32 @@ func TestPostgresUnit(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		err      error
-		wantKind errkind.Kind
+		wantKind string
 		wantMsg  string
 	}{
 		{"wrapped", fmt.Errorf("failed to save event: %w", &pgconn.PgError{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: "40001", Message: secret, Detail: secret}),
-			errkind.Conflict, "SQLSTATE 40001 (*pgconn.PgError)"},
+			"conflict", "SQLSTATE 40001 (*pgconn.PgError)"},
 		{"other code", &pgconn.PgError{Severity: "ERROR", Code: "22P05", Message: secret},
-			errkind.Storage, "SQLSTATE 22P05 (*pgconn.PgError)"},
+			"storage", "SQLSTATE 22P05 (*pgconn.PgError)"},
 		{"connection class", &pgconn.PgError{Severity: "FATAL", Code: "08006"},
-			errkind.Network, "SQLSTATE 08006 (*pgconn.PgError)"},
+			"network", "SQLSTATE 08006 (*pgconn.PgError)"},
 		{"authorization class", &pgconn.PgError{Severity: "FATAL", Code: "28000"},
-			errkind.Auth, "SQLSTATE 28000 (*pgconn.PgError)"},
+			"auth", "SQLSTATE 28000 (*pgconn.PgError)"},
 		{"unknown class", &pgconn.PgError{Severity: "ERROR", Code: "ZZ123"},
-			errkind.Storage, "SQLSTATE ZZ123 (*pgconn.PgError)"},
+			"storage", "SQLSTATE ZZ123 (*pgconn.PgError)"},
 		{"severity not echoed", &pgconn.PgError{Severity: "ERR " + secret, Code: "57014"},
-			errkind.Canceled, "SQLSTATE 57014 (*pgconn.PgError)"},
+			"canceled", "SQLSTATE 57014 (*pgconn.PgError)"},
 		{"malformed code", &pgconn.PgError{Severity: "ERROR", Code: secret},
-			errkind.Storage, "SQLSTATE malformed (*pgconn.PgError)"},
-		{"parse config: no kind without the driver's type", parseErr, errkind.Unknown, "*pgconn.ParseConfigError"},
+			"storage", "SQLSTATE malformed (*pgconn.PgError)"},
+		{"parse config: no kind without the driver's type", parseErr, "unknown", "*pgconn.ParseConfigError"},
 		{"deadline first", fmt.Errorf("%w: %w", context.DeadlineExceeded, &pgconn.PgError{Code: "57014"}),
-			errkind.Timeout, "deadline exceeded"},
+			"timeout", "deadline exceeded"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.err == nil {
 				t.Fatal("no error to classify")
 			}
-			kind, msg := errkind.Of(tc.err)
+			kind, msg := glue.ErrorKind(tc.err)
 			if kind != tc.wantKind || msg != tc.wantMsg {
 				t.Errorf("Of = %s, %q; want %s, %q", kind, msg, tc.wantKind, tc.wantMsg)
 			}

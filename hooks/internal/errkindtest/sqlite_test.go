@@ -15,7 +15,7 @@ import (
 	"gorm.io/gorm"
 	gormlogger "gorm.io/gorm/logger"
 
-	"github.com/adkctx/adkctx/internal/errkind"
+	"github.com/adkctx/adkctx/glue"
 )
 
 // noWait makes a locked database fail at once with SQLITE_BUSY instead of retrying.
@@ -71,7 +71,7 @@ func TestSQLiteErrors(t *testing.T) {
 				_, err := openDB(t, path).ExecContext(ctx, "INSERT INTO t (v) VALUES ('"+secret+"')")
 				return err
 			},
-			want: classified{errkind.Busy, "SQLite code 5 (*sqlite.Error)"},
+			want: classified{"busy", "SQLite code 5 (*sqlite.Error)"},
 		},
 		{
 			name: "busy: adk-go's database session service, over gorm",
@@ -87,7 +87,7 @@ func TestSQLiteErrors(t *testing.T) {
 				_, err = svc.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u", SessionID: secret})
 				return err
 			},
-			want: classified{errkind.Busy, "SQLite code 5 (*sqlite.Error)"},
+			want: classified{"busy", "SQLite code 5 (*sqlite.Error)"},
 		},
 		{
 			name: "locked: a table in use by the same connection",
@@ -108,7 +108,7 @@ func TestSQLiteErrors(t *testing.T) {
 				_, err = conn.ExecContext(ctx, "DROP TABLE t")
 				return err
 			},
-			want: classified{errkind.Busy, "SQLite code 6 (*sqlite.Error)"},
+			want: classified{"busy", "SQLite code 6 (*sqlite.Error)"},
 		},
 		{
 			// The driver's message quotes the CHECK expression, literal included.
@@ -119,7 +119,7 @@ func TestSQLiteErrors(t *testing.T) {
 				_, err := db.ExecContext(ctx, "INSERT INTO t VALUES ('"+secret+"')")
 				return err
 			},
-			want: classified{errkind.Storage, "SQLite code 275 (*sqlite.Error)"},
+			want: classified{"storage", "SQLite code 275 (*sqlite.Error)"},
 		},
 		{
 			name: "not a database",
@@ -130,7 +130,7 @@ func TestSQLiteErrors(t *testing.T) {
 				_, err := openDB(t, path).ExecContext(ctx, "SELECT count(*) FROM sqlite_master")
 				return err
 			},
-			want: classified{errkind.Storage, "SQLite code 26 (*sqlite.Error)"},
+			want: classified{"storage", "SQLite code 26 (*sqlite.Error)"},
 		},
 	}
 	for _, tt := range tests {
@@ -174,8 +174,8 @@ func TestStaleSessionIsConflict(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = svc.AppendEvent(ctx, handles[1], session.NewEventWithContext(ctx, "inv-2"))
-	kind, msg := errkind.Of(err)
-	if diff := cmp.Diff([]string{string(errkind.Conflict), "stale session: the session was written after it was read"}, []string{string(kind), msg}); diff != "" {
+	kind, msg := glue.ErrorKind(err)
+	if diff := cmp.Diff([]string{string("conflict"), "stale session: the session was written after it was read"}, []string{string(kind), msg}); diff != "" {
 		t.Errorf("Of(%v) (-want +got):\n%s", err, diff)
 	}
 }

@@ -24,7 +24,6 @@ import (
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
-	"github.com/adkctx/adkctx/internal/compactor"
 )
 
 // wired is adk-go's runner with adkctx wired in as example/wiring.go does.
@@ -164,9 +163,9 @@ func (w *wired) compactionEntries() []map[string]any {
 }
 
 const (
-	outcomeCompacted   = string(compactor.OutcomeCompacted)
-	outcomeFailed      = string(compactor.OutcomeFailed)
-	outcomeNothingToDo = string(compactor.OutcomeNothing)
+	outcomeCompacted   = "compacted"
+	outcomeFailed      = "failed"
+	outcomeNothingToDo = "nothing_to_do"
 )
 
 // assertNoText fails if any log entry's message or field contains one of the texts.

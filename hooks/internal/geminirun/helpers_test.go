@@ -6,7 +6,7 @@ import (
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/model/gemini"
 
-	"github.com/adkctx/adkctx/internal/geminitest"
+	"github.com/adkctx/adkctx/hooks/internal/geminitest"
 )
 
 const modelName = "gemini-2.5-flash"

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/budget"
-	"github.com/adkctx/adkctx/internal/geminitest"
+	"github.com/adkctx/adkctx/hooks/internal/geminitest"
 )
 
 // intField reads an integer field of a logged entry.

@@ -16,8 +16,8 @@ import (
 	"google.golang.org/adk/tool/functiontool"
 	"google.golang.org/genai"
 
-	"github.com/adkctx/adkctx/internal/errkind"
-	"github.com/adkctx/adkctx/internal/geminitest"
+	"github.com/adkctx/adkctx/glue"
+	"github.com/adkctx/adkctx/hooks/internal/geminitest"
 )
 
 const (
@@ -247,9 +247,9 @@ func TestRunnerModelError(t *testing.T) {
 			srv.Enqueue(geminitest.Fail(429))
 			sessions := session.InMemoryService()
 			_, err := run(t, plainRunner(t, geminiModel(t, srv, modelName), sessions), "s1", "hello", mode)
-			kind, msg := errkind.Of(err)
-			if kind != errkind.Quota || msg != "model API 429 RESOURCE_EXHAUSTED" {
-				t.Errorf("errkind.Of(%v) = %q, %q; want quota", err, kind, msg)
+			kind, msg := glue.ErrorKind(err)
+			if kind != "quota" || msg != "model API 429 RESOURCE_EXHAUSTED" {
+				t.Errorf("glue.ErrorKind(%v) = %q, %q; want quota", err, kind, msg)
 			}
 			if n := len(stored(t, sessions, "s1")); n != 1 {
 				t.Errorf("stored events = %d, want 1 (the question)", n)

@@ -9,9 +9,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
 
-	"github.com/adkctx/adkctx/internal/errkind"
-	"github.com/adkctx/adkctx/internal/geminitest"
-	"github.com/adkctx/adkctx/internal/scenario"
+	"github.com/adkctx/adkctx/glue"
+	"github.com/adkctx/adkctx/hooks/internal/geminitest"
+	"github.com/adkctx/adkctx/hooks/internal/scenario"
 )
 
 // compaction.LLMSummarizer over the real Gemini model: the prompt it sends, the summary and usage
@@ -60,14 +60,14 @@ func TestLLMSummarizer(t *testing.T) {
 func TestLLMSummarizerErrors(t *testing.T) {
 	tests := []struct {
 		code int
-		want errkind.Kind
+		want string
 	}{
-		{429, errkind.Quota},
-		{401, errkind.Auth},
-		{403, errkind.Auth},
-		{404, errkind.NotFound},
-		{500, errkind.Server},
-		{503, errkind.Server},
+		{429, "quota"},
+		{401, "auth"},
+		{403, "auth"},
+		{404, "not_found"},
+		{500, "server"},
+		{503, "server"},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.code), func(t *testing.T) {
@@ -78,7 +78,7 @@ func TestLLMSummarizerErrors(t *testing.T) {
 			if !isSummarizerError(err) || !errors.As(err, &apiErr) || apiErr.Code != tt.code {
 				t.Fatalf("error = %v (%T), want a summarizer error wrapping genai.APIError %d", err, err, tt.code)
 			}
-			if kind, _ := errkind.Of(err); kind != tt.want {
+			if kind, _ := glue.ErrorKind(err); kind != tt.want {
 				t.Errorf("kind = %q, want %q", kind, tt.want)
 			}
 		})

@@ -8,7 +8,7 @@ import (
 	"google.golang.org/adk/tool"
 	"google.golang.org/adk/tool/functiontool"
 
-	"github.com/adkctx/adkctx/internal/scenario"
+	"github.com/adkctx/adkctx/hooks/internal/scenario"
 	"github.com/adkctx/adkctx/processors/request"
 )
 

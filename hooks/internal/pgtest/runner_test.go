@@ -21,7 +21,6 @@ import (
 	"github.com/adkctx/adkctx/hooks"
 	"github.com/adkctx/adkctx/hooks/internal/llmtest"
 	"github.com/adkctx/adkctx/hooks/internal/pgtest"
-	"github.com/adkctx/adkctx/internal/compactor"
 )
 
 const (
@@ -69,7 +68,7 @@ func newAdkctxAPI() adkctxAPI {
 			return e.Content == nil && e.CustomMetadata[compaction.MetadataKey] != nil
 		},
 		header:    compaction.SummaryHeader,
-		compacted: zap.String("outcome", string(compactor.OutcomeCompacted)),
+		compacted: zap.String("outcome", "compacted"),
 	}
 }
 

@@ -26,7 +26,7 @@ func TestGoroutinesStayFlat(t *testing.T) {
 	const warm, invocations, sessions = 10, 200, 10
 	synctest.Test(t, func(t *testing.T) {
 		s := wire(t, &chatModel{name: "m", answer: strings.Repeat("detail ", 20)},
-			adkctx.Config{Compaction: &compaction.Config{Summarizer: &compaction.ExtractiveSummarizer{}}}, session.InMemoryService(), nil)
+			adkctx.Config{Compaction: &compaction.Config{Interval: 5, Summarizer: &compaction.ExtractiveSummarizer{}}}, session.InMemoryService(), nil)
 		var afterWarm int
 		for i := range invocations {
 			if i == warm {

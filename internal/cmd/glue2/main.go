@@ -2,7 +2,8 @@
 // packages of the hooks module, but the ones that differ between the versions (version.go, the
 // package documentation, tests), is copied to the adk2 module with its adk-go and adkctx import
 // paths rewritten and a "Code generated" header. The v1 glue is the one source: the v2 copy is
-// never edited by hand.
+// never edited by hand. Test support another module shares (the example's loopback Gemini API)
+// is copied the same way, so that no module imports another one's internal packages.
 //
 // Run it from the repository root:
 //
@@ -38,6 +39,10 @@ var packages = []pkg{
 	{src: "hooks", dst: "adk2/hooks", own: []string{"doc.go", "version.go"}, tests: []string{"people_test.go", "recall_test.go", "recall_figure_test.go", "views_test.go", "wiring_test.go"}},
 	{src: "hooks/internal/llmtest", dst: "adk2/internal/llmtest", own: []string{"version.go"}},
 	{src: "hooks/internal/sqlitetest", dst: "adk2/internal/sqlitetest"},
+	// Test support: the scripted sessions the figures play (adk-go-free; tested in hooks), and
+	// the loopback Gemini API the example's tests also use (the example is a module of its own).
+	{src: "hooks/internal/scenario", dst: "adk2/internal/scenario"},
+	{src: "hooks/internal/geminitest", dst: "example/internal/geminitest"},
 	// adk-go's events table is the same in v1 and v2: the package imports neither.
 	{src: "hooks/sessiondb", dst: "adk2/hooks/sessiondb"},
 	{src: "hooks/recalltools", dst: "adk2/hooks/recalltools", own: []string{"version.go", "version_test.go"},
@@ -104,6 +109,9 @@ func generate(p pkg, check bool) ([]string, error) {
 		if check {
 			problems = append(problems, dst+" is stale or missing")
 			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return nil, err
 		}
 		if err := os.WriteFile(dst, out, 0o644); err != nil {
 			return nil, err

@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/genai"
 
-	"github.com/adkctx/adkctx/internal/geminitest"
+	"github.com/adkctx/adkctx/hooks/internal/geminitest"
 )
 
 const modelName = "gemini-2.5-flash"

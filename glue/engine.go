@@ -1,0 +1,214 @@
+package glue
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"go.uber.org/zap"
+	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx"
+	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/instructions"
+	"github.com/adkctx/adkctx/internal/compactor"
+	"github.com/adkctx/adkctx/internal/engine"
+	"github.com/adkctx/adkctx/internal/errkind"
+	"github.com/adkctx/adkctx/internal/history"
+	"github.com/adkctx/adkctx/internal/lru"
+	"github.com/adkctx/adkctx/processors/request"
+	"github.com/adkctx/adkctx/processors/response"
+	"github.com/adkctx/adkctx/recall"
+)
+
+// Engine is adkctx for one application, independent of adk-go: the glue turns adk-go's
+// callbacks into calls of its methods. It is safe for concurrent use.
+type Engine struct {
+	e *engine.Engine
+
+	mu       sync.Mutex
+	sessions *Sessions // the one store it reads (nil until Sessions)
+}
+
+// New validates cfg (every problem, as joined *adkctx.ConfigError values) and builds an engine.
+func New(cfg adkctx.Config) (*Engine, error) {
+	e, err := engine.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Engine{e: e}, nil
+}
+
+// Call identifies where a callback runs: adk-go's callback and tool contexts (v1 and v2) all
+// have these methods.
+type Call interface {
+	AppName() string
+	UserID() string
+	SessionID() string
+	InvocationID() string
+	Branch() string
+	AgentName() string
+}
+
+// StateReader reads session state (adk-go's session.ReadonlyState).
+type StateReader interface {
+	Get(key string) (any, error)
+}
+
+// SaveFunc saves a tool's full output under name (the tool context's artifacts).
+type SaveFunc func(ctx context.Context, name string, part *genai.Part) error
+
+// ErrNoArtifactService is what a SaveFunc returns when the runner has no artifact service after
+// all (adk-go v2 hands tools artifacts that fail then): the output is cut without being saved.
+var ErrNoArtifactService = engine.ErrNoArtifactService
+
+// errSecondStore is Sessions's error for a second store.
+var errSecondStore = errors.New("adkctx: this Hooks already holds a session store: one Hooks serves one store " +
+	"(wire every runner over that store with it, or make another Hooks for another store)")
+
+// Sessions returns the read and view machine over st, making it (and starting compaction) the
+// first time. An engine holds one store: a later call returns the same machine, whatever st (the
+// glue compares stores and refuses another one before it asks).
+func (e *Engine) Sessions(st Store) (*Sessions, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.sessions != nil {
+		return e.sessions, nil
+	}
+	s := &Sessions{e: e, store: st, reader: e.e.Reader(), log: e.e.Logger(),
+		board: lru.New[history.Key, []compaction.Event](maxBoardSessions)}
+	if err := e.e.UseStore(compactorStore{s}); err != nil {
+		return nil, err
+	}
+	e.sessions = s
+	return s, nil
+}
+
+// CompactionOn reports whether compaction is configured.
+func (e *Engine) CompactionOn() bool { return e.e.CompactionOn() }
+
+// Logger returns the configured logger.
+func (e *Engine) Logger() *zap.Logger { return e.e.Logger() }
+
+// BeforeRun runs when an invocation starts (its user message is stored): it restores the
+// session's state when this process has none, checks the wiring (a wiring mistake returns an
+// error that refuses the run), and waits for a pending compaction when the request it will
+// build is projected over the hard limit. v is the run's view (nil: the runner's session was not
+// read through the wrapper); stored returns the session's events otherwise.
+func (e *Engine) BeforeRun(ctx context.Context, k Key, invocation string, userMessage *genai.Content, v *View, stored func() []compaction.Event) error {
+	events := stored
+	if v != nil {
+		events = v.Stored
+	}
+	err := e.e.BeforeRun(ctx, k.history(), invocation, userMessage, v != nil, events)
+	if v != nil {
+		// A run reads the model's view from now on, with the compaction BeforeRun may have
+		// waited for.
+		v.Claim(ctx)
+	}
+	return err
+}
+
+// BeforeModel runs the request processors on req and logs one "budget decision"; it returns a
+// *request.BudgetExceededError when the request cannot fit. origin identifies the adk-go request
+// req was read from (the plugin and an agent callback may both see one, processed once).
+func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req *request.LLMRequest, origin any) error {
+	return e.e.BeforeModel(ctx, c, state, req, origin)
+}
+
+// AfterModel records a final response's usage and puts the call record on it.
+func (e *Engine) AfterModel(ctx context.Context, c Call, resp *response.LLMResponse) {
+	e.e.AfterModel(ctx, c, resp)
+}
+
+// AfterTool bounds a tool's result before it is stored (saving the whole output with save, nil:
+// not saved) and returns what to store.
+func (e *Engine) AfterTool(ctx context.Context, c Call, tool, callID string, result map[string]any, save SaveFunc) map[string]any {
+	var s engine.SaveFunc
+	if save != nil {
+		s = engine.SaveFunc(save)
+	}
+	return e.e.AfterTool(ctx, c, tool, callID, result, s)
+}
+
+// OnEvent runs before an event of a running invocation is stored: it may schedule a token
+// compaction, or wait for a pending one.
+func (e *Engine) OnEvent(ctx context.Context, k Key, invocation string, content *genai.Content, final bool) {
+	e.e.OnEvent(ctx, k.history(), invocation, content, final)
+}
+
+// AfterRun runs after an invocation's last event is stored: it schedules the sliding window
+// (with the cost policy), working from the run's view v (nil: none) when it holds every marker
+// this process stored.
+func (e *Engine) AfterRun(ctx context.Context, k Key, invocation string, v *View) {
+	if v != nil {
+		if sn := v.snapshot(); sn.current() {
+			e.e.AfterRun(ctx, k.history(), invocation, sn)
+			return
+		}
+	}
+	e.e.AfterRun(ctx, k.history(), invocation, nil)
+}
+
+// Usage reports a session's accounting under the limits of the model it last used.
+func (e *Engine) Usage(k Key) budget.Report { return e.e.Usage(k.history()) }
+
+// Limits returns the limits adkctx applies to a model.
+func (e *Engine) Limits(model string) budget.Limits { return e.e.Limits(model) }
+
+// Instructions returns the merged AGENTS.md instructions for workDir ("" = the configured one).
+func (e *Engine) Instructions(ctx context.Context, workDir string) (instructions.Merged, error) {
+	return e.e.Instructions(ctx, workDir)
+}
+
+// Compact compacts the session now (trigger "manual").
+func (e *Engine) Compact(ctx context.Context, k Key) (*compaction.Marker, error) {
+	return e.e.Compact(ctx, k.history())
+}
+
+// Idle waits until no compaction is scheduled or running (tests, batch jobs).
+func (e *Engine) Idle(ctx context.Context) bool { return e.e.Idle(ctx) }
+
+// Check returns the wiring problems found so far (joined *adkctx.WiringError values).
+func (e *Engine) Check() error { return e.e.Check() }
+
+// Close waits for pending compactions until ctx is done and returns the wiring problems found.
+func (e *Engine) Close(ctx context.Context) error { return e.e.Close(ctx) }
+
+// WiringError records a wiring problem (logged once at error level) and returns it.
+func (e *Engine) WiringError(problem, msg string) error { return e.e.WiringError(problem, msg) }
+
+// WiringWarning records a wiring finding that does not break adkctx (logged once at warn
+// level) and returns it.
+func (e *Engine) WiringWarning(problem, msg string) error { return e.e.WiringWarning(problem, msg) }
+
+// RecallStore returns the recall store of one session: the glue's, over the artifact service it
+// captured (nil when it has none).
+type RecallStore func(k Key) recall.Store
+
+// UseRecall turns on what the recall tools need: notes that name them, excerpts saved whole,
+// history segments, all through stores.
+func (e *Engine) UseRecall(stores RecallStore) {
+	e.e.UseRecall(func(s compactor.Session) recall.Store { return stores(Key(s)) })
+}
+
+// RecallLimits returns the bounds of the recall tools' results under the truncation limits.
+func (e *Engine) RecallLimits() recall.Limits { return e.e.RecallLimits() }
+
+// RecallWithoutArtifacts is the wiring error of recall tools without an artifact service.
+func RecallWithoutArtifacts() *adkctx.WiringError { return engine.RecallWithoutArtifacts() }
+
+// ErrorKind classifies err for logs: a kind ("busy", "quota", "timeout", …) and a text that holds
+// no conversation or provider message, only codes.
+func ErrorKind(err error) (kind, text string) {
+	k, msg := errkind.Of(err)
+	return string(k), msg
+}
+
+// Busy reports whether err says the store was busy with another writer (SQLite's SQLITE_BUSY,
+// a serialization failure): worth trying again.
+func Busy(err error) bool {
+	k, _ := errkind.Of(err)
+	return k == errkind.Busy
+}
