@@ -13,8 +13,8 @@ import (
 	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/adk2/hooks"
 	"github.com/adkctx/adkctx/adk2/internal/llmtest"
-	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/adk2/internal/scenario"
+	"github.com/adkctx/adkctx/compaction"
 )
 
 // twinRunsTool is run_tests of scenario's twin runs: call k returns scenario.TwinRun(k).

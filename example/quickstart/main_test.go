@@ -21,8 +21,8 @@ import (
 	"gorm.io/gorm"
 	gormlogger "gorm.io/gorm/logger"
 
-	"github.com/adkctx/adkctx/hooks/dbartifact"
 	"github.com/adkctx/adkctx/example/internal/geminitest"
+	"github.com/adkctx/adkctx/hooks/dbartifact"
 )
 
 // TestMain fails the package's tests when a goroutine one of them started outlives it.

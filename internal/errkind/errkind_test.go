@@ -30,7 +30,7 @@ func of(err error) classified {
 // budgetError stands for adkctx's own typed errors.
 type budgetError struct{ need, have int }
 
-func (e *budgetError) Error() string           { return fmt.Sprintf("needs %d tokens, %d fit", e.need, e.have) }
+func (e *budgetError) Error() string     { return fmt.Sprintf("needs %d tokens, %d fit", e.need, e.have) }
 func (e *budgetError) ErrorKind() string { return string(errkind.Budget) }
 
 // statusCodeError has the shape of the error types of SDKs that carry the HTTP status in a field
