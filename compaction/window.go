@@ -332,7 +332,7 @@ func splitTail(events []Event, g group, w windowParams, tail, masked map[int]boo
 		budgetLeft -= budget.EstimateContent(events[i].Content)
 	}
 	wholeResults := w.retainTokens * 3 / 4 // tokens of the newest results kept whole
-	newest := true                     // the newest result always stays whole
+	newest := true                         // the newest result always stays whole
 	for j := len(g.idx) - 1; j >= 0; j-- {
 		i := g.idx[j]
 		if tail[i] {
