@@ -13,7 +13,7 @@ import (
 // 200-turn history in 20 segments (each turn holds a 15 KB file read), against the history's
 // size: the index buckets and headers, not the transcripts.
 func BenchmarkSearchHistory(b *testing.B) {
-	st := newMemStore(DefaultChunkBytes)
+	st := newMemStore(defaultChunkBytes)
 	var total int64
 	for s := 0; s < 20; s++ {
 		var events []compaction.Event
@@ -56,7 +56,7 @@ func BenchmarkSearchHistory(b *testing.B) {
 // 25–37 s the report measured). Patterns refused as too costly count as refused.
 func BenchmarkSearchWorstCase(b *testing.B) {
 	const bound = 500 * time.Millisecond
-	st := newMemStore(DefaultChunkBytes)
+	st := newMemStore(defaultChunkBytes)
 	outputs := hostileOutputs()
 	var names []string
 	for i, what := range []string{"ci log with a 400 KB base64 line", "a 1.1 MB line", "a 300 KB run of one byte"} {

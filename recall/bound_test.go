@@ -101,7 +101,7 @@ func hostilePatterns() []SearchRequest {
 // measure of their compiled program, not by running them.
 func TestSearchWorkBound(t *testing.T) {
 	outputs := hostileOutputs()
-	st := newMemStore(DefaultChunkBytes)
+	st := newMemStore(defaultChunkBytes)
 	names := map[string]string{}
 	for i, what := range []string{"ci log with a 400 KB base64 line", "a 1.1 MB line", "a 300 KB run of one byte", "60,000 short lines"} {
 		names[what] = fmt.Sprintf("%shostile-c%d.txt", OutputPrefix, i)
@@ -317,7 +317,7 @@ func FuzzSearchWork(f *testing.F) {
 		res, s, err := searchOutputs(context.Background(), st, req, lim, searchEnv{now: clock.now, pieceWork: budget})
 		if err != nil {
 			if !IsInputError(err) {
-				t.Fatalf("%v is not an *InputError", err)
+				t.Fatalf("%v is not an *inputError", err)
 			}
 			return
 		}

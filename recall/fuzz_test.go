@@ -10,8 +10,8 @@ import (
 )
 
 // FuzzHistorySegment: whatever bytes a store returns as a history segment (a damaged or forged
-// one), searching and reading turns give a result within bounds, an *InputError or a
-// *CorruptError — never a panic, never an offset outside the segment.
+// one), searching and reading turns give a result within bounds, an *inputError or a
+// *corruptError — never a panic, never an offset outside the segment.
 func FuzzHistorySegment(f *testing.F) {
 	st := newMemStore(256)
 	var events []compaction.Event
@@ -35,7 +35,7 @@ func FuzzHistorySegment(f *testing.F) {
 		}
 		lim := Limits{MaxResultBytes: 1024}
 		check := func(what string, res *Result, err error) {
-			var ce *CorruptError
+			var ce *corruptError
 			switch {
 			case err == nil:
 				if len(res.Text) > 1024 {
@@ -55,7 +55,7 @@ func FuzzHistorySegment(f *testing.F) {
 	})
 }
 
-// FuzzSearchOutputs: any output, query and context give a bounded result or an *InputError.
+// FuzzSearchOutputs: any output, query and context give a bounded result or an *inputError.
 func FuzzSearchOutputs(f *testing.F) {
 	f.Add([]byte("a\nneedle\nb\n"), "needle", false, 1, 64)
 	f.Add([]byte("x\xffneedle\r\n"), "ne+d", true, 0, 70)
@@ -68,7 +68,7 @@ func FuzzSearchOutputs(f *testing.F) {
 		res, err := SearchOutputs(context.Background(), st, SearchRequest{Query: query, Regexp: isRegexp, Context: context_}, Limits{MaxResultBytes: 1100, MaxScanBytes: 2000, MaxMatches: 5})
 		if err != nil {
 			if !IsInputError(err) {
-				t.Fatalf("%v is not an *InputError", err)
+				t.Fatalf("%v is not an *inputError", err)
 			}
 			return
 		}

@@ -102,8 +102,8 @@ const (
 	kindData   = "data"
 )
 
-// HistorySegment describes a history segment [WriteHistory] saved.
-type HistorySegment struct {
+// historySegment describes a history segment [WriteHistory] saved.
+type historySegment struct {
 	Name    string
 	Seq     int
 	Turns   int
@@ -134,7 +134,7 @@ func parseHistoryName(name string) (int, bool) {
 // that a previous segment began keeps its number) and labelled "turn N"; with turns ≤ 0, or too
 // small for the events, they are labelled by segment ("S.K", the K-th turn of segment S), as the
 // previous release labelled every turn.
-func WriteHistory(ctx context.Context, st Store, events []compaction.Event, turns int) (*HistorySegment, error) {
+func WriteHistory(ctx context.Context, st Store, events []compaction.Event, turns int) (*historySegment, error) {
 	seg := buildSegment(events, turns)
 	if len(seg.header.Entries) == 0 {
 		return nil, nil
@@ -157,7 +157,7 @@ func WriteHistory(ctx context.Context, st Store, events []compaction.Event, turn
 			return nil, err
 		}
 		if version == 1 {
-			return &HistorySegment{Name: name, Seq: seq, Turns: len(seg.header.Turns), Entries: len(seg.header.Entries), Bytes: len(data)}, nil
+			return &historySegment{Name: name, Seq: seq, Turns: len(seg.header.Turns), Entries: len(seg.header.Entries), Bytes: len(data)}, nil
 		}
 		// Another writer saved this segment first: keep theirs, take the next number.
 		if err := st.Delete(ctx, name, version); err != nil {
@@ -485,7 +485,7 @@ func openSegment(ctx context.Context, st Store, seq int) (*openedSegment, error)
 	name := HistoryName(seq)
 	o, err := openOutput(ctx, st, name)
 	if err != nil {
-		if errors.Is(err, ErrNotFound) || isNotExist(err) {
+		if errors.Is(err, errNotFound) || isNotExist(err) {
 			return nil, errNoSegment
 		}
 		return nil, err
@@ -497,10 +497,10 @@ func openSegment(ctx context.Context, st Store, seq int) (*openedSegment, error)
 	nl := bytes.IndexByte(first, '\n')
 	var gotSeq, hlen int
 	if nl < 0 {
-		return nil, &CorruptError{Name: name, Msg: "no header line"}
+		return nil, &corruptError{Name: name, Msg: "no header line"}
 	}
 	if n, err := fmt.Sscanf(string(first[:nl]), historyMagic+" seq=%d header=%d", &gotSeq, &hlen); n != 2 || err != nil || gotSeq != seq || hlen <= 0 || hlen > maxHeaderBytes {
-		return nil, &CorruptError{Name: name, Msg: "header line does not parse"}
+		return nil, &corruptError{Name: name, Msg: "header line does not parse"}
 	}
 	hb, err := o.readAt(ctx, int64(nl+1), int64(nl+1+hlen))
 	if err != nil {
@@ -508,10 +508,10 @@ func openSegment(ctx context.Context, st Store, seq int) (*openedSegment, error)
 	}
 	s := &openedSegment{o: o, seq: seq, base: int64(nl + 1 + hlen)}
 	if err := json.Unmarshal(hb, &s.header); err != nil {
-		return nil, &CorruptError{Name: name, Msg: "header: " + err.Error()}
+		return nil, &corruptError{Name: name, Msg: "header: " + err.Error()}
 	}
 	if err := s.check(); err != nil {
-		return nil, &CorruptError{Name: name, Msg: err.Error()}
+		return nil, &corruptError{Name: name, Msg: err.Error()}
 	}
 	return s, nil
 }
@@ -553,7 +553,7 @@ func (s *openedSegment) postings(ctx context.Context, term string) ([]posting, e
 	to, err2 := strconv.ParseInt(string(bytes.TrimSpace(tb[tableLine:])), 16, 64)
 	bucketsStart := s.base + int64(s.header.Buckets+1)*tableLine
 	if err1 != nil || err2 != nil || from > to || bucketsStart+to > s.base+s.header.Body {
-		return nil, &CorruptError{Name: s.o.name, Msg: "bucket table"}
+		return nil, &corruptError{Name: s.o.name, Msg: "bucket table"}
 	}
 	data, err := s.o.readAt(ctx, bucketsStart+from, bucketsStart+to)
 	if err != nil {
@@ -580,13 +580,13 @@ func (s *openedSegment) parsePostings(b []byte) ([]posting, error) {
 	for _, f := range bytes.Fields(b) {
 		parts := bytes.Split(f, []byte{':'})
 		if len(parts) != 3 {
-			return nil, &CorruptError{Name: s.o.name, Msg: "posting"}
+			return nil, &corruptError{Name: s.o.name, Msg: "posting"}
 		}
 		e, err1 := strconv.Atoi(string(parts[0]))
 		tf, err2 := strconv.Atoi(string(parts[1]))
 		off, err3 := strconv.ParseInt(string(parts[2]), 10, 64)
 		if err1 != nil || err2 != nil || err3 != nil || e < 0 || e >= len(s.header.Entries) || off < 0 || off > s.header.Entries[e].Len {
-			return nil, &CorruptError{Name: s.o.name, Msg: "posting out of range"}
+			return nil, &corruptError{Name: s.o.name, Msg: "posting out of range"}
 		}
 		out = append(out, posting{entry: e, tf: tf, off: off})
 	}

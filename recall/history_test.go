@@ -67,7 +67,7 @@ func writeSegments(t *testing.T, st Store, perSegment, segments int, facts map[i
 }
 
 func TestHistorySearchFindsPlantedFacts(t *testing.T) {
-	st := newMemStore(DefaultChunkBytes)
+	st := newMemStore(defaultChunkBytes)
 	facts := map[int]string{
 		3:  "const magicPort = 8443 // chosen because 8080 collides with the proxy",
 		17: "// DEPRECATED: use ZephyrClient instead of LegacyClient",
@@ -129,7 +129,7 @@ func TestHistorySearchBound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.BytesRead > 30000+2*4096+DefaultChunkBytes {
+		if res.BytesRead > 30000+2*4096+defaultChunkBytes {
 			t.Errorf("read %d bytes", res.BytesRead)
 		}
 		before = 0
@@ -143,7 +143,7 @@ func TestHistorySearchBound(t *testing.T) {
 }
 
 func TestHistoryBranches(t *testing.T) {
-	st := newMemStore(DefaultChunkBytes)
+	st := newMemStore(defaultChunkBytes)
 	var events []compaction.Event
 	events = append(events, turnEvents(1, "root.left", "left secret", "the left agent read QUOKKA")...)
 	events = append(events, turnEvents(2, "root.right", "right work", "the right agent read WOMBAT")...)
@@ -165,10 +165,10 @@ func TestHistoryBranches(t *testing.T) {
 		}
 	}
 	if _, err := ReadTurn(context.Background(), st, right, TurnRequest{Turn: "turn 1"}, Limits{}); !IsInputError(err) {
-		t.Errorf("read_turn of another branch's turn: %v, want an *InputError", err)
+		t.Errorf("read_turn of another branch's turn: %v, want an *inputError", err)
 	}
 	if _, err := ReadTurn(context.Background(), st, Viewer{Scope: "other"}, TurnRequest{Turn: "turn 3"}, Limits{}); !IsInputError(err) {
-		t.Errorf("read_turn from another isolation scope: %v, want an *InputError", err)
+		t.Errorf("read_turn from another isolation scope: %v, want an *inputError", err)
 	}
 	res, err := ReadTurn(context.Background(), st, Viewer{Branch: "root.left.sub"}, TurnRequest{Turn: "turn 1", Whole: true}, Limits{})
 	if err != nil || !strings.Contains(res.Text, "QUOKKA") {
@@ -177,7 +177,7 @@ func TestHistoryBranches(t *testing.T) {
 }
 
 func TestReadTurnPaging(t *testing.T) {
-	st := newMemStore(DefaultChunkBytes)
+	st := newMemStore(defaultChunkBytes)
 	big := testLog(2000)
 	events := turnEvents(1, "", "run it", big)
 	if _, err := WriteHistory(context.Background(), st, events, 1); err != nil {
@@ -201,7 +201,7 @@ func TestReadTurnPaging(t *testing.T) {
 	}
 	for _, bad := range []string{"", "x", "0", "turn 2", "turn 1, entry 0", "turn 1, entry 9", "1.1", "0.1", "1.0", "9.1", "1.9", "-1.1", "1.1.1"} {
 		if _, err := ReadTurn(context.Background(), st, Viewer{}, TurnRequest{Turn: bad}, Limits{}); !IsInputError(err) {
-			t.Errorf("ReadTurn(%q) = %v, want an *InputError", bad, err)
+			t.Errorf("ReadTurn(%q) = %v, want an *inputError", bad, err)
 		}
 	}
 }
@@ -236,7 +236,7 @@ func (s *racingStore) Delete(ctx context.Context, name string, version int64) er
 // 1, and three of them find it taken (their versions deleted, counted) and take the next.
 func TestWriteHistoryConcurrent(t *testing.T) {
 	const writers = 4
-	st := &racingStore{memStore: newMemStore(DefaultChunkBytes), racers: writers}
+	st := &racingStore{memStore: newMemStore(defaultChunkBytes), racers: writers}
 	st.writers.Add(writers)
 	var wg sync.WaitGroup
 	seqs := make([]int, writers)
@@ -270,17 +270,17 @@ func TestWriteHistoryConcurrent(t *testing.T) {
 	}
 }
 
-// A corrupt segment fails the call with a *CorruptError; nothing panics.
+// A corrupt segment fails the call with a *corruptError; nothing panics.
 func TestHistoryCorruptSegment(t *testing.T) {
-	st := newMemStore(DefaultChunkBytes)
+	st := newMemStore(defaultChunkBytes)
 	for _, data := range []string{"garbage", historyMagic + " seq=1 header=5\n{}\n", historyMagic + " seq=1 header=999999\n"} {
 		st.outputs = map[string][]*memVersion{}
 		if _, err := st.Save(context.Background(), HistoryName(1), []byte(data), historyMIME); err != nil {
 			t.Fatal(err)
 		}
 		_, err := SearchHistory(context.Background(), st, Viewer{}, HistoryRequest{Query: "anything"}, Limits{})
-		if _, ok := err.(*CorruptError); !ok {
-			t.Errorf("search over %.30q: %v, want a *CorruptError", data, err)
+		if _, ok := err.(*corruptError); !ok {
+			t.Errorf("search over %.30q: %v, want a *corruptError", data, err)
 		}
 	}
 }

@@ -9,16 +9,16 @@ import (
 )
 
 const (
-	// DefaultChunkBytes is the size a chunked store aims at for one chunk (32 KiB): a page read
+	// defaultChunkBytes is the size a chunked store aims at for one chunk (32 KiB): a page read
 	// costs one or two chunks.
-	DefaultChunkBytes = 32 << 10
-	// MaxChunks bounds the chunks of one saved output: past MaxChunks × DefaultChunkBytes
+	defaultChunkBytes = 32 << 10
+	// MaxChunks bounds the chunks of one saved output: past MaxChunks × defaultChunkBytes
 	// (128 MiB) chunks grow instead, so a layout stays small (a few bytes per chunk).
 	MaxChunks = 4096
 )
 
-// ChunkInfo describes one chunk of a saved output.
-type ChunkInfo struct {
+// chunkInfo describes one chunk of a saved output.
+type chunkInfo struct {
 	// Size is the chunk's length in bytes.
 	Size int
 	// Newlines counts the '\n' bytes in the chunk.
@@ -37,7 +37,7 @@ type Layout struct {
 	// EndsWithNewline reports whether the last byte is '\n' (the last line is then complete).
 	EndsWithNewline bool
 	Created         time.Time
-	Chunks          []ChunkInfo
+	Chunks          []chunkInfo
 
 	// starts[i] is chunk i's byte offset, lines[i] the newlines before it; len(Chunks)+1 entries.
 	starts, lines []int64
@@ -66,13 +66,13 @@ func (l *Layout) Lines() int64 {
 	return n
 }
 
-// ChunkBytes returns the chunk size for an output of size bytes: [DefaultChunkBytes], or larger
+// ChunkBytes returns the chunk size for an output of size bytes: [defaultChunkBytes], or larger
 // so that no output has more than [MaxChunks] chunks.
 func ChunkBytes(size int64) int {
-	if n := (size + MaxChunks - 1) / MaxChunks; n > DefaultChunkBytes {
+	if n := (size + MaxChunks - 1) / MaxChunks; n > defaultChunkBytes {
 		return int(n)
 	}
-	return DefaultChunkBytes
+	return defaultChunkBytes
 }
 
 // Split cuts data into chunks of at most chunkBytes (at least 64): after the last newline in the
@@ -96,7 +96,7 @@ func Split(data []byte, chunkBytes int) (*Layout, [][]byte) {
 			}
 		}
 		chunks = append(chunks, rest[:n])
-		l.Chunks = append(l.Chunks, ChunkInfo{Size: n, Newlines: bytes.Count(rest[:n], []byte{'\n'})})
+		l.Chunks = append(l.Chunks, chunkInfo{Size: n, Newlines: bytes.Count(rest[:n], []byte{'\n'})})
 		rest = rest[n:]
 	}
 	l.EndsWithNewline = len(data) > 0 && data[len(data)-1] == '\n'
@@ -149,14 +149,14 @@ func DecodeLayout(b []byte) (*Layout, error) {
 	if !ok || count > uint64(len(b)) {
 		return nil, errBadLayout
 	}
-	l := &Layout{Text: flags&1 != 0, EndsWithNewline: flags&2 != 0, Chunks: make([]ChunkInfo, 0, count)}
+	l := &Layout{Text: flags&1 != 0, EndsWithNewline: flags&2 != 0, Chunks: make([]chunkInfo, 0, count)}
 	for range count {
 		size, ok1 := next()
 		nl, ok2 := next()
 		if !ok1 || !ok2 || size == 0 || size > 1<<40 || nl > size {
 			return nil, errBadLayout
 		}
-		l.Chunks = append(l.Chunks, ChunkInfo{Size: int(size), Newlines: int(nl)})
+		l.Chunks = append(l.Chunks, chunkInfo{Size: int(size), Newlines: int(nl)})
 		l.Size += int64(size)
 	}
 	if len(b) != 0 {

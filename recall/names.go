@@ -81,7 +81,7 @@ func nameSafe(s string, max int) string {
 	return string(b)
 }
 
-// ValidateOutputName returns an *InputError when name cannot be a saved tool output's name: empty,
+// ValidateOutputName returns an *inputError when name cannot be a saved tool output's name: empty,
 // over [maxNameBytes], not starting with [OutputPrefix], or holding anything but ASCII letters,
 // digits, '-', '_' and '.' (so no path separator, no "..", no absolute path, no "user:" scope).
 func ValidateOutputName(name string) error {

@@ -45,9 +45,9 @@ func InstalledIn(cfg *genai.GenerateContentConfig) Installed {
 	return Installed{Outputs: declared[ToolReadOutput], History: declared[ToolSearchHistory] && declared[ToolReadTurn]}
 }
 
-// NotesReport says what RewriteNotes rewrote: the excerpt notes, and whether the summary got
+// notesReport says what RewriteNotes rewrote: the excerpt notes, and whether the summary got
 // its line.
-type NotesReport struct {
+type notesReport struct {
 	Excerpts int
 	Summary  bool
 }
@@ -60,8 +60,8 @@ type NotesReport struct {
 // returns contents as they are. It is pure and copy-on-write (a content that changes is replaced
 // in a new slice; nothing given is modified), idempotent, and byte-stable: equal contents,
 // equal result, so requests keep extending each other for a provider's prompt cache.
-func RewriteNotes(contents []*genai.Content, in Installed) ([]*genai.Content, NotesReport) {
-	var rep NotesReport
+func RewriteNotes(contents []*genai.Content, in Installed) ([]*genai.Content, notesReport) {
+	var rep notesReport
 	var out []*genai.Content // copy of contents, made on the first change
 	for i, c := range contents {
 		var nc *genai.Content

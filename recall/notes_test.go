@@ -91,14 +91,14 @@ func TestRewriteNotes(t *testing.T) {
 	before, _ := json.Marshal(contents)
 
 	same, rep := RewriteNotes(contents, Installed{})
-	if fmt.Sprint(same) != fmt.Sprint(contents) || rep != (NotesReport{}) {
+	if fmt.Sprint(same) != fmt.Sprint(contents) || rep != (notesReport{}) {
 		t.Errorf("without the tools the contents changed: %+v", rep)
 	}
 	out, rep := RewriteNotes(contents, Installed{Outputs: true, History: true})
 	if after, _ := json.Marshal(contents); string(after) != string(before) {
 		t.Error("the step changed its input")
 	}
-	if rep != (NotesReport{Excerpts: 1, Summary: true}) {
+	if rep != (notesReport{Excerpts: 1, Summary: true}) {
 		t.Errorf("report %+v", rep)
 	}
 	name := excerptName("run_tests", ex.Shown)
@@ -113,7 +113,7 @@ func TestRewriteNotes(t *testing.T) {
 		t.Error("an unchanged content was copied")
 	}
 	again, rep := RewriteNotes(out, Installed{Outputs: true, History: true})
-	if diff := cmp.Diff(out, again); diff != "" || rep != (NotesReport{}) {
+	if diff := cmp.Diff(out, again); diff != "" || rep != (notesReport{}) {
 		t.Errorf("not idempotent (%+v):\n%s", rep, diff)
 	}
 	twice, _ := RewriteNotes(contents, Installed{Outputs: true, History: true})
@@ -121,10 +121,10 @@ func TestRewriteNotes(t *testing.T) {
 		t.Errorf("two rewrites of one request differ:\n%s\n%s", a, b)
 	}
 	// Each tool alone rewrites its own notes.
-	if o, r := RewriteNotes(contents, Installed{Outputs: true}); r != (NotesReport{Excerpts: 1}) || o[0] != summary {
+	if o, r := RewriteNotes(contents, Installed{Outputs: true}); r != (notesReport{Excerpts: 1}) || o[0] != summary {
 		t.Errorf("outputs only: %+v", r)
 	}
-	if o, r := RewriteNotes(contents, Installed{History: true}); r != (NotesReport{Summary: true}) || o[2] != shown {
+	if o, r := RewriteNotes(contents, Installed{History: true}); r != (notesReport{Summary: true}) || o[2] != shown {
 		t.Errorf("history only: %+v", r)
 	}
 

@@ -70,7 +70,7 @@ func substringMatcher(query string, budget int64) *matcher {
 }
 
 // regexpMatcher compiles query and measures it, to match at most budget units of work per call
-// (pieceWork outside tests); an *InputError when it does not compile, a *PatternError when it
+// (pieceWork outside tests); an *inputError when it does not compile, a *PatternError when it
 // cannot be matched within that budget.
 func regexpMatcher(query string, budget int64) (*matcher, error) {
 	re, err := syntax.Parse(query, syntax.Perl)

@@ -38,7 +38,7 @@ type Range struct {
 	Last int64
 }
 
-// ParseRange parses s (see the package doc). Errors are *InputError values that say what a valid
+// ParseRange parses s (see the package doc). Errors are *inputError values that say what a valid
 // range looks like.
 func ParseRange(s string) (Range, error) {
 	r := Range{Unit: Lines, Start: 1}

@@ -41,7 +41,7 @@ func TestParseRange(t *testing.T) {
 		got, err := ParseRange(tc.in)
 		if tc.wantErr {
 			if !IsInputError(err) {
-				t.Errorf("ParseRange(%q) = %+v, %v; want an *InputError", tc.in, got, err)
+				t.Errorf("ParseRange(%q) = %+v, %v; want an *inputError", tc.in, got, err)
 			}
 			continue
 		}
@@ -55,7 +55,7 @@ func TestParseRange(t *testing.T) {
 	}
 }
 
-// FuzzParseRange: any input parses to a sane range or an *InputError, never panics.
+// FuzzParseRange: any input parses to a sane range or an *inputError, never panics.
 func FuzzParseRange(f *testing.F) {
 	for _, s := range []string{"", "120-180", "3000", "-50", "bytes=0-999", "bytes=-1", "1+2", "1..2", "5–7", "lines=3", "9999999999999999999999", " - ", "+", "bytes=7-"} {
 		f.Add(s)
@@ -64,7 +64,7 @@ func FuzzParseRange(f *testing.F) {
 		r, err := ParseRange(s)
 		if err != nil {
 			if !IsInputError(err) {
-				t.Fatalf("ParseRange(%q): error %v is not an *InputError", s, err)
+				t.Fatalf("ParseRange(%q): error %v is not an *inputError", s, err)
 			}
 			return
 		}

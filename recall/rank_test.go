@@ -145,7 +145,7 @@ func pick2(rng *rand.Rand, n, target int) (int, int) {
 // numbered; read_turn takes both; an old-style label of a numbered segment is refused with the
 // label to use.
 func TestHistoryOfThePreviousRelease(t *testing.T) {
-	st := newMemStore(DefaultChunkBytes)
+	st := newMemStore(defaultChunkBytes)
 	writePreviousRelease(t, st, 1, append(turnEvents(1, "", "first", "the codeword is HERON"), turnEvents(2, "", "second", "nothing")...))
 	writePreviousRelease(t, st, 2, turnEvents(3, "", "third", "the HERON again"))
 	if _, err := WriteHistory(context.Background(), st, append(turnEvents(4, "", "fourth", "no bird"), turnEvents(5, "", "fifth", "a HERON at last")...), 5); err != nil {
@@ -177,7 +177,7 @@ func TestHistoryOfThePreviousRelease(t *testing.T) {
 // Turns are numbered within the reader's isolation scope (adk-go v2): segments of two scopes
 // interleave, and each reader finds its own turn 2.
 func TestTurnNumbersPerScope(t *testing.T) {
-	st := newMemStore(DefaultChunkBytes)
+	st := newMemStore(defaultChunkBytes)
 	inScope := func(scope string, events []compaction.Event) []compaction.Event {
 		for i := range events {
 			events[i].Scope = scope
@@ -214,7 +214,7 @@ func TestReadsThePreviousReleasesSegment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := newMemStore(DefaultChunkBytes)
+	st := newMemStore(defaultChunkBytes)
 	if _, err := st.Save(context.Background(), HistoryName(1), data, historyMIME); err != nil {
 		t.Fatal(err)
 	}

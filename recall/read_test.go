@@ -168,7 +168,7 @@ func TestReadOutputErrors(t *testing.T) {
 	} {
 		_, err := ReadOutput(context.Background(), st, tc.name, tc.rng, Limits{})
 		if !IsInputError(err) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("ReadOutput(%.40q, %q) = %v; want an *InputError saying %q", tc.name, tc.rng, err, tc.want)
+			t.Errorf("ReadOutput(%.40q, %q) = %v; want an *inputError saying %q", tc.name, tc.rng, err, tc.want)
 		}
 	}
 	res, err := ReadOutput(context.Background(), st, bin, "bytes=0-", Limits{})
@@ -180,7 +180,7 @@ func TestReadOutputErrors(t *testing.T) {
 	}
 }
 
-// FuzzReadOutput: any output and any range give a bounded, valid-UTF-8 page or an *InputError;
+// FuzzReadOutput: any output and any range give a bounded, valid-UTF-8 page or an *inputError;
 // lines shown are the output's lines.
 func FuzzReadOutput(f *testing.F) {
 	f.Add([]byte("a\nb\nc\n"), "2-3", 64)
@@ -198,7 +198,7 @@ func FuzzReadOutput(f *testing.F) {
 		res, err := ReadOutput(context.Background(), st, logName, rng, Limits{MaxResultBytes: 1100})
 		if err != nil {
 			if !IsInputError(err) {
-				t.Fatalf("ReadOutput(%q): %v is not an *InputError", rng, err)
+				t.Fatalf("ReadOutput(%q): %v is not an *inputError", rng, err)
 			}
 			return
 		}

@@ -28,7 +28,7 @@ func TestSearchOneOutput(t *testing.T) {
 	lines := strings.Split(data, "\n")
 	lines[30000] = "FAIL TestCheckout id=REQ-7f3a9c expected 200 got 500"
 	data = strings.Join(lines, "\n")
-	st := newMemStore(DefaultChunkBytes)
+	st := newMemStore(defaultChunkBytes)
 	saveLog(t, st, logName, data)
 	for _, tc := range []struct {
 		name  string
@@ -116,7 +116,7 @@ func TestSearchBoundsAndCursor(t *testing.T) {
 }
 
 func TestSearchHostileInput(t *testing.T) {
-	st := newMemStore(DefaultChunkBytes)
+	st := newMemStore(defaultChunkBytes)
 	saveLog(t, st, logName, strings.Repeat("a", 200000)+"\n")
 	if _, err := st.Save(context.Background(), OutputPrefix+"x.bin", []byte{0xff, 0, 1}, "application/octet-stream"); err != nil {
 		t.Fatal(err)
@@ -143,7 +143,7 @@ func TestSearchHostileInput(t *testing.T) {
 	} {
 		_, err := SearchOutputs(context.Background(), st, tc.req, Limits{})
 		if !IsInputError(err) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("SearchOutputs(%+v) = %v; want an *InputError saying %q", tc.req, err, tc.want)
+			t.Errorf("SearchOutputs(%+v) = %v; want an *inputError saying %q", tc.req, err, tc.want)
 		}
 	}
 }

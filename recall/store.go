@@ -80,9 +80,9 @@ const (
 	DefaultMaxResultBytes = 8 << 10
 	DefaultMaxResultLines = 200
 	DefaultMaxScanBytes   = 8 << 20
-	DefaultMaxMatches     = 20
-	DefaultExcerptBytes   = 1 << 10
-	DefaultMaxScanTime    = 5 * time.Second
+	defaultMaxMatches     = 20
+	defaultExcerptBytes   = 1 << 10
+	defaultMaxScanTime    = 5 * time.Second
 	// minResultBytes is the smallest MaxResultBytes honoured: a page must hold its header.
 	minResultBytes = 1024
 	// minResultLines is the smallest MaxResultLines honoured: a search group with its context
@@ -103,14 +103,14 @@ func (l Limits) withDefaults() Limits {
 		l.MaxScanBytes = DefaultMaxScanBytes
 	}
 	if l.MaxMatches <= 0 {
-		l.MaxMatches = DefaultMaxMatches
+		l.MaxMatches = defaultMaxMatches
 	}
 	if l.ExcerptBytes <= 0 {
-		l.ExcerptBytes = DefaultExcerptBytes
+		l.ExcerptBytes = defaultExcerptBytes
 	}
 	l.ExcerptBytes = min(l.ExcerptBytes, l.MaxResultBytes/4)
 	if l.MaxScanTime <= 0 {
-		l.MaxScanTime = DefaultMaxScanTime
+		l.MaxScanTime = defaultMaxScanTime
 	}
 	return l
 }
@@ -132,7 +132,7 @@ func openOutput(ctx context.Context, st Store, name string) (*output, error) {
 	}
 	lay.index()
 	if lay.starts[len(lay.Chunks)] != lay.Size {
-		return nil, &CorruptError{Name: name, Msg: fmt.Sprintf("chunks hold %d bytes, size is %d", lay.starts[len(lay.Chunks)], lay.Size)}
+		return nil, &corruptError{Name: name, Msg: fmt.Sprintf("chunks hold %d bytes, size is %d", lay.starts[len(lay.Chunks)], lay.Size)}
 	}
 	return &output{st: st, name: name, lay: lay, cache: map[int][]byte{}}, nil
 }
@@ -170,11 +170,11 @@ func (o *output) chunks(ctx context.Context, first, last int) ([][]byte, error) 
 				return nil, err
 			}
 			if len(got) != i-missFrom {
-				return nil, &CorruptError{Name: o.name, Msg: fmt.Sprintf("read %d chunks from %d, want %d", len(got), missFrom, i-missFrom)}
+				return nil, &corruptError{Name: o.name, Msg: fmt.Sprintf("read %d chunks from %d, want %d", len(got), missFrom, i-missFrom)}
 			}
 			for j, c := range got {
 				if len(c) != o.lay.Chunks[missFrom+j].Size {
-					return nil, &CorruptError{Name: o.name, Msg: fmt.Sprintf("chunk %d holds %d bytes, layout says %d", missFrom+j, len(c), o.lay.Chunks[missFrom+j].Size)}
+					return nil, &corruptError{Name: o.name, Msg: fmt.Sprintf("chunk %d holds %d bytes, layout says %d", missFrom+j, len(c), o.lay.Chunks[missFrom+j].Size)}
 				}
 				o.cache[missFrom+j] = c
 				o.read += int64(len(c))
@@ -242,7 +242,7 @@ func (o *output) lineStart(ctx context.Context, line int64) (int64, error) {
 			}
 		}
 	}
-	return 0, &CorruptError{Name: o.name, Msg: fmt.Sprintf("chunk %d has fewer newlines than its layout says", lo)}
+	return 0, &corruptError{Name: o.name, Msg: fmt.Sprintf("chunk %d has fewer newlines than its layout says", lo)}
 }
 
 // lineOf returns the line (from 1) holding byte off.

@@ -17,7 +17,7 @@ import (
 )
 
 // public are the packages a user imports (the core and the adk-go v1 glue).
-var public = []string{".", "hooks", "agentsmd", "budget", "compaction", "instructions",
+var public = []string{".", "glue", "hooks", "agentsmd", "budget", "compaction", "instructions",
 	"processors/request", "processors/response", "processors/truncate",
 	"recall", "hooks/recalltools", "hooks/dbartifact", "hooks/sessiondb"}
 
