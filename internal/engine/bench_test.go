@@ -24,8 +24,8 @@ func (benchCall) InvocationID() string { return "inv" }
 func (benchCall) Branch() string       { return "" }
 func (benchCall) AgentName() string    { return "coder" }
 
-// BenchmarkBeforeModel runs the whole BeforeModel chain as a session runs it — instructions,
-// truncation, normalization, the budget with its size estimates, the prefix print, the decision
+// BenchmarkBeforeModel runs the whole BeforeModel chain as a session runs it — truncation,
+// normalization, instructions, the budget with its size estimates, the prefix print, the decision
 // log — on a 1,000-content request that extends the previous request of the same agent by two
 // contents (what adk-go sends on a new model call), and reports the cost beside json.Marshal of
 // the same contents, the work any model adapter does anyway. Target: chain_vs_json ≤ 0.20.

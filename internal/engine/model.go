@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
-	"math"
 	"slices"
 	"time"
 
@@ -26,14 +25,19 @@ import (
 // from its stored events.
 const CallRecordKey = "_adkctx_call"
 
-// BeforeModel runs the request processors on req (see runChain) and writes one "budget
-// decision" log entry, span event and metric point for them; it returns a
+// BeforeModel runs the request chain on req (requestSteps, see runChain) and writes one
+// "budget decision" log entry, span event and set of metric points for it; it returns a
 // *request.BudgetExceededError when the request cannot fit (the model is then not called).
 //
 // origin identifies the adk-go request req was read from (a comparable value, such as a
 // weak.Pointer to it): the plugin and an agent callback may both see one request, which is
 // processed once.
 func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req *request.LLMRequest, origin any) error {
+	return e.beforeModel(ctx, c, state, req, origin, requestSteps[:])
+}
+
+// beforeModel is BeforeModel with the chain's steps (tests add some).
+func (e *Engine) beforeModel(ctx context.Context, c Call, state StateReader, req *request.LLMRequest, origin any, steps []step) error {
 	if req == nil {
 		return nil
 	}
@@ -50,27 +54,28 @@ func (e *Engine) BeforeModel(ctx context.Context, c Call, state StateReader, req
 	case !in.plugin:
 		e.WiringError("plugin_missing", pluginMissing)
 	}
-	r := e.runChain(ctx, c, s.ID, state, req, in)
+	r := e.runChain(ctx, steps, s.ID, state, req, in)
 	if r.recallOutputs {
 		e.checkRecallStore(s)
 	}
 
+	d := r.budget.decision
 	sent := e.sentCopy(req, r.err)
 	st.mu.Lock()
 	in.call.model, in.call.seq, in.call.recallOutputs = req.Model, in.seq, r.recallOutputs
 	if r.err == nil {
-		in.call.estimate, in.call.predicted = r.decision.FinalEstimatedTokens, r.decision.FinalTokens
-		in.stream.prefix, in.stream.sized, in.stream.turnsDrop = r.print, r.sized, r.decision.TurnsDropped
+		in.call.estimate, in.call.predicted = d.FinalEstimatedTokens, d.FinalTokens
+		in.stream.prefix, in.stream.sized, in.stream.turnsDrop = r.print, r.sized, d.TurnsDropped
 	}
 	prevSent := st.swapSent(sent, r.print, in.limits.Usable)
-	tokenLimit := e.track(st, req.Model, in.limits, r.decision, r.err == nil)
+	tokenLimit := e.track(st, req.Model, in.limits, d, r.err == nil)
 	st.mu.Unlock()
 
-	if cp := e.getCompactor(); cp != nil && r.decision.OverSoft {
+	if cp := e.getCompactor(); cp != nil && d.OverSoft {
 		cp.Schedule(compactor.Request{Session: s, Trigger: compaction.TriggerTokens, Invocation: c.InvocationID(),
 			Live: true, Limits: in.limits, TokenLimit: tokenLimit, Link: trace.SpanContextFromContext(ctx), Sent: prevSent})
 	}
-	e.report(ctx, s.ID, c, in, r, len(req.Contents))
+	e.report(ctx, s.ID, c, in.seq, r)
 	return r.err
 }
 
@@ -108,10 +113,11 @@ func (e *Engine) startCall(ctx context.Context, st *sessionState, c Call, req *r
 		plugin: st.sawRun(c.InvocationID()), prevDrop: sm.turnsDrop, prev: sm.prefix, prevSized: sm.sized}, true
 }
 
-// report writes the call's "budget decision" log entry (fields built only when it is written),
-// span event and metrics.
-func (e *Engine) report(ctx context.Context, sessionID string, c Call, in callInput, r chainReport, contents int) {
-	e.tel.decision(ctx, in.limits, r.decision, r.reused, r.err == nil)
+// report writes the call's "budget decision" log entry (its fields built only when it is
+// written), span event and metric points: where the call runs, then each step's report in the
+// chain's order, then the refusal.
+func (e *Engine) report(ctx context.Context, sessionID string, c Call, seq int, r *chain) {
+	e.tel.decision(ctx, r.reports)
 	level := zap.InfoLevel
 	if r.err != nil {
 		level = zap.WarnLevel
@@ -120,8 +126,18 @@ func (e *Engine) report(ctx context.Context, sessionID string, c Call, in callIn
 	if ce == nil {
 		return
 	}
-	fields := decisionFields(sessionID, c, in.seq, in.limits, r.decision, decisionExtras{reused: r.reused, cut: r.cut, norm: r.norm,
-		contents: contents, instructionBytes: r.instructionBytes})
+	fields := make([]zap.Field, 0, 48)
+	fields = append(fields,
+		zap.String("session_id", sessionID),
+		zap.String("invocation_id", c.InvocationID()),
+		zap.String("agent", c.AgentName()),
+		zap.Int("call_seq", seq),
+	)
+	for _, rep := range r.reports {
+		if rep != nil {
+			fields = rep.logFields(fields)
+		}
+	}
 	if r.err != nil {
 		kind, msg := errkind.Of(r.err)
 		fields = append(fields, zap.String("error_kind", string(kind)), zap.String("error", msg))
@@ -160,28 +176,6 @@ func (e *Engine) sentCopy(req *request.LLMRequest, refused error) *request.LLMRe
 	return out
 }
 
-// injectInstructions adds the merged AGENTS.md text of the session's working directory to req
-// and returns its size; a load failure is logged and leaves req as it is.
-func (e *Engine) injectInstructions(ctx context.Context, sessionID string, state StateReader, req *request.LLMRequest) int {
-	if e.loader == nil {
-		return 0
-	}
-	dir := e.workDirFor(state)
-	merged, err := e.loader.Load(ctx, dir)
-	if err != nil {
-		kind, msg := errkind.Of(err)
-		e.log.Warn("agents.md instructions unavailable", zap.String("session_id", sessionID), zap.String("work_dir", dir),
-			zap.String("error_kind", string(kind)), zap.String("error", msg))
-		return 0
-	}
-	e.tel.instructions(ctx, len(merged.Text), len(merged.Skipped))
-	if merged.Text == "" {
-		return 0
-	}
-	request.InjectInstructions(req, merged.Text)
-	return len(merged.Text)
-}
-
 // track records decision d in the session's state (st.mu held) and returns the soft limit in the
 // compactor's unit (estimated tokens of the history alone). What is stored next is added to the
 // projection of the next request (waitIfOverHard), which schedules the token compaction once
@@ -195,78 +189,6 @@ func (e *Engine) track(st *sessionState, model string, limits budget.Limits, d r
 	st.tokenLimit = max(int(float64(limits.Soft)/calibrationFactor(d))-d.FixedTokens, 1)
 	return st.tokenLimit
 }
-
-// decisionExtras is what the "budget decision" log entry reports besides the decision itself.
-type decisionExtras struct {
-	reused           int
-	cut              request.TruncateReport
-	norm             request.NormalizeReport
-	contents         int
-	instructionBytes int
-}
-
-// decisionFields are the fields of the "budget decision" log entry of call number seq.
-func decisionFields(sessionID string, c Call, seq int, limits budget.Limits, d request.BudgetDecision, x decisionExtras) []zap.Field {
-	fields := append([]zap.Field{
-		zap.String("session_id", sessionID),
-		zap.String("invocation_id", c.InvocationID()),
-		zap.String("agent", c.AgentName()),
-		zap.Int("call_seq", seq),
-	}, limitFields(limits)...)
-	return append(fields,
-		zap.Int("estimated_tokens", d.EstimatedTokens),
-		zap.Float64("calibration_factor", round3(calibrationFactor(d))),
-		zap.Int("predicted_tokens", d.PredictedTokens),
-		zap.Int("safety_margin", d.Margin),
-		zap.String("margin_source", marginSource(d)),
-		zap.Bool("margin_waived", d.MarginWaived),
-		zap.Int("final_tokens", d.FinalTokens),
-		zap.Int("prefix_reused_tokens", x.reused),
-		zap.String("action", string(d.Action)),
-		zap.Int("turns_dropped", d.TurnsDropped),
-		zap.Int("contents_dropped", d.ContentsDropped),
-		zap.Int("tokens_dropped", d.TokensDropped),
-		zap.Int("exchanges_dropped", d.ExchangesDropped),
-		zap.Int("newest_responses_cut", d.ResponsesCut),
-		zap.Bool("summary_present", d.SummaryPresent),
-		zap.Int("summary_tokens", d.SummaryTokens),
-		zap.Int("floor_tokens", d.FloorTokens),
-		zap.Bool("summary_cut", d.SummaryCut),
-		zap.Int("contents", x.contents),
-		zap.Int("responses_truncated", x.cut.Responses),
-		zap.Int("truncated_bytes", x.cut.OmittedBytes),
-		zap.Int("synthetic_responses", x.norm.SyntheticResponses),
-		zap.Int("orphans_removed", x.norm.OrphansRemoved),
-		zap.Int("responses_reordered", x.norm.Reordered),
-		zap.Int("responses_merged", x.norm.ContentsMerged),
-		zap.Int("instruction_bytes", x.instructionBytes),
-	)
-}
-
-// marginSource is the decision's margin source as logged: "prior", "learned", or "none" when the
-// prediction named none.
-func marginSource(d request.BudgetDecision) string {
-	if d.MarginSource == "" {
-		return "none"
-	}
-	return string(d.MarginSource)
-}
-
-// limitFields are the limits' fields of the "budget decision" log entry.
-func limitFields(l budget.Limits) []zap.Field {
-	return []zap.Field{
-		zap.String("model", l.Model),
-		zap.Bool("model_known", l.Known),
-		zap.String("window_source", string(l.Source)),
-		zap.Int("context_window", l.Window),
-		zap.Int("reserved_output", l.ReservedOutput),
-		zap.Int("usable_input", l.Usable),
-		zap.Int("soft_limit", l.Soft),
-		zap.Int("hard_limit", l.Hard),
-	}
-}
-
-func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
 
 // AfterModel records a final response's usage: calibration, accounting, a "model usage" log
 // entry, and the call record on the response (stored with its event).
@@ -315,17 +237,6 @@ func (e *Engine) AfterModel(ctx context.Context, c Call, resp *response.LLMRespo
 		)
 	}
 	e.tel.usage(ctx, model, usage)
-}
-
-func (e *Engine) workDirFor(state StateReader) string {
-	if key := e.cfg.Instructions.WorkDirStateKey; key != "" && state != nil {
-		if v, err := state.Get(key); err == nil {
-			if dir, ok := v.(string); ok && dir != "" {
-				return dir
-			}
-		}
-	}
-	return e.workDir
 }
 
 // callRecord is what adkctx stores with each model response (CustomMetadata[CallRecordKey]): the
@@ -482,13 +393,4 @@ func (st *sessionState) projected() int {
 	}
 	p := st.calibration(st.lastModel).Predict(st.lastEstimate + st.added)
 	return p.Tokens + p.Margin
-}
-
-// calibrationFactor is the decision's PredictedTokens / EstimatedTokens (1 when either is
-// unknown).
-func calibrationFactor(d request.BudgetDecision) float64 {
-	if d.EstimatedTokens <= 0 || d.PredictedTokens <= 0 {
-		return 1
-	}
-	return float64(d.PredictedTokens) / float64(d.EstimatedTokens)
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/compactor"
 	"github.com/adkctx/adkctx/internal/errkind"
-	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/recall"
 )
 
@@ -70,22 +69,6 @@ func (e *Engine) recallStores() RecallStore {
 	e.recall.mu.Lock()
 	defer e.recall.mu.Unlock()
 	return e.recall.stores
-}
-
-// recallNotes is BeforeModel's recall step: when the recall tools are in use and req declares
-// them, the notes of the view name them (recall.RewriteNotes: excerpt notes point at the saved
-// result, the summary says earlier turns can be searched); otherwise req keeps today's bytes. It
-// returns whether req declared read_saved_output: the truncation notes of the call's tool
-// results name it then (the call remembers it for AfterTool).
-func (e *Engine) recallNotes(req *request.LLMRequest) (outputs bool) {
-	if e.recallStores() == nil {
-		return false
-	}
-	in := recall.InstalledIn(req.Config)
-	if in != (recall.Installed{}) {
-		req.Contents, _ = recall.RewriteNotes(req.Contents, in)
-	}
-	return in.Outputs
 }
 
 // recallOutputs reports whether the last request of c's agent call declared read_saved_output

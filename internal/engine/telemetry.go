@@ -229,40 +229,26 @@ func (t *telemetry) zeroSeries(compactionOn, instructionsOn bool) {
 	}
 }
 
-// decision records a budget decision: metrics, and an event on the span current in BeforeModel.
-// adk-go v1 starts its generate_content span only after the before-model callbacks, so the
-// current span there is the agent's invoke_agent span.
-func (t *telemetry) decision(ctx context.Context, l budget.Limits, d request.BudgetDecision, reused int, sent bool) {
-	model := AttrModel.String(l.Model)
-	// Metrics are recorded without the span: exemplars would cost more than the measurements.
-	mctx := context.Background()
-	if t.decisions.Enabled(mctx) || t.requestTokens.Enabled(mctx) {
-		o := t.opts(l.Model)
-		t.decisions.Add(mctx, 1, o.action(d.Action))
-		if sent && d.TurnsDropped > 0 {
-			t.turnsDropped.Add(mctx, int64(d.TurnsDropped), o.model)
-		}
-		values := []int{d.EstimatedTokens, d.PredictedTokens, d.FinalTokens, reused}
-		if !sent {
-			values = values[:2] // a refused request was never sent
-		}
-		for i, n := range values {
-			t.requestTokens.Record(mctx, int64(n), o.kinds[i])
+// decision records a request's step reports (in the chain's order): each report's metric points,
+// and one adkctx.budget_decision event with each report's attributes on the span current in
+// BeforeModel. adk-go v1 starts its generate_content span only after the before-model
+// callbacks, so the current span there is the agent's invoke_agent span. Metrics are recorded
+// without the span (each report records on context.Background()): exemplars would cost more
+// than the measurements.
+func (t *telemetry) decision(ctx context.Context, reports []stepReport) {
+	for _, r := range reports {
+		if r != nil {
+			r.record(t)
 		}
 	}
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
-		span.AddEvent(EventBudgetDecision, trace.WithAttributes(
-			model,
-			AttrAction.String(string(d.Action)),
-			attribute.Int("adkctx.tokens.estimated", d.EstimatedTokens),
-			attribute.Int("adkctx.tokens.predicted", d.PredictedTokens),
-			attribute.Int("adkctx.tokens.final", d.FinalTokens),
-			attribute.Int("adkctx.tokens.prefix_reused", reused),
-			attribute.Int("adkctx.limit.soft", l.Soft),
-			attribute.Int("adkctx.limit.hard", l.Hard),
-			attribute.Int("adkctx.turns_dropped", d.TurnsDropped),
-			attribute.Bool("adkctx.summary_present", d.SummaryPresent),
-		))
+		attrs := make([]attribute.KeyValue, 0, 16)
+		for _, r := range reports {
+			if r != nil {
+				attrs = r.spanAttrs(attrs)
+			}
+		}
+		span.AddEvent(EventBudgetDecision, trace.WithAttributes(attrs...))
 	}
 }
 
@@ -288,16 +274,6 @@ func (t *telemetry) truncation(ctx context.Context, tool string, original, kept 
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		span.AddEvent(EventTruncation, trace.WithAttributes(AttrToolName.String(tool),
 			attribute.Int("adkctx.bytes.original", original), attribute.Int("adkctx.bytes.kept", kept)))
-	}
-}
-
-func (t *telemetry) instructions(_ context.Context, bytes, skipped int) {
-	ctx := context.Background() // no exemplars, as in decision
-	if bytes > 0 {
-		t.instrBytes.Record(ctx, int64(bytes))
-	}
-	if skipped > 0 {
-		t.filesSkipped.Add(ctx, int64(skipped))
 	}
 }
 

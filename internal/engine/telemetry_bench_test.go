@@ -106,6 +106,7 @@ func BenchmarkTelemetryPerCall(b *testing.B) {
 	defer func() { _ = mp.Shutdown(context.Background()); _ = tp.Shutdown(context.Background()) }()
 	l := budget.Limits{Model: "gemini-2.5-flash", Soft: 700_000, Hard: 950_000}
 	d := request.BudgetDecision{Action: request.ActionNone, EstimatedTokens: 90_000, PredictedTokens: 100_000, FinalTokens: 100_000}
+	reports := []stepReport{&budgetReport{limits: l, decision: d, reused: 80_000, contents: 1_000, sent: true}}
 	for _, v := range []struct {
 		name string
 		mp   metric.MeterProvider
@@ -126,7 +127,7 @@ func BenchmarkTelemetryPerCall(b *testing.B) {
 			for b.Loop() {
 				ctx, span := tracer.Start(context.Background(), "invoke_agent coder")
 				if v.tel {
-					tel.decision(ctx, l, d, 80_000, true)
+					tel.decision(ctx, reports)
 					tel.usage(ctx, l.Model, budget.Usage{Prompt: 101_000, Output: 300})
 				}
 				span.End()
