@@ -60,7 +60,13 @@ type notesReport struct {
 // returns contents as they are. It is pure and copy-on-write (a content that changes is replaced
 // in a new slice; nothing given is modified), idempotent, and byte-stable: equal contents,
 // equal result, so requests keep extending each other for a provider's prompt cache.
-func RewriteNotes(contents []*genai.Content, in Installed) ([]*genai.Content, notesReport) {
+func RewriteNotes(contents []*genai.Content, in Installed) []*genai.Content {
+	out, _ := rewriteNotes(contents, in)
+	return out
+}
+
+// rewriteNotes is RewriteNotes, with what it rewrote.
+func rewriteNotes(contents []*genai.Content, in Installed) ([]*genai.Content, notesReport) {
 	var rep notesReport
 	var out []*genai.Content // copy of contents, made on the first change
 	for i, c := range contents {

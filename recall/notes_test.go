@@ -90,11 +90,11 @@ func TestRewriteNotes(t *testing.T) {
 	contents := []*genai.Content{summary, genai.NewContentFromText("go on", genai.RoleUser), shown}
 	before, _ := json.Marshal(contents)
 
-	same, rep := RewriteNotes(contents, Installed{})
+	same, rep := rewriteNotes(contents, Installed{})
 	if fmt.Sprint(same) != fmt.Sprint(contents) || rep != (notesReport{}) {
 		t.Errorf("without the tools the contents changed: %+v", rep)
 	}
-	out, rep := RewriteNotes(contents, Installed{Outputs: true, History: true})
+	out, rep := rewriteNotes(contents, Installed{Outputs: true, History: true})
 	if after, _ := json.Marshal(contents); string(after) != string(before) {
 		t.Error("the step changed its input")
 	}
@@ -112,19 +112,19 @@ func TestRewriteNotes(t *testing.T) {
 	if out[1] != contents[1] {
 		t.Error("an unchanged content was copied")
 	}
-	again, rep := RewriteNotes(out, Installed{Outputs: true, History: true})
+	again, rep := rewriteNotes(out, Installed{Outputs: true, History: true})
 	if diff := cmp.Diff(out, again); diff != "" || rep != (notesReport{}) {
 		t.Errorf("not idempotent (%+v):\n%s", rep, diff)
 	}
-	twice, _ := RewriteNotes(contents, Installed{Outputs: true, History: true})
+	twice, _ := rewriteNotes(contents, Installed{Outputs: true, History: true})
 	if a, b := mustJSON(t, out), mustJSON(t, twice); a != b {
 		t.Errorf("two rewrites of one request differ:\n%s\n%s", a, b)
 	}
 	// Each tool alone rewrites its own notes.
-	if o, r := RewriteNotes(contents, Installed{Outputs: true}); r != (notesReport{Excerpts: 1}) || o[0] != summary {
+	if o, r := rewriteNotes(contents, Installed{Outputs: true}); r != (notesReport{Excerpts: 1}) || o[0] != summary {
 		t.Errorf("outputs only: %+v", r)
 	}
-	if o, r := RewriteNotes(contents, Installed{History: true}); r != (notesReport{Summary: true}) || o[2] != shown {
+	if o, r := rewriteNotes(contents, Installed{History: true}); r != (notesReport{Summary: true}) || o[2] != shown {
 		t.Errorf("history only: %+v", r)
 	}
 
@@ -218,14 +218,14 @@ func FuzzRewriteNotes(f *testing.F) {
 		resp := map[string]any{"output": before + compaction.ExcerptNote + after, "items": []any{after, map[string]any{"x": before}}, "n": 1.0}
 		contents := []*genai.Content{{Role: genai.RoleUser, Parts: []*genai.Part{genai.NewPartFromFunctionResponse(tool, resp)}}}
 		in := mustJSON(t, contents)
-		out, rep := RewriteNotes(contents, Installed{Outputs: true, History: true})
+		out, rep := rewriteNotes(contents, Installed{Outputs: true, History: true})
 		if mustJSON(t, contents) != in {
 			t.Fatal("the input changed")
 		}
 		if rep.Excerpts != 1 || strings.Contains(mustJSON(t, out), mustJSON(t, compaction.ExcerptNote)[1:len(mustJSON(t, compaction.ExcerptNote))-1]) {
 			t.Fatalf("report %+v, result %s", rep, mustJSON(t, out))
 		}
-		again, rep := RewriteNotes(out, Installed{Outputs: true, History: true})
+		again, rep := rewriteNotes(out, Installed{Outputs: true, History: true})
 		if mustJSON(t, again) != mustJSON(t, out) || rep.Excerpts != 0 {
 			t.Fatal("not idempotent")
 		}

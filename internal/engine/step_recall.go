@@ -18,7 +18,7 @@ func (e *Engine) recallStep(_ context.Context, c *chain) stepReport {
 	}
 	in := recall.InstalledIn(c.req.Config)
 	if in != (recall.Installed{}) {
-		c.req.Contents, _ = recall.RewriteNotes(c.req.Contents, in)
+		c.req.Contents = recall.RewriteNotes(c.req.Contents, in)
 	}
 	c.recallOutputs = in.Outputs
 	return nil
