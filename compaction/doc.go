@@ -55,7 +55,7 @@
 // Each compaction continues the previous marker's [Ledger] with the events it newly covers: the
 // user's goal and messages, verbatim whatever their language or phrasing while they fit
 // [UserTextTokens], the files and paths the tools used with exact call counts, errors seen, the
-// last answers, and a record of what the tools did and returned ([LedgerStep]). For a call whose
+// last answers, and a record of what the tools did and returned ([ledgerStep]). For a call whose
 // argument is a shell script (found by content: it parses as one, with mvdan.cc/sh, and reads
 // as a script, not prose), the record holds the files it read with their line ranges (cat, nl,
 // sed -n, head, tail, pipelines of them), searched, wrote (redirections, heredocs, tee, sed -i,

@@ -63,7 +63,7 @@ const (
 // and messages, every tool call counted once per path, the errors seen, the last answers, and
 // what the tools did and returned (the files shell commands read, with line ranges, and wrote,
 // the commands and their exit status, failing tests, the paths and lines outputs named, the
-// identifying values calls passed and results returned; see LedgerStep).
+// identifying values calls passed and results returned; see ledgerStep).
 // Each compaction continues the ledger of the marker it rolls up with the events it newly
 // covers, so counts stay exact however many times summaries are rolled up; it is stored in the
 // marker. Summarizers render it (the extractive summary is the ledger; an LLM summary gets the
@@ -90,26 +90,26 @@ type Ledger struct {
 	Events      int `json:"events"`
 	Invocations int `json:"invocations"`
 
-	// The record of what the tools did and returned (LedgerStep), each entry bounded, the oldest
+	// The record of what the tools did and returned (ledgerStep), each entry bounded, the oldest
 	// going first past a bound (what it held counted in the Other fields). Step counts the tool
 	// steps recorded: entries hold the Step of their last use ("newest first").
 	Step int `json:"step,omitempty"`
 	// Files maps a path to what the shell commands did to it and the lines outputs named in it.
-	Files         map[string]FileRecord `json:"files,omitempty"`
+	Files         map[string]fileRecord `json:"files,omitempty"`
 	OtherFileUses int                   `json:"otherFileUses,omitempty"`
 	// Commands maps a shell command line to its runs and exit status.
-	Commands  map[string]CommandRecord `json:"commands,omitempty"`
+	Commands  map[string]commandRecord `json:"commands,omitempty"`
 	OtherRuns int                      `json:"otherRuns,omitempty"`
 	// Failing maps a failing test's name to how often an output named it failing.
-	Failing       map[string]SeenRecord `json:"failing,omitempty"`
+	Failing       map[string]seenRecord `json:"failing,omitempty"`
 	OtherFailures int                   `json:"otherFailures,omitempty"`
 	// Values maps an identifier-like value results returned to its key path and the call that
 	// returned it.
-	Values      map[string]ValueRecord `json:"values,omitempty"`
+	Values      map[string]valueRecord `json:"values,omitempty"`
 	OtherValues int                    `json:"otherValues,omitempty"`
 	// Requests maps a call with the identifying values it passed (name(key=value, …)) to its
 	// count.
-	Requests      map[string]RequestRecord `json:"requests,omitempty"`
+	Requests      map[string]requestRecord `json:"requests,omitempty"`
 	OtherRequests int                      `json:"otherRequests,omitempty"`
 }
 
@@ -159,16 +159,16 @@ type LedgerDelta struct {
 	// Answers are the model's last answers (at most maxAnswers, cut to maxAnswerLen).
 	Answers []string `json:"answers,omitempty"`
 	// Calls are the tool calls: the tool's name and the paths among its arguments.
-	Calls []LedgerCall `json:"calls,omitempty"`
+	Calls []ledgerCall `json:"calls,omitempty"`
 	// Errors are the errors seen, one line each.
 	Errors []string `json:"errors,omitempty"`
 	// Steps are what the tool calls did and returned, in stream order (the calls with nothing to
 	// record left out). Markers written before the record existed have none.
-	Steps []LedgerStep `json:"steps,omitempty"`
+	Steps []ledgerStep `json:"steps,omitempty"`
 }
 
-// LedgerCall is one tool call of a LedgerDelta.
-type LedgerCall struct {
+// ledgerCall is one tool call of a LedgerDelta.
+type ledgerCall struct {
 	Name  string   `json:"name"`
 	Paths []string `json:"paths,omitempty"`
 }
@@ -210,7 +210,7 @@ func deltaOf(events []Event, invocations int) *LedgerDelta {
 			}
 			if fc := p.FunctionCall; fc != nil && !toolnames.IsRecall(fc.Name) {
 				if name := textcut.Runes(oneLine(fc.Name), 80); name != "" {
-					d.Calls = append(d.Calls, LedgerCall{Name: name, Paths: argPaths(fc.Args)})
+					d.Calls = append(d.Calls, ledgerCall{Name: name, Paths: argPaths(fc.Args)})
 					s := stepOf(fc, name)
 					steps = append(steps, s)
 					if fc.ID != "" {
@@ -230,7 +230,7 @@ func deltaOf(events []Event, invocations int) *LedgerDelta {
 					s, byName[fr.Name] = byName[fr.Name][0], byName[fr.Name][1:]
 				}
 				if s == nil {
-					s = &pendingStep{step: &LedgerStep{Tool: textcut.Runes(oneLine(fr.Name), 80)}}
+					s = &pendingStep{step: &ledgerStep{Tool: textcut.Runes(oneLine(fr.Name), 80)}}
 					steps = append(steps, s)
 				}
 				s.addResult(fr.Response)

@@ -20,8 +20,8 @@ const (
 	maxLines    = 6   // lines named per file, newest first
 )
 
-// FileRecord is what the shell commands did to one path, and how often outputs named it.
-type FileRecord struct {
+// fileRecord is what the shell commands did to one path, and how often outputs named it.
+type fileRecord struct {
 	Read   int `json:"read,omitempty"`
 	Search int `json:"search,omitempty"`
 	Write  int `json:"write,omitempty"`
@@ -30,22 +30,22 @@ type FileRecord struct {
 	Use    int `json:"use,omitempty"`
 	Named  int `json:"named,omitempty"`
 	// Ranges are the line ranges read, merged, in line order (tails last).
-	Ranges []LineRange `json:"ranges,omitempty"`
+	Ranges []lineRange `json:"ranges,omitempty"`
 	// Lines are the lines outputs named (file:line), newest first.
 	Lines []int `json:"lines,omitempty"`
 	// Last is the ledger's Step when it was last used.
 	Last int `json:"last"`
 }
 
-func (f *FileRecord) uses() int {
+func (f *fileRecord) uses() int {
 	return f.Read + f.Search + f.Write + f.Create + f.Remove + f.Use + f.Named
 }
 
 // acted reports whether a command did something to the file (beyond an output naming it).
-func (f *FileRecord) acted() bool { return f.uses() > f.Named }
+func (f *fileRecord) acted() bool { return f.uses() > f.Named }
 
-// CommandRecord is one command line a shell tool ran.
-type CommandRecord struct {
+// commandRecord is one command line a shell tool ran.
+type commandRecord struct {
 	Runs   int `json:"runs"`
 	Failed int `json:"failed,omitempty"` // runs with a non-zero exit status
 	// Exit is the newest run's exit status (nil: not reported).
@@ -53,37 +53,37 @@ type CommandRecord struct {
 	Last int  `json:"last"`
 }
 
-// SeenRecord counts how often something was seen, and when last.
-type SeenRecord struct {
+// seenRecord counts how often something was seen, and when last.
+type seenRecord struct {
 	Count int `json:"count"`
 	Last  int `json:"last"`
 }
 
-// ValueRecord is an identifier-like value a result returned: under which key path, from which
+// valueRecord is an identifier-like value a result returned: under which key path, from which
 // call (the newest that returned it).
-type ValueRecord struct {
+type valueRecord struct {
 	Key   string `json:"key"`
 	From  string `json:"from"`
 	Count int    `json:"count"`
 	Last  int    `json:"last"`
 }
 
-// RequestRecord is a call made with identifying values.
-type RequestRecord struct {
+// requestRecord is a call made with identifying values.
+type requestRecord struct {
 	Count  int `json:"count"`
 	Failed int `json:"failed,omitempty"`
 	Last   int `json:"last"`
 }
 
 // applyStep adds one tool step to the record.
-func (l *Ledger) applyStep(s *LedgerStep) {
+func (l *Ledger) applyStep(s *ledgerStep) {
 	l.Step++
 	now := l.Step
 	failed := s.Exit != nil && *s.Exit != 0
 	if s.Command != "" && (s.Run || failed) {
 		c, ok := l.Commands[s.Command]
 		if !ok && len(l.Commands) >= maxCommands {
-			l.OtherRuns += evictOldest(l.Commands, func(c CommandRecord) (int, int) { return c.Last, c.Runs })
+			l.OtherRuns += evictOldest(l.Commands, func(c commandRecord) (int, int) { return c.Last, c.Runs })
 		}
 		c.Runs++
 		if failed {
@@ -103,7 +103,7 @@ func (l *Ledger) applyStep(s *LedgerStep) {
 	for _, t := range s.Failing {
 		r, ok := l.Failing[t]
 		if !ok && len(l.Failing) >= maxFailing {
-			l.OtherFailures += evictOldest(l.Failing, func(r SeenRecord) (int, int) { return r.Last, r.Count })
+			l.OtherFailures += evictOldest(l.Failing, func(r seenRecord) (int, int) { return r.Last, r.Count })
 		}
 		r.Count++
 		r.Last = now
@@ -116,7 +116,7 @@ func (l *Ledger) applyStep(s *LedgerStep) {
 	if s.Call != "" {
 		r, ok := l.Requests[s.Call]
 		if !ok && len(l.Requests) >= maxRequests {
-			l.OtherRequests += evictOldest(l.Requests, func(r RequestRecord) (int, int) { return r.Last, r.Count })
+			l.OtherRequests += evictOldest(l.Requests, func(r requestRecord) (int, int) { return r.Last, r.Count })
 		}
 		r.Count++
 		if s.Failed {
@@ -128,7 +128,7 @@ func (l *Ledger) applyStep(s *LedgerStep) {
 	for _, v := range s.Values {
 		r, ok := l.Values[v.Value]
 		if !ok && len(l.Values) >= maxValues {
-			l.OtherValues += evictOldest(l.Values, func(r ValueRecord) (int, int) { return r.Last, r.Count })
+			l.OtherValues += evictOldest(l.Values, func(r valueRecord) (int, int) { return r.Last, r.Count })
 		}
 		r.Key, r.From, r.Last = v.Key, from, now
 		r.Count++
@@ -137,13 +137,13 @@ func (l *Ledger) applyStep(s *LedgerStep) {
 	l.OtherValues += s.ValuesOver
 }
 
-func (l *Ledger) addFileOp(op FileOp, now int) {
+func (l *Ledger) addFileOp(op fileOp, now int) {
 	if op.Path == "" {
 		return
 	}
 	f, ok := l.Files[op.Path]
 	if !ok && len(l.Files) >= maxFiles {
-		l.OtherFileUses += evictOldest(l.Files, func(f FileRecord) (int, int) { return f.Last, f.uses() })
+		l.OtherFileUses += evictOldest(l.Files, func(f fileRecord) (int, int) { return f.Last, f.uses() })
 	}
 	f.Ranges, f.Lines = slices.Clone(f.Ranges), slices.Clone(f.Lines) // a clone of the ledger may share them
 	switch op.Op {
@@ -207,12 +207,12 @@ func evictOldest[T any](m map[string]T, rank func(T) (last, uses int)) int {
 // addRange adds a range read to a file's ranges: known ranges are merged where they overlap or
 // touch, kept in line order, the tails (last N lines) after them as the longest one; past
 // maxRanges the two closest ranges are merged.
-func addRange(rs []LineRange, r LineRange) []LineRange {
+func addRange(rs []lineRange, r lineRange) []lineRange {
 	switch {
 	case r.From == 0:
 		return rs
 	case r.From < 0:
-		if len(rs) > 0 && rs[0] == (LineRange{From: 1}) {
+		if len(rs) > 0 && rs[0] == (lineRange{From: 1}) {
 			return rs
 		}
 		for i, x := range rs {
@@ -223,7 +223,7 @@ func addRange(rs []LineRange, r LineRange) []LineRange {
 		}
 		return append(rs, r)
 	}
-	var heads, tails []LineRange
+	var heads, tails []lineRange
 	for _, x := range rs {
 		if x.From < 0 {
 			tails = append(tails, x)
@@ -232,7 +232,7 @@ func addRange(rs []LineRange, r LineRange) []LineRange {
 		}
 	}
 	heads = append(heads, r)
-	slices.SortFunc(heads, func(a, b LineRange) int { return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(endOf(a), endOf(b))) })
+	slices.SortFunc(heads, func(a, b lineRange) int { return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(endOf(a), endOf(b))) })
 	merged := heads[:1]
 	for _, x := range heads[1:] {
 		last := &merged[len(merged)-1]
@@ -244,7 +244,7 @@ func addRange(rs []LineRange, r LineRange) []LineRange {
 		}
 		merged = append(merged, x)
 	}
-	if merged[0] == (LineRange{From: 1}) {
+	if merged[0] == (lineRange{From: 1}) {
 		return merged[:1] // the whole file: nothing else to say
 	}
 	for len(merged) > maxRanges {
@@ -264,14 +264,14 @@ func addRange(rs []LineRange, r LineRange) []LineRange {
 // maxLine stands for the end of a file in range arithmetic.
 const maxLine = 1 << 40
 
-func endOf(r LineRange) int {
+func endOf(r lineRange) int {
 	if r.To == wholeFile {
 		return maxLine
 	}
 	return r.To
 }
 
-func (r LineRange) String() string {
+func (r lineRange) String() string {
 	switch {
 	case r.From < 0:
 		return "last " + strconv.Itoa(-r.From)
@@ -388,7 +388,7 @@ func (l *Ledger) recordLayout() *recordLayout {
 	return r
 }
 
-func fileText(p string, f FileRecord) string {
+func fileText(p string, f fileRecord) string {
 	var parts []string
 	count := func(verb string, n int) {
 		switch {
@@ -408,7 +408,7 @@ func fileText(p string, f FileRecord) string {
 			for i, r := range f.Ranges {
 				rs[i] = r.String()
 			}
-			if f.Ranges[0] == (LineRange{From: 1}) {
+			if f.Ranges[0] == (lineRange{From: 1}) {
 				s += " (whole file)"
 			} else {
 				s += " (lines " + strings.Join(rs, ", ") + ")"
@@ -438,7 +438,7 @@ func fileText(p string, f FileRecord) string {
 	return p + ": " + strings.Join(parts, ", ")
 }
 
-func commandText(c string, rec CommandRecord) string {
+func commandText(c string, rec commandRecord) string {
 	var notes []string
 	if rec.Exit != nil {
 		notes = append(notes, "exit "+strconv.Itoa(*rec.Exit))

@@ -20,7 +20,7 @@ const (
 	maxCommandRunes = 200       // runes of a command line kept (head and tail)
 )
 
-// Operations a shell command does on a file (FileOp.Op).
+// Operations a shell command does on a file (fileOp.Op).
 const (
 	opRead    = "read"   // its content was shown (cat, nl, sed -n, head, tail, less, …)
 	opSearch  = "search" // searched (grep, rg, … with the file as operand)
@@ -29,7 +29,7 @@ const (
 	opRemove  = "remove" // removed (rm, rmdir, a mv source)
 	opUse     = "use"    // passed to another command (python x.py, pytest tests/…, ls dir)
 	opName    = "name"   // named by the output (grep hits, tracebacks, compiler errors, listings)
-	wholeFile = 0        // LineRange.To of a range that reaches the end of the file
+	wholeFile = 0        // lineRange.To of a range that reaches the end of the file
 )
 
 // shellScript is what a shell script does, read from its syntax tree: the files it reads (with
@@ -37,7 +37,7 @@ const (
 // read its output.
 type shellScript struct {
 	line string   // the script on one line, heredoc bodies elided, cut to maxCommandRunes
-	ops  []FileOp // in the script's order, at most maxScriptOps
+	ops  []fileOp // in the script's order, at most maxScriptOps
 	runs bool     // it runs a command other than reading, listing, writing or moving files
 	// grepFile is the one file a line-numbered search read: its output's "N:" lines are its lines.
 	grepFile string
@@ -205,7 +205,7 @@ func commandLine(s string, f *syntax.File) string {
 
 // scriptReader walks a script's statements, collecting what they do to files.
 type scriptReader struct {
-	ops      []FileOp
+	ops      []fileOp
 	runs     bool
 	grepFile string
 	dir      string
@@ -216,7 +216,7 @@ type scriptReader struct {
 	searchStage int
 }
 
-func (r *scriptReader) add(op FileOp) {
+func (r *scriptReader) add(op fileOp) {
 	if op.Path = cleanPath(op.Path, r.dir); op.Path == "" || len(r.ops) >= maxScriptOps {
 		return
 	}
@@ -315,8 +315,8 @@ func (r *scriptReader) pipeline(stages []*syntax.Stmt, depth int) {
 }
 
 // opsOf returns pointers to the ops of kind op in ops.
-func opsOf(ops []FileOp, op string) []*FileOp {
-	var out []*FileOp
+func opsOf(ops []fileOp, op string) []*fileOp {
+	var out []*fileOp
 	for i := range ops {
 		if ops[i].Op == op {
 			out = append(out, &ops[i])
@@ -367,17 +367,17 @@ func (r *scriptReader) redirects(redirs []*syntax.Redirect, depth int, cmd synta
 		switch rd.Op {
 		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll, syntax.RdrInOut:
 			if p, ok := wordText(rd.Word); ok && fileOperand(p) && !strings.HasPrefix(p, "/dev/") {
-				r.add(FileOp{Path: p, Op: opWrite})
+				r.add(fileOp{Path: p, Op: opWrite})
 			}
 		case syntax.RdrIn:
 			if p, ok := wordText(rd.Word); ok && fileOperand(p) && !strings.HasPrefix(p, "/dev/") {
-				r.add(FileOp{Path: p, Op: opUse})
+				r.add(fileOp{Path: p, Op: opUse})
 			}
 		case syntax.Hdoc, syntax.DashHdoc:
 			if call, ok := cmd.(*syntax.CallExpr); ok && rd.Hdoc != nil && patchCommand(literalArgs(call.Args)) {
 				if body, ok := wordText(rd.Hdoc); ok {
 					for _, p := range patchTargets(body) {
-						r.add(FileOp{Path: p, Op: opWrite})
+						r.add(fileOp{Path: p, Op: opWrite})
 					}
 				}
 			}
@@ -456,7 +456,7 @@ func (r *scriptReader) call(c *syntax.CallExpr, depth int) {
 		}
 		for _, a := range args[1:] {
 			if p, ok := usedPath(a); ok {
-				r.add(FileOp{Path: p, Op: opUse})
+				r.add(fileOp{Path: p, Op: opUse})
 			}
 		}
 	}
@@ -569,7 +569,7 @@ func operands(args []string, valued string, longValued ...string) (flags map[str
 
 // read records what a command showing files reads, with the line range it shows.
 func (r *scriptReader) read(name string, args []string) {
-	rng := LineRange{From: 1, To: wholeFile}
+	rng := lineRange{From: 1, To: wholeFile}
 	var files []string
 	switch name {
 	case "head", "tail":
@@ -600,7 +600,7 @@ func (r *scriptReader) read(name string, args []string) {
 		if inPlace {
 			for _, f := range files {
 				if fileOperand(f) {
-					r.add(FileOp{Path: f, Op: opWrite})
+					r.add(fileOp{Path: f, Op: opWrite})
 				}
 			}
 			return
@@ -610,7 +610,7 @@ func (r *scriptReader) read(name string, args []string) {
 			if rr, ok := sedRange(script); ok {
 				rng = rr
 			} else {
-				rng = LineRange{} // lines by pattern: no range known
+				rng = lineRange{} // lines by pattern: no range known
 			}
 		}
 	case "nl":
@@ -623,7 +623,7 @@ func (r *scriptReader) read(name string, args []string) {
 				from, err1 := strconv.Atoi(cmpStr(a, "1"))
 				to, err2 := strconv.Atoi(cmpStr(b, "0"))
 				if err1 == nil && err2 == nil && from > 0 && to >= 0 {
-					rng = LineRange{From: from, To: to}
+					rng = lineRange{From: from, To: to}
 				}
 			}
 		}
@@ -635,7 +635,7 @@ func (r *scriptReader) read(name string, args []string) {
 	}
 	for _, f := range files {
 		if fileOperand(f) {
-			r.add(FileOp{Path: f, Op: opRead, Range: rng})
+			r.add(fileOp{Path: f, Op: opRead, Range: rng})
 		}
 	}
 }
@@ -656,12 +656,12 @@ func cmpStr(s, def string) string {
 
 // headTail is the range head or tail shows: the first N lines, the last N (From -N) or from
 // line K on (tail -n +K). ok is false for byte counts and counts it cannot read.
-func headTail(name string, flags map[string]string) (LineRange, bool) {
+func headTail(name string, flags map[string]string) (lineRange, bool) {
 	if _, bytes := flags["-c"]; bytes {
-		return LineRange{}, false
+		return lineRange{}, false
 	}
 	if _, bytes := flags["--bytes"]; bytes {
-		return LineRange{}, false
+		return lineRange{}, false
 	}
 	n, ok := flags["-n"]
 	if !ok {
@@ -676,18 +676,18 @@ func headTail(name string, flags map[string]string) (LineRange, bool) {
 	count, err := strconv.Atoi(strings.TrimPrefix(n, "+"))
 	switch {
 	case err != nil || count < 0 || count > 1e8:
-		return LineRange{}, false
+		return lineRange{}, false
 	case name == "head":
 		if count == 0 {
-			return LineRange{}, false
+			return lineRange{}, false
 		}
-		return LineRange{From: 1, To: count}, true
+		return lineRange{From: 1, To: count}, true
 	case from:
-		return LineRange{From: max(count, 1), To: wholeFile}, true
+		return lineRange{From: max(count, 1), To: wholeFile}, true
 	case count == 0:
-		return LineRange{}, false
+		return lineRange{}, false
 	}
-	return LineRange{From: -count}, true
+	return lineRange{From: -count}, true
 }
 
 // sedCommand is one `sed -n` command printing an address range: N, N,M or N,$ then p.
@@ -695,19 +695,19 @@ var sedCommand = regexp.MustCompile(`^\s*(\d+)\s*(?:,\s*(\d+|\$)\s*)?p\s*$`)
 
 // sedRange is the range a `sed -n` script prints, when it prints one: "10,40p", "5p",
 // "100,$p"; several ranges (10,20p;30,40p) give the span from the first to the last.
-func sedRange(script string) (LineRange, bool) {
-	var out LineRange
+func sedRange(script string) (lineRange, bool) {
+	var out lineRange
 	for i, part := range strings.Split(script, ";") {
 		m := sedCommand.FindStringSubmatch(part)
 		if m == nil {
 			if strings.TrimSpace(part) == "" && i > 0 {
 				continue
 			}
-			return LineRange{}, false
+			return lineRange{}, false
 		}
 		from, err := strconv.Atoi(m[1])
 		if err != nil || from < 1 {
-			return LineRange{}, false
+			return lineRange{}, false
 		}
 		to := from
 		switch m[2] {
@@ -716,11 +716,11 @@ func sedRange(script string) (LineRange, bool) {
 			to = wholeFile
 		default:
 			if to, err = strconv.Atoi(m[2]); err != nil || to < from {
-				return LineRange{}, false
+				return lineRange{}, false
 			}
 		}
 		if out.From == 0 {
-			out = LineRange{From: from, To: to}
+			out = lineRange{From: from, To: to}
 			continue
 		}
 		out.From = min(out.From, from)
@@ -733,16 +733,16 @@ func sedRange(script string) (LineRange, bool) {
 
 // lineFilter is the range a pipeline stage without a file of its own keeps of its input:
 // head, tail, sed -n with a range.
-func lineFilter(args []string) (LineRange, bool) {
+func lineFilter(args []string) (lineRange, bool) {
 	args = unwrap(args)
 	if len(args) == 0 {
-		return LineRange{}, false
+		return lineRange{}, false
 	}
 	switch name := path.Base(args[0]); name {
 	case "head", "tail":
 		flags, ops := operands(args[1:], "nc", "--lines", "--bytes")
 		if len(ops) > 0 {
-			return LineRange{}, false
+			return lineRange{}, false
 		}
 		return headTail(name, flags)
 	case "sed":
@@ -752,30 +752,30 @@ func lineFilter(args []string) (LineRange, bool) {
 			script, ops = ops[0], ops[1:]
 		}
 		if _, quiet := flags["-n"]; !quiet || len(ops) > 0 {
-			return LineRange{}, false
+			return lineRange{}, false
 		}
 		return sedRange(script)
 	}
-	return LineRange{}, false
+	return lineRange{}, false
 }
 
 // narrow applies a filter's range to what op read.
-func (op *FileOp) narrow(f LineRange) {
+func (op *fileOp) narrow(f lineRange) {
 	r := op.Range
 	switch {
 	case r.From == 0 || f.From == 0: // unknown
-		op.Range = LineRange{}
+		op.Range = lineRange{}
 	case r.From < 0: // the last lines: a filter of them has no absolute range
 		if f.From < 0 {
-			op.Range = LineRange{From: -min(-f.From, -r.From)}
+			op.Range = lineRange{From: -min(-f.From, -r.From)}
 		} else if f.From == 1 && f.To != wholeFile {
-			op.Range = LineRange{}
+			op.Range = lineRange{}
 		}
 	case f.From < 0: // tail of a range
 		if r.To == wholeFile {
 			op.Range = f
 		} else {
-			op.Range = LineRange{From: max(r.From, r.To+f.From+1), To: r.To}
+			op.Range = lineRange{From: max(r.From, r.To+f.From+1), To: r.To}
 		}
 	default:
 		from := r.From + f.From - 1
@@ -787,10 +787,10 @@ func (op *FileOp) narrow(f LineRange) {
 			to = r.To
 		}
 		if to != wholeFile && to < from {
-			op.Range = LineRange{}
+			op.Range = lineRange{}
 			return
 		}
-		op.Range = LineRange{From: from, To: to}
+		op.Range = lineRange{From: from, To: to}
 	}
 }
 
@@ -814,7 +814,7 @@ func (r *scriptReader) search(name string, args []string) {
 	for _, f := range ops {
 		if fileOperand(f) {
 			files = append(files, f)
-			r.add(FileOp{Path: f, Op: opSearch})
+			r.add(fileOp{Path: f, Op: opSearch})
 		}
 	}
 	_, numbered := flags["-n"]
@@ -864,18 +864,18 @@ func (r *scriptReader) fileCommand(name string, args []string) {
 		}
 		r.addAll(ops, src)
 		if fileOperand(target) {
-			r.add(FileOp{Path: target, Op: opWrite})
+			r.add(fileOp{Path: target, Op: opWrite})
 		}
 	case "patch":
 		flags, ops := operands(args[1:], "pidoBDFrVxYz", "--input", "--directory", "--output")
 		if in, ok := cmpOr(flags["-i"], flags["--input"]); ok && fileOperand(in) {
-			r.add(FileOp{Path: in, Op: opUse})
+			r.add(fileOp{Path: in, Op: opUse})
 		}
 		if len(ops) > 0 && fileOperand(ops[0]) {
-			r.add(FileOp{Path: ops[0], Op: opWrite})
+			r.add(fileOp{Path: ops[0], Op: opWrite})
 		}
 		if len(ops) > 1 && fileOperand(ops[1]) {
-			r.add(FileOp{Path: ops[1], Op: opUse})
+			r.add(fileOp{Path: ops[1], Op: opUse})
 		}
 	case "chmod":
 		_, ops := operands(args[1:], "")
@@ -888,7 +888,7 @@ func (r *scriptReader) fileCommand(name string, args []string) {
 func (r *scriptReader) addAll(files []string, op string) {
 	for _, f := range files {
 		if fileOperand(f) {
-			r.add(FileOp{Path: f, Op: op})
+			r.add(fileOp{Path: f, Op: op})
 		}
 	}
 }
@@ -915,7 +915,7 @@ func (r *scriptReader) git(args []string) {
 	default:
 		for _, a := range rest {
 			if p, ok := usedPath(a); ok {
-				r.add(FileOp{Path: p, Op: opUse})
+				r.add(fileOp{Path: p, Op: opUse})
 			}
 		}
 	}

@@ -7,10 +7,10 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-func read(p string, from, to int) FileOp {
-	return FileOp{Path: p, Op: opRead, Range: LineRange{from, to}}
+func read(p string, from, to int) fileOp {
+	return fileOp{Path: p, Op: opRead, Range: lineRange{from, to}}
 }
-func fop(p, op string) FileOp { return FileOp{Path: p, Op: op} }
+func fop(p, op string) fileOp { return fileOp{Path: p, Op: op} }
 
 // A shell command is read by its syntax tree: the files it reads (with the line range shown),
 // searches, writes, creates and removes, whatever the way it is written (pipes, heredocs,
@@ -18,59 +18,59 @@ func fop(p, op string) FileOp { return FileOp{Path: p, Op: op} }
 func TestReadShell(t *testing.T) {
 	cases := []struct {
 		script string
-		ops    []FileOp
+		ops    []fileOp
 		runs   bool
 		line   string // "" : the script itself
 		grep   string
 	}{
 		// Views with ranges, as shell agents write them.
-		{script: "cd /testbed && nl -ba django/db/models/query.py | sed -n '1400,1440p'", ops: []FileOp{read("django/db/models/query.py", 1400, 1440)}},
-		{script: "sed -n '10,20p;30,40p' pkg/a.py", ops: []FileOp{read("pkg/a.py", 10, 40)}},
-		{script: "sed -n 5p a.py", ops: []FileOp{read("a.py", 5, 5)}},
-		{script: "sed -n '100,$p' a.py", ops: []FileOp{read("a.py", 100, wholeFile)}},
-		{script: "sed -n '/^func /,/^}/p' main.go", ops: []FileOp{read("main.go", 0, 0)}},
-		{script: "head -n 50 src/x.go", ops: []FileOp{read("src/x.go", 1, 50)}},
-		{script: "head -20 src/x.go src/y.go", ops: []FileOp{read("src/x.go", 1, 20), read("src/y.go", 1, 20)}},
-		{script: "tail -n 30 x.log", ops: []FileOp{read("x.log", -30, 0)}},
-		{script: "tail -n +40 x.go", ops: []FileOp{read("x.go", 40, wholeFile)}},
-		{script: "cat -n a.py | head -30", ops: []FileOp{read("a.py", 1, 30)}},
-		{script: "nl -ba a.py | sed -n '10,50p' | head -5", ops: []FileOp{read("a.py", 10, 14)}},
-		{script: "cat a.py | tail -n 5", ops: []FileOp{read("a.py", -5, 0)}},
-		{script: "cat README", ops: []FileOp{read("README", 1, wholeFile)}},
-		{script: "less +G 'docs/my notes.md'", ops: []FileOp{read("docs/my notes.md", 1, wholeFile)}},
-		{script: "bat -r 20:40 lib/x.rs", ops: []FileOp{read("lib/x.rs", 20, 40)}},
-		{script: "cat /testbed/setup.cfg", ops: []FileOp{read("/testbed/setup.cfg", 1, wholeFile)}},
-		{script: "cd /testbed && cat /testbed/setup.cfg ./tox.ini", ops: []FileOp{read("setup.cfg", 1, wholeFile), read("tox.ini", 1, wholeFile)}},
+		{script: "cd /testbed && nl -ba django/db/models/query.py | sed -n '1400,1440p'", ops: []fileOp{read("django/db/models/query.py", 1400, 1440)}},
+		{script: "sed -n '10,20p;30,40p' pkg/a.py", ops: []fileOp{read("pkg/a.py", 10, 40)}},
+		{script: "sed -n 5p a.py", ops: []fileOp{read("a.py", 5, 5)}},
+		{script: "sed -n '100,$p' a.py", ops: []fileOp{read("a.py", 100, wholeFile)}},
+		{script: "sed -n '/^func /,/^}/p' main.go", ops: []fileOp{read("main.go", 0, 0)}},
+		{script: "head -n 50 src/x.go", ops: []fileOp{read("src/x.go", 1, 50)}},
+		{script: "head -20 src/x.go src/y.go", ops: []fileOp{read("src/x.go", 1, 20), read("src/y.go", 1, 20)}},
+		{script: "tail -n 30 x.log", ops: []fileOp{read("x.log", -30, 0)}},
+		{script: "tail -n +40 x.go", ops: []fileOp{read("x.go", 40, wholeFile)}},
+		{script: "cat -n a.py | head -30", ops: []fileOp{read("a.py", 1, 30)}},
+		{script: "nl -ba a.py | sed -n '10,50p' | head -5", ops: []fileOp{read("a.py", 10, 14)}},
+		{script: "cat a.py | tail -n 5", ops: []fileOp{read("a.py", -5, 0)}},
+		{script: "cat README", ops: []fileOp{read("README", 1, wholeFile)}},
+		{script: "less +G 'docs/my notes.md'", ops: []fileOp{read("docs/my notes.md", 1, wholeFile)}},
+		{script: "bat -r 20:40 lib/x.rs", ops: []fileOp{read("lib/x.rs", 20, 40)}},
+		{script: "cat /testbed/setup.cfg", ops: []fileOp{read("/testbed/setup.cfg", 1, wholeFile)}},
+		{script: "cd /testbed && cat /testbed/setup.cfg ./tox.ini", ops: []fileOp{read("setup.cfg", 1, wholeFile), read("tox.ini", 1, wholeFile)}},
 		// Searches.
-		{script: "grep -n 'def foo' pkg/mod.py", ops: []FileOp{fop("pkg/mod.py", opSearch)}, grep: "pkg/mod.py"},
-		{script: "grep -rn \"class Foo\" src/ | head -20", ops: []FileOp{fop("src", opSearch)}},
-		{script: "grep -e x -e y a.go b.go", ops: []FileOp{fop("a.go", opSearch), fop("b.go", opSearch)}},
-		{script: "rg -n --type py 'import os' lib", ops: []FileOp{fop("lib", opSearch)}, grep: "lib"},
+		{script: "grep -n 'def foo' pkg/mod.py", ops: []fileOp{fop("pkg/mod.py", opSearch)}, grep: "pkg/mod.py"},
+		{script: "grep -rn \"class Foo\" src/ | head -20", ops: []fileOp{fop("src", opSearch)}},
+		{script: "grep -e x -e y a.go b.go", ops: []fileOp{fop("a.go", opSearch), fop("b.go", opSearch)}},
+		{script: "rg -n --type py 'import os' lib", ops: []fileOp{fop("lib", opSearch)}, grep: "lib"},
 		// Writes, creations, removals.
-		{script: "cat <<'EOF' > new.py\nimport os\nprint(os.getcwd())\nEOF", ops: []FileOp{fop("new.py", opWrite)}, line: "cat <<'EOF' > new.py …"},
-		{script: "echo 'x = 1' >> config/local.py", ops: []FileOp{fop("config/local.py", opWrite)}},
-		{script: "python script.py > out.txt 2>&1", ops: []FileOp{fop("script.py", opUse), fop("out.txt", opWrite)}, runs: true},
+		{script: "cat <<'EOF' > new.py\nimport os\nprint(os.getcwd())\nEOF", ops: []fileOp{fop("new.py", opWrite)}, line: "cat <<'EOF' > new.py …"},
+		{script: "echo 'x = 1' >> config/local.py", ops: []fileOp{fop("config/local.py", opWrite)}},
+		{script: "python script.py > out.txt 2>&1", ops: []fileOp{fop("script.py", opUse), fop("out.txt", opWrite)}, runs: true},
 		{script: "python - <<'PY'\nprint(1)\nPY\n", runs: true, line: "python - <<'PY' …"},
-		{script: "printf 'a\\nb\\n' | tee -a notes.md >/dev/null", ops: []FileOp{fop("notes.md", opWrite)}},
-		{script: "sed -i 's/a/b/' x.py y.py", ops: []FileOp{fop("x.py", opWrite), fop("y.py", opWrite)}},
-		{script: "sed -i.bak -e 's/a/b/' x.py", ops: []FileOp{fop("x.py", opWrite)}},
-		{script: "patch -p1 < fix.diff", ops: []FileOp{fop("fix.diff", opUse)}},
-		{script: "git apply <<'EOF'\n--- a/x.go\n+++ b/x.go\n@@ -1 +1 @@\n-a\n+b\nEOF", ops: []FileOp{fop("x.go", opWrite)}, runs: true, line: "git apply <<'EOF' …"},
-		{script: "patch -p0 <<'EOF'\n--- old/lib.c\n+++ lib.c\nEOF", ops: []FileOp{fop("lib.c", opWrite)}, line: "patch -p0 <<'EOF' …"},
-		{script: "cp a.py /tmp/b.py", ops: []FileOp{fop("a.py", opUse), fop("/tmp/b.py", opWrite)}},
-		{script: "mv old.py new.py", ops: []FileOp{fop("old.py", opRemove), fop("new.py", opWrite)}},
-		{script: "touch a.txt && mkdir -p d/e", ops: []FileOp{fop("a.txt", opCreate), fop("d/e", opCreate)}},
-		{script: "rm -rf build/ tmp.py", ops: []FileOp{fop("build", opRemove), fop("tmp.py", opRemove)}},
-		{script: "git rm -q old.go && git checkout -- main.go", ops: []FileOp{fop("old.go", opRemove), fop("main.go", opWrite)}, runs: true},
+		{script: "printf 'a\\nb\\n' | tee -a notes.md >/dev/null", ops: []fileOp{fop("notes.md", opWrite)}},
+		{script: "sed -i 's/a/b/' x.py y.py", ops: []fileOp{fop("x.py", opWrite), fop("y.py", opWrite)}},
+		{script: "sed -i.bak -e 's/a/b/' x.py", ops: []fileOp{fop("x.py", opWrite)}},
+		{script: "patch -p1 < fix.diff", ops: []fileOp{fop("fix.diff", opUse)}},
+		{script: "git apply <<'EOF'\n--- a/x.go\n+++ b/x.go\n@@ -1 +1 @@\n-a\n+b\nEOF", ops: []fileOp{fop("x.go", opWrite)}, runs: true, line: "git apply <<'EOF' …"},
+		{script: "patch -p0 <<'EOF'\n--- old/lib.c\n+++ lib.c\nEOF", ops: []fileOp{fop("lib.c", opWrite)}, line: "patch -p0 <<'EOF' …"},
+		{script: "cp a.py /tmp/b.py", ops: []fileOp{fop("a.py", opUse), fop("/tmp/b.py", opWrite)}},
+		{script: "mv old.py new.py", ops: []fileOp{fop("old.py", opRemove), fop("new.py", opWrite)}},
+		{script: "touch a.txt && mkdir -p d/e", ops: []fileOp{fop("a.txt", opCreate), fop("d/e", opCreate)}},
+		{script: "rm -rf build/ tmp.py", ops: []fileOp{fop("build", opRemove), fop("tmp.py", opRemove)}},
+		{script: "git rm -q old.go && git checkout -- main.go", ops: []fileOp{fop("old.go", opRemove), fop("main.go", opWrite)}, runs: true},
 		// Runs; wrappers and nested shells.
-		{script: "timeout 60 python -m pytest tests/test_x.py::test_y -q", ops: []FileOp{fop("tests/test_x.py", opUse)}, runs: true},
-		{script: "go test ./pkg/... -run TestX", ops: []FileOp{fop("pkg", opUse)}, runs: true},
-		{script: "bash -lc 'cat a.py'", ops: []FileOp{read("a.py", 1, wholeFile)}},
-		{script: "sudo -u app env DEBUG=1 python manage.py check", ops: []FileOp{fop("manage.py", opUse)}, runs: true},
+		{script: "timeout 60 python -m pytest tests/test_x.py::test_y -q", ops: []fileOp{fop("tests/test_x.py", opUse)}, runs: true},
+		{script: "go test ./pkg/... -run TestX", ops: []fileOp{fop("pkg", opUse)}, runs: true},
+		{script: "bash -lc 'cat a.py'", ops: []fileOp{read("a.py", 1, wholeFile)}},
+		{script: "sudo -u app env DEBUG=1 python manage.py check", ops: []fileOp{fop("manage.py", opUse)}, runs: true},
 		{script: "for f in a.py b.py; do python -m py_compile $f; done", runs: true},
 		{script: "cat $(git ls-files '*.go' | head -1)", runs: true},
-		{script: "ls -la django/db/", ops: []FileOp{fop("django/db", opUse)}},
-		{script: "[ -f setup.py ] && echo yes", ops: []FileOp{fop("setup.py", opUse)}},
+		{script: "ls -la django/db/", ops: []fileOp{fop("django/db", opUse)}},
+		{script: "[ -f setup.py ] && echo yes", ops: []fileOp{fop("setup.py", opUse)}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.script, func(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 	"github.com/adkctx/adkctx/internal/textcut"
 )
 
-// Bounds of what one tool step adds to a ledger's record (LedgerStep).
+// Bounds of what one tool step adds to a ledger's record (ledgerStep).
 const (
 	maxStepNamed   = 48   // paths an output names
 	maxStepLines   = 6    // lines per path named
@@ -34,12 +34,12 @@ const (
 	maxJSONText    = 1 << 20 // a string holding JSON longer than this is not decoded
 )
 
-// LedgerStep is what one tool call and its result add to the ledger's record of what the tools
+// ledgerStep is what one tool call and its result add to the ledger's record of what the tools
 // did and returned: for a call running a shell script, the script (one line), what it did to
 // files, its exit status, and the paths, lines and failing tests its output named; for any other
 // call, the identifying values it passed and those its result returned. Bounded per step; what
 // goes past a bound is counted.
-type LedgerStep struct {
+type ledgerStep struct {
 	// Tool is the tool's name.
 	Tool string `json:"tool"`
 	// Command is the shell script the call ran, on one line, heredoc bodies elided; Run: it ran
@@ -50,7 +50,7 @@ type LedgerStep struct {
 	Exit *int `json:"exit,omitempty"`
 	// Files are what the script did to files, in its order, then the paths and lines its output
 	// named (and, for any tool, the file:line locations a text result named).
-	Files []FileOp `json:"files,omitempty"`
+	Files []fileOp `json:"files,omitempty"`
 	// Failing are the failing tests the output named.
 	Failing []string `json:"failing,omitempty"`
 	// Call is a structured call with the identifying values it passed: name(key=value, …); ""
@@ -59,41 +59,41 @@ type LedgerStep struct {
 	// Failed: the result reported an error.
 	Failed bool `json:"failed,omitempty"`
 	// Values are the identifier-like values the result returned, in the order of its keys.
-	Values []ReturnedValue `json:"values,omitempty"`
+	Values []returnedValue `json:"values,omitempty"`
 	// Over counts what the step's bounds left out: file operations and values.
 	FilesOver  int `json:"filesOver,omitempty"`
 	ValuesOver int `json:"valuesOver,omitempty"`
 }
 
-// FileOp is one thing a shell command did to a file, or a path an output named.
-type FileOp struct {
+// fileOp is one thing a shell command did to a file, or a path an output named.
+type fileOp struct {
 	Path string `json:"path"`
 	// Op is read, search, write, create, remove, use (an argument of another command) or name
 	// (an output named it).
 	Op string `json:"op"`
 	// Range is the lines a read showed (zero: unknown).
-	Range LineRange `json:"range,omitzero"`
+	Range lineRange `json:"range,omitzero"`
 	// Lines are the line numbers an output named (file:line), in its order.
 	Lines []int `json:"lines,omitempty"`
 }
 
-// LineRange is a range of lines read: From..To, To 0 for the end of the file; From < 0 for the
+// lineRange is a range of lines read: From..To, To 0 for the end of the file; From < 0 for the
 // last -From lines; the zero value is an unknown range.
-type LineRange struct {
+type lineRange struct {
 	From int `json:"from,omitempty"`
 	To   int `json:"to,omitempty"`
 }
 
-// ReturnedValue is an identifier-like value a result returned, under its key path
+// returnedValue is an identifier-like value a result returned, under its key path
 // (payment_methods.credit_card_7815826.id, flights[2].date).
-type ReturnedValue struct {
+type returnedValue struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`
 }
 
 // pendingStep is a step read from its call, waiting for its result.
 type pendingStep struct {
-	step   *LedgerStep
+	step   *ledgerStep
 	script *shellScript    // the script the call ran (nil: a structured call)
 	passed map[string]bool // the identifying values the call passed
 }
@@ -101,7 +101,7 @@ type pendingStep struct {
 // stepOf reads a tool call: a shell script among its arguments, or the identifying values it
 // passes.
 func stepOf(fc *genai.FunctionCall, name string) *pendingStep {
-	p := &pendingStep{step: &LedgerStep{Tool: name}}
+	p := &pendingStep{step: &ledgerStep{Tool: name}}
 	if sc := shellArg(fc.Args); sc != nil {
 		p.script = sc
 		p.step.Command, p.step.Run, p.step.Files = sc.line, sc.runs, slices.Clone(sc.ops)
@@ -192,7 +192,7 @@ func (p *pendingStep) addResult(resp map[string]any) {
 	// Values the call passed are in its line already.
 	w := &valueWalk{limit: maxWalkLeaves, texts: &texts, skip: p.passed}
 	w.walkResult(resp)
-	out := &outputReader{named: map[string]*FileOp{}}
+	out := &outputReader{named: map[string]*fileOp{}}
 	if sc != nil {
 		s.Exit = exitStatus(resp, texts)
 		out.paths, out.grepFile, out.dir = true, sc.grepFile, sc.dir
@@ -209,7 +209,7 @@ func (p *pendingStep) addResult(resp map[string]any) {
 }
 
 // facts reports whether the step holds anything for the record.
-func (s *LedgerStep) facts() bool {
+func (s *ledgerStep) facts() bool {
 	return s.Command != "" || s.Call != "" || len(s.Files) > 0 || len(s.Failing) > 0 || len(s.Values) > 0 || s.FilesOver > 0 || s.ValuesOver > 0
 }
 
@@ -301,7 +301,7 @@ type outputReader struct {
 	paths    bool   // bare paths too (a shell's output), not only file:line locations
 	grepFile string // a line-numbered search of one file: "N:" lines are its lines
 	dir      string // the directory the script changed to (cleanPath)
-	named    map[string]*FileOp
+	named    map[string]*fileOp
 	order    []string
 	failing  []string
 	over     int
@@ -318,7 +318,7 @@ func (o *outputReader) name(p string, line int) {
 			o.over++
 			return
 		}
-		op = &FileOp{Path: p, Op: opName}
+		op = &fileOp{Path: p, Op: opName}
 		o.named[p] = op
 		o.order = append(o.order, p)
 	}
@@ -329,8 +329,8 @@ func (o *outputReader) name(p string, line int) {
 
 func isLetter(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' }
 
-func (o *outputReader) ops() []FileOp {
-	out := make([]FileOp, 0, len(o.order))
+func (o *outputReader) ops() []fileOp {
+	out := make([]fileOp, 0, len(o.order))
 	for _, p := range o.order {
 		out = append(out, *o.named[p])
 	}
@@ -462,7 +462,7 @@ func (o *outputReader) test(line string) {
 // valueWalk collects the identifier-like values of a JSON value (keys sorted), once each, the
 // first key path kept; texts, when set, collects the other strings (outputs to read).
 type valueWalk struct {
-	values []ReturnedValue
+	values []returnedValue
 	seen   map[string]bool
 	skip   map[string]bool // values not to collect (a call's own arguments)
 	over   int
@@ -482,7 +482,7 @@ func (w *valueWalk) add(key, value string) {
 		w.over++
 		return
 	}
-	w.values = append(w.values, ReturnedValue{Key: keyPath(key), Value: value})
+	w.values = append(w.values, returnedValue{Key: keyPath(key), Value: value})
 }
 
 // keyPath bounds a key path to its tail.

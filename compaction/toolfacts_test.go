@@ -8,7 +8,7 @@ import (
 	"google.golang.org/genai"
 )
 
-func named(p string, lines ...int) FileOp { return FileOp{Path: p, Op: opName, Lines: lines} }
+func named(p string, lines ...int) fileOp { return fileOp{Path: p, Op: opName, Lines: lines} }
 
 // What a shell command's output names: file:line locations (grep hits, tracebacks, compiler
 // errors, test failures), paths, failing tests of the usual runners, and the exit status the
@@ -19,7 +19,7 @@ func TestShellOutput(t *testing.T) {
 		name    string
 		command string
 		resp    map[string]any
-		files   []FileOp // after the script's own ops
+		files   []fileOp // after the script's own ops
 		failing []string
 		exit    *int
 	}{
@@ -27,14 +27,14 @@ func TestShellOutput(t *testing.T) {
 			name:    "grep -rn hits",
 			command: "grep -rn 'def resolve' src/",
 			resp:    map[string]any{"output": "<returncode>0</returncode>\n<output>\nsrc/app/lookups.py:30:def resolve(field, name):\nsrc/app/fields.py:77:        return resolve(self, name)\n</output>"},
-			files:   []FileOp{named("src/app/lookups.py", 30), named("src/app/fields.py", 77)},
+			files:   []fileOp{named("src/app/lookups.py", 30), named("src/app/fields.py", 77)},
 			exit:    rc(0),
 		},
 		{
 			name:    "one file, line-numbered: the lines are that file's",
 			command: "grep -n '^import' pkg/where.py",
 			resp:    map[string]any{"output": "<returncode>0</returncode>\n<output>\n1:import itertools\n3:import os\n</output>"},
-			files:   []FileOp{named("pkg/where.py", 1, 3)},
+			files:   []fileOp{named("pkg/where.py", 1, 3)},
 			exit:    rc(0),
 		},
 		{
@@ -42,14 +42,14 @@ func TestShellOutput(t *testing.T) {
 			command: "cd /testbed && python reproduce.py",
 			resp: map[string]any{"output": "<returncode>1</returncode>\n<output>\nTraceback (most recent call last):\n  File \"/testbed/reproduce.py\", line 6, in <module>\n" +
 				"  File \"/usr/lib/python3.11/json/decoder.py\", line 337, in decode\nTypeError: bad\n</output>"},
-			files: []FileOp{named("reproduce.py", 6), named("/usr/lib/python3.11/json/decoder.py", 337)},
+			files: []fileOp{named("reproduce.py", 6), named("/usr/lib/python3.11/json/decoder.py", 337)},
 			exit:  rc(1),
 		},
 		{
 			name:    "go test: the failing test and its location (a package path is a path)",
 			command: "go test ./parser/",
 			resp:    map[string]any{"stdout": "--- FAIL: TestParse/empty (0.00s)\n    parse_test.go:42: got 1, want 2\nFAIL\nFAIL\tgithub.com/acme/parser\t0.011s\n", "exit_code": 1.0},
-			files:   []FileOp{named("parse_test.go", 42), named("github.com/acme/parser")},
+			files:   []fileOp{named("parse_test.go", 42), named("github.com/acme/parser")},
 			failing: []string{"TestParse/empty"},
 			exit:    rc(1),
 		},
@@ -57,7 +57,7 @@ func TestShellOutput(t *testing.T) {
 			name:    "go build errors",
 			command: "go build ./...",
 			resp:    map[string]any{"output": "# github.com/acme/x\n./main.go:12:3: undefined: foo\n./util/str.go:7:10: cannot use x (variable of type int) as string value\n", "returncode": 2},
-			files:   []FileOp{named("github.com/acme/x"), named("main.go", 12), named("util/str.go", 7)},
+			files:   []fileOp{named("github.com/acme/x"), named("main.go", 12), named("util/str.go", 7)},
 			exit:    rc(2),
 		},
 		{
@@ -65,7 +65,7 @@ func TestShellOutput(t *testing.T) {
 			command: "python -m pytest tests -q",
 			resp: map[string]any{"output": "FAILED tests/test_query.py::test_exclude_none - AssertionError: assert [] == [1]\nERROR tests/test_db.py::test_conn - OSError\n" +
 				"FAIL: test_split (tests.test_str.StrTest.test_split)\ntest_join (tests.test_str.StrTest.test_join) ... FAIL\n2 failed, 10 passed\nExit code: 1"},
-			files:   []FileOp{named("tests/test_query.py"), named("tests/test_db.py")},
+			files:   []fileOp{named("tests/test_query.py"), named("tests/test_db.py")},
 			failing: []string{"tests/test_query.py::test_exclude_none", "tests/test_db.py::test_conn", "test_split (tests.test_str.StrTest.test_split)", "test_join (tests.test_str.StrTest.test_join)"},
 			exit:    rc(1),
 		},
@@ -73,7 +73,7 @@ func TestShellOutput(t *testing.T) {
 			name:    "jest and cargo",
 			command: "npm test && cargo test",
 			resp:    map[string]any{"output": "FAIL src/components/App.test.js\n  ● renders\ntest parser::tests::it_parses ... FAILED\n  --> src/parser.rs:88:5\n[Command finished with exit code 101]"},
-			files:   []FileOp{named("src/components/App.test.js"), named("src/parser.rs", 88)},
+			files:   []fileOp{named("src/components/App.test.js"), named("src/parser.rs", 88)},
 			failing: []string{"src/components/App.test.js", "parser::tests::it_parses"},
 			exit:    rc(101),
 		},
@@ -82,7 +82,7 @@ func TestShellOutput(t *testing.T) {
 			command: "find . -name '*.py' | head",
 			resp: map[string]any{"output": "./setup.py\n./pkg/__init__.py\nsee https://example.com/docs/a.html for more\nreleased 2024/05/20, version 1.2.3\n..........F\nmain.go\n" +
 				"diff --git a/pkg/core.py b/pkg/core.py\n+++ b/pkg/core.py\nand/or\n"},
-			files: []FileOp{named("setup.py"), named("pkg/__init__.py"), named("main.go"), named("pkg/core.py")},
+			files: []fileOp{named("setup.py"), named("pkg/__init__.py"), named("main.go"), named("pkg/core.py")},
 		},
 	}
 	for _, tc := range cases {
@@ -118,7 +118,7 @@ func TestResultValues(t *testing.T) {
 		args map[string]any
 		resp map[string]any
 		call string
-		want []ReturnedValue
+		want []returnedValue
 	}{
 		{
 			name: "a user record returned as JSON text",
@@ -128,7 +128,7 @@ func TestResultValues(t *testing.T) {
 				"payment_methods": {"credit_card_4421486": {"brand": "visa", "last_four": "7447", "id": "credit_card_4421486"}, "gift_card_88": {"balance": 20}},
 				"reservations": ["NO6JO3", "AIXC49"]}`},
 			call: "get_user_details(user_id=mia_li_3668)",
-			want: []ReturnedValue{
+			want: []returnedValue{
 				{"address.country", "USA"}, {"address.zip", "78750"}, {"dob", "1990-04-05"}, {"email", "mia.li@example.com"},
 				{"payment_methods", "credit_card_4421486"}, {"payment_methods.credit_card_4421486.last_four", "7447"},
 				{"payment_methods", "gift_card_88"}, {"reservations[0]", "NO6JO3"}, {"reservations[1]", "AIXC49"},
@@ -142,7 +142,7 @@ func TestResultValues(t *testing.T) {
 				map[string]any{"flight_number": "HAT083", "departure": "2024-05-20T09:00:00Z", "price": 1286.5, "code": "ECONOMY"},
 			}},
 			call: "search(date=2024-05-20, destination=SEA, origin=JFK)",
-			want: []ReturnedValue{
+			want: []returnedValue{
 				{"flights[0].departure", "2024-05-20T06:00:00Z"}, {"flights[0].flight_number", "HAT069"},
 				{"flights[1].code", "ECONOMY"}, {"flights[1].departure", "2024-05-20T09:00:00Z"}, {"flights[1].flight_number", "HAT083"}, {"flights[1].price", "1286.5"},
 			},
