@@ -99,13 +99,13 @@ func (e *Engine) Logger() *zap.Logger { return e.e.Logger() }
 func (e *Engine) BeforeRun(ctx context.Context, k Key, invocation string, userMessage *genai.Content, v *View, stored func() []compaction.Event) error {
 	events := stored
 	if v != nil {
-		events = v.Stored
+		events = v.stored
 	}
 	err := e.e.BeforeRun(ctx, k.history(), invocation, userMessage, v != nil, events)
 	if v != nil {
 		// A run reads the model's view from now on, with the compaction BeforeRun may have
 		// waited for.
-		v.Claim(ctx)
+		v.claim(ctx)
 	}
 	return err
 }

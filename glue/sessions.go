@@ -24,8 +24,8 @@ const (
 	maxQueries       = 4      // reads of one Get before the session is read whole
 )
 
-// NoticeAuthor is the author of the events that show people a compaction (View.People).
-const NoticeAuthor = "adkctx"
+// noticeAuthor is the author of the events that show people a compaction (View.People).
+const noticeAuthor = "adkctx"
 
 // Key names a session.
 type Key struct{ App, User, ID string }
@@ -272,7 +272,7 @@ func newest(events []compaction.Event) time.Time {
 //     (Len and At): it reads the same compacted view, so it decides as it does during the run;
 //   - whatever reads it outside a run — adk-go's REST API and web UI, an application — reads
 //     every stored event in order (People), read whole with the Get's context at that moment,
-//     each compaction shown as an event of its own (author NoticeAuthor, the summary the model
+//     each compaction shown as an event of its own (author noticeAuthor, the summary the model
 //     reads in its text). A read that fails shows the events at hand after a notice saying so.
 //
 // One value shows one state: the model's view and people's agree with each other however often
@@ -308,7 +308,7 @@ type Shown struct {
 	// Content, when not nil, is what to show instead of Event's content: a tool result cut to an
 	// excerpt, a notice's text.
 	Content *genai.Content
-	// Author, when not "", is the author to show instead of Event's (NoticeAuthor); with no
+	// Author, when not "", is the author to show instead of Event's (noticeAuthor); with no
 	// Event, the glue shows a new event with Content.
 	Author string
 	// Summary, when not nil, is a summary standing in for the events its marker covers (no
@@ -350,11 +350,8 @@ func (v *View) snapshot() *snapshot {
 // Read returns the read the view holds now: the glue's adk-go session is in it.
 func (v *View) Read() Read { return v.snapshot().read }
 
-// Key returns the view's session.
-func (v *View) Key() Key { return Key(v.snapshot().key) }
-
-// Stored returns the events the view's read holds, converted.
-func (v *View) Stored() []compaction.Event { return v.snapshot().Events() }
+// stored returns the events the view's read holds, converted.
+func (v *View) stored() []compaction.Event { return v.snapshot().Events() }
 
 // appended takes a new state after an append through the value; fresh, when not nil, is the
 // fresher read of the same session the append went through.
@@ -367,9 +364,9 @@ func (v *View) appended(ctx context.Context, fresh *snapshot) {
 	v.st = v.newState(ctx)
 }
 
-// Claim marks the view as read by a run: the run reads the model's view from now on, with the
+// claim marks the view as read by a run: the run reads the model's view from now on, with the
 // markers appended since the value was read (BeforeRun may have waited for one).
-func (v *View) Claim(ctx context.Context) {
+func (v *View) claim(ctx context.Context) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.run = true
@@ -462,7 +459,7 @@ func (v *View) readPeople(sn *snapshot, st *viewState) []Shown {
 	r, err := v.s.store.Read(v.getCtx, Key(sn.key), Query{})
 	if err != nil {
 		have := st.events
-		notice := Shown{Author: NoticeAuthor, Content: genai.NewContentFromText(fmt.Sprintf("[adkctx] The whole history of this session could not be read (%v); "+
+		notice := Shown{Author: noticeAuthor, Content: genai.NewContentFromText(fmt.Sprintf("[adkctx] The whole history of this session could not be read (%v); "+
 			"what follows are only the %d newest stored events.", err, len(have)), genai.RoleModel)}
 		return append([]Shown{notice}, v.s.notices(have)...)
 	}
@@ -482,7 +479,7 @@ func (s *Sessions) notices(events []compaction.Event) []Shown {
 		if _, sc, ok := s.e.e.Viewer().Resolve(events, events[i].ID); ok && sc != nil {
 			summary = textOf(sc)
 		}
-		out[i].Author = NoticeAuthor
+		out[i].Author = noticeAuthor
 		out[i].Content = genai.NewContentFromText(compactionNotice(m, summary), genai.RoleModel)
 	}
 	return out

@@ -266,7 +266,7 @@ func TestGetReadsWhatTheViewNeeds(t *testing.T) {
 	if read > 2*shows+8 {
 		t.Errorf("a Get read %d events in %d reads for a view of %d", read, gets, shows)
 	}
-	if pp := v.People(); len(pp) != 81 || pp[80].Author != NoticeAuthor {
+	if pp := v.People(); len(pp) != 81 || pp[80].Author != noticeAuthor {
 		t.Errorf("people read %d events, want the 80 stored and the marker's notice last", len(pp))
 	}
 }
@@ -288,7 +288,7 @@ func TestPeopleSeeEveryEvent(t *testing.T) {
 		t.Fatalf("people read %d events, want 13 (12 and the marker's notice)", len(people))
 	}
 	notice := people[12]
-	if notice.Author != NoticeAuthor || notice.Event == nil || !strings.HasPrefix(textOf(notice.Content), "[adkctx] Compaction 1 (manual)") {
+	if notice.Author != noticeAuthor || notice.Event == nil || !strings.HasPrefix(textOf(notice.Content), "[adkctx] Compaction 1 (manual)") {
 		t.Errorf("the marker is shown as %q by %q", textOf(notice.Content), notice.Author)
 	}
 
@@ -310,7 +310,7 @@ func TestPeopleSeeEveryEvent(t *testing.T) {
 	st.fail = errors.New("database is locked")
 	st.mu.Unlock()
 	got := v3.People()
-	if len(got) == 0 || got[0].Event != nil || got[0].Author != NoticeAuthor || !strings.Contains(textOf(got[0].Content), "could not be read") {
+	if len(got) == 0 || got[0].Event != nil || got[0].Author != noticeAuthor || !strings.Contains(textOf(got[0].Content), "could not be read") {
 		t.Fatalf("a people read that failed starts with %v, want a notice saying so", ids(got))
 	}
 }
