@@ -131,10 +131,12 @@ func excerptNote(name string) string {
 }
 
 // SummaryLine is the line a summary carries when the recall tools are installed: the turns it
-// covers can still be searched and read.
+// covers can still be searched and read, and an exact value the agent saw before (a name, an
+// id, a path, an error) is one search away — nothing else in the request says it is there.
 func SummaryLine() string {
-	return fmt.Sprintf("Earlier turns are kept word for word: search them with %s(query=…) and read one with %s(turn=…).",
-		ToolSearchHistory, ToolReadTurn)
+	return fmt.Sprintf("Earlier turns and tool outputs are kept word for word: %s(query=…) finds an exact name, id, path or "+
+		"error in the turns (read one with %s(turn=…)), %s(query=…) in the saved outputs.",
+		ToolSearchHistory, ToolReadTurn, ToolSearchOutputs)
 }
 
 // clip returns s cut to at most n bytes on a rune boundary, for names quoted in errors.
