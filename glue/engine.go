@@ -2,7 +2,6 @@ package glue
 
 import (
 	"context"
-	"errors"
 	"sync"
 
 	"go.uber.org/zap"
@@ -62,10 +61,6 @@ type SaveFunc func(ctx context.Context, name string, part *genai.Part) error
 // ErrNoArtifactService is what a SaveFunc returns when the runner has no artifact service after
 // all (adk-go v2 hands tools artifacts that fail then): the output is cut without being saved.
 var ErrNoArtifactService = engine.ErrNoArtifactService
-
-// errSecondStore is Sessions's error for a second store.
-var errSecondStore = errors.New("adkctx: this Hooks already holds a session store: one Hooks serves one store " +
-	"(wire every runner over that store with it, or make another Hooks for another store)")
 
 // Sessions returns the read and view machine over st, making it (and starting compaction) the
 // first time. An engine holds one store: a later call returns the same machine, whatever st (the

@@ -318,17 +318,17 @@ type Shown struct {
 
 func (s *Sessions) view(ctx context.Context, sn *snapshot) *View {
 	v := &View{s: s, getCtx: ctx, snap: sn}
-	v.st = v.newState(nil)
+	v.st = v.newState(ctx, false)
 	return v
 }
 
 // newState takes the value's state now: the events its read holds, and the board's markers.
-// With ctx (a change of the value), a marker this process appended since the read makes it read
+// On a change of the value (reread), a marker this process appended since the read makes it read
 // the session again (history.ForView), so the view holds the whole chain of markers stored
 // meanwhile; the board's markers stand in for what that read cannot give. Hold v.mu (or own v
 // alone).
-func (v *View) newState(ctx context.Context) *viewState {
-	if ctx != nil && !v.snap.current() {
+func (v *View) newState(ctx context.Context, reread bool) *viewState {
+	if reread && !v.snap.current() {
 		if fresh, err := v.s.read(ctx, v.snap.key, history.ForView); err == nil {
 			v.snap = fresh
 		} else {
@@ -361,7 +361,7 @@ func (v *View) appended(ctx context.Context, fresh *snapshot) {
 	if fresh != nil {
 		v.snap = fresh
 	}
-	v.st = v.newState(ctx)
+	v.st = v.newState(ctx, true)
 }
 
 // claim marks the view as read by a run: the run reads the model's view from now on, with the
@@ -370,7 +370,7 @@ func (v *View) claim(ctx context.Context) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.run = true
-	v.st = v.newState(ctx)
+	v.st = v.newState(ctx, true)
 }
 
 // Claimed reports whether a run claimed the view.

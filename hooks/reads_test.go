@@ -494,7 +494,7 @@ func TestBoundedReadAfterAnotherWriter(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := range 80 {
-				ev := session.NewEvent(fmt.Sprintf("notify-%02d", i))
+				ev := session.NewEventWithContext(ctx, fmt.Sprintf("notify-%02d", i))
 				ev.Author = "assistant"
 				ev.Timestamp = clock.Now()
 				ev.Content = genai.NewContentFromText(fmt.Sprintf("Build %d finished: all green.", i), genai.RoleModel)
