@@ -1,21 +1,34 @@
-# adkctx — every check CI runs is behind `make test`.
+# adkctx — every check CI runs is behind `make test`; `make check` is the quick one.
 #
-# The repository holds four Go modules (see README.md, "Layout"):
+# The repository holds six Go modules (see README.md, "Layout"):
 #   .        github.com/adkctx/adkctx          the core: no adk-go dependency
 #   hooks    github.com/adkctx/adkctx/hooks    the glue for adk-go v1 (google.golang.org/adk)
 #   adk2     github.com/adkctx/adkctx/adk2     the glue for adk-go v2 (google.golang.org/adk/v2)
 #   example  github.com/adkctx/adkctx/example  the runnable v1 agent behind `make run`
 #   cmd/adkctx github.com/adkctx/adkctx/cmd/adkctx  the `adkctx replay` command
-# Every check runs in each module, from the module's own directory.
+#   internal/release  the release tooling: module proxy, consumer test, API files (not released)
+# Every check runs in each module, from the module's own directory. The first four are released
+# together at the version in VERSION (docs/RELEASING.md).
 GO           ?= go
 STATICCHECK  := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN          := $(CURDIR)/.bin
-MODULES      := . hooks adk2 example cmd/adkctx
+MODULES      := . hooks adk2 example cmd/adkctx internal/release
 FUZZTIME     ?= 3000x
+# The release tooling's commands, run from its module.
+RELEASE      := $(GO) -C internal/release run
 
-.PHONY: test tidy generated vet staticcheck unit figures fuzz bench run run-adk2 screenshot generate
+.PHONY: test check tidy generated api api-check apistats vet staticcheck unit quick consumer figures fuzz bench run run-adk2 screenshot generate
 
-test: tidy generated vet staticcheck unit figures fuzz
+# The full check, CI's. Its unit step includes the consumer test (internal/release): the modules
+# built into a module proxy at VERSION, then installed, built and run as a user does.
+# Measured on a 2-core machine shared with other work (load average about 4), warm caches:
+# make test  DURATION_TEST
+test: tidy generated api-check vet staticcheck unit figures fuzz
+
+# The quick check, for the edit-test loop: tidy, the generated v2 glue, the API files, vet and
+# every module's tests with -short, without -race, staticcheck, figures, fuzzers or the consumer
+# test. Measured as above: make check  DURATION_CHECK
+check: tidy generated api-check vet quick
 
 # The adk-go v2 glue is generated from the v1 glue (internal/cmd/glue2): a stale copy fails CI.
 generated:
@@ -23,6 +36,19 @@ generated:
 
 generate:
 	$(GO) run ./internal/cmd/glue2
+
+# The exported API of the released modules, one declaration per line in api/*.txt: make test fails
+# on any difference; `make api` rewrites the files, committed with the change that made it.
+api:
+	$(RELEASE) ./cmd/api -w
+
+api-check:
+	$(RELEASE) ./cmd/api -check
+
+# Exported identifiers per package and module (the v2 glue, generated, counted once), and the
+# functions over 80 lines.
+apistats:
+	@$(RELEASE) ./cmd/api -count -long 80
 
 # go.mod and go.sum must already be tidy: CI fails on any diff.
 tidy:
@@ -41,6 +67,14 @@ staticcheck: $(BIN)/staticcheck
 unit:
 	@set -e; for m in $(MODULES); do echo "test $$m"; \
 	  (cd $$m && $(GO) test -race -shuffle=on -count=1 -timeout 15m ./...); done
+
+quick:
+	@set -e; for m in $(MODULES); do echo "test -short $$m"; \
+	  (cd $$m && $(GO) test -short -count=1 -timeout 15m ./...); done
+
+# The consumer test alone (make test runs it in unit): docs/RELEASING.md.
+consumer:
+	cd internal/release && $(GO) test -count=1 -run '^TestConsumer$$' -v .
 
 # Tests that assert measured figures (token counts, not time), too slow under -race: the v1 glue's
 # and the v2 glue's, each through its own adk-go runner, and the retention figure replaying the

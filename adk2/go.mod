@@ -3,7 +3,7 @@ module github.com/adkctx/adkctx/adk2
 go 1.26.5
 
 require (
-	github.com/adkctx/adkctx v0.0.0
+	github.com/adkctx/adkctx v0.1.0
 	github.com/glebarez/sqlite v1.11.0
 	github.com/google/go-cmp v0.7.0
 	go.uber.org/goleak v1.3.0
@@ -66,6 +66,7 @@ require (
 	rsc.io/ordered v1.1.1 // indirect
 )
 
-// Development: the core is the root module of this repository. A release requires its
-// published version instead.
+// Inside this repository the core is the working tree's (the requirement above is the version
+// released with this module, from VERSION). A released go.mod has no replace directive:
+// docs/RELEASING.md.
 replace github.com/adkctx/adkctx => ../

@@ -87,11 +87,12 @@ require (
 )
 
 require (
-	github.com/adkctx/adkctx v0.0.0
-	github.com/adkctx/adkctx/hooks v0.0.0
+	github.com/adkctx/adkctx v0.1.0
+	github.com/adkctx/adkctx/hooks v0.1.0
 )
 
-// The example is built from this repository's working tree, never from released versions.
+// The example is built from this repository's working tree, never from released versions (it is
+// not released: docs/RELEASING.md).
 replace (
 	github.com/adkctx/adkctx => ../
 	github.com/adkctx/adkctx/hooks => ../hooks

@@ -73,8 +73,9 @@ require (
 	rsc.io/ordered v1.1.1 // indirect
 )
 
-require github.com/adkctx/adkctx v0.0.0
+require github.com/adkctx/adkctx v0.1.0
 
-// Development: the core is the root module of this repository. A release tags the root module
-// first and requires that version here.
+// Inside this repository the core is the working tree's (the requirement above is the version
+// released with this module, from VERSION). A released go.mod has no replace directive:
+// docs/RELEASING.md.
 replace github.com/adkctx/adkctx => ../

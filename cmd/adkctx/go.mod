@@ -3,8 +3,8 @@ module github.com/adkctx/adkctx/cmd/adkctx
 go 1.25.0
 
 require (
-	github.com/adkctx/adkctx v0.0.0
-	github.com/adkctx/adkctx/hooks v0.0.0
+	github.com/adkctx/adkctx v0.1.0
+	github.com/adkctx/adkctx/hooks v0.1.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/glebarez/sqlite v1.11.0
 	github.com/google/go-cmp v0.7.0
@@ -76,8 +76,9 @@ require (
 	rsc.io/ordered v1.1.1 // indirect
 )
 
-// Development: the core and the v1 glue are this repository's modules. A release requires their
-// tagged versions instead.
+// Inside this repository the core and the v1 glue are the working tree's (the requirements above
+// are the versions released with this module, from VERSION). A released go.mod has no replace
+// directive: docs/RELEASING.md.
 replace (
 	github.com/adkctx/adkctx => ../..
 	github.com/adkctx/adkctx/hooks => ../../hooks

@@ -1,0 +1,145 @@
+package release
+
+import (
+	"go/ast"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// Every kind of exported declaration, one line each, in the form of Go's api/*.txt; nothing
+// unexported; parameter names left out at any depth, so that renaming one is no API change.
+func TestPackageAPI(t *testing.T) {
+	const src = `package p
+
+import (
+	"context"
+	"iter"
+	"time"
+)
+
+const Untyped = 8 << 10
+const Timeout time.Duration = 10 * time.Second
+const Name = "a \"quoted\" name"
+
+type Mode int
+
+const (
+	ModeA Mode = iota
+	ModeB
+	modeC
+)
+
+var ErrX error
+var hidden int
+
+func New(ctx context.Context, names ...string) (*T, error) { return nil, nil }
+func Map[K comparable, V any](m map[K]V, f func(key K, value V) bool) []V { return nil }
+func unexported() {}
+
+type T struct {
+	Public   int
+	private  int
+	Callback func(ctx context.Context, n int) error
+	Ch       <-chan [4]byte
+	Anon     struct{ A, B int }
+	inner
+	*Mode
+}
+
+type inner struct{}
+
+func (inner) Promoted() string { return "" }
+func (t *T) Close(context.Context) error { return nil }
+func (t T) String() string { return "" }
+func (t *T) hidden() {}
+
+type Reader interface {
+	Read(p []byte) (n int, err error)
+	hidden()
+	Stringer
+}
+
+type Stringer interface{ String() string }
+
+type Number interface{ ~int | ~float64 }
+
+type List[E any] struct{ Items []E }
+
+func (l *List[E]) All() iter.Seq2[int, E] { return nil }
+
+type Alias = List[string]
+
+type Handler func(context.Context, *T) (bool, error)
+
+type hiddenType struct{}
+
+func (hiddenType) Exported() {}
+`
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "p.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := types.Config{Importer: importer.Default()}
+	pkg, err := conf.Check("example.com/p", fset, []*ast.File{f}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, names := packageAPI(pkg)
+	want := []string{
+		`const Untyped = 8192`,
+		`const Timeout time.Duration = 10000000000`,
+		`const Name = "a \"quoted\" name"`,
+		`type Mode int`,
+		`const ModeA Mode = 0`,
+		`const ModeB Mode = 1`,
+		`var ErrX error`,
+		`func New(context.Context, ...string) (*T, error)`,
+		`func Map[K comparable, V any](map[K]V, func(K, V) bool) []V`,
+		`type T struct`,
+		`type T struct, Public int`,
+		`type T struct, Callback func(context.Context, int) error`,
+		`type T struct, Ch <-chan [4]byte`,
+		`type T struct, Anon struct{ A int; B int }`,
+		`type T struct, embedded inner`,
+		`type T struct, embedded *Mode`,
+		`method (T) Promoted() string`,
+		`method (*T) Close(context.Context) error`,
+		`method (T) String() string`,
+		`type Reader interface, Read([]byte) (int, error)`,
+		`type Reader interface, embedded Stringer`,
+		`type Reader interface { Read }`,
+		`type Stringer interface, String() string`,
+		`type Stringer interface { String }`,
+		`type Number interface, embedded ~int | ~float64`,
+		`type Number interface {}`,
+		`type List[E any] struct`,
+		`type List[E any] struct, Items []E`,
+		`method (*List[E]) All() iter.Seq2[int, E]`,
+		`type Alias = List[string]`,
+		`type Handler func(context.Context, *T) (bool, error)`,
+	}
+	for i := range want {
+		want[i] = "pkg example.com/p, " + want[i]
+	}
+	if diff := cmp.Diff(sorted(want), sorted(lines)); diff != "" {
+		t.Errorf("API lines (-want +got):\n%s", diff)
+	}
+	// Untyped, Timeout, Name, Mode, ModeA, ModeB, ErrX, New, Map, T, T.Close, T.String,
+	// Reader, Stringer, Number, List, List.All, Alias, Handler.
+	if names != 19 {
+		t.Errorf("exported identifiers: %d, want 19", names)
+	}
+}
+
+func sorted(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
+}
