@@ -141,11 +141,12 @@ func TestReplayIsDeterministic(t *testing.T) {
 			t.Errorf("%s reports differ between two replays", name)
 		}
 	}
-	// The replay did something worth repeating: compactions, trims and misses at 8K.
+	// The replay did something worth repeating: compactions and misses at 8K. (No trims: the
+	// compacted view keeps these sessions under the hard limit, as it should.)
 	r := decodeReport(t, jsons[0])
 	tot := r.Totals[0]
-	if tot["compactions"] == 0 || tot["requests_trimmed"] == 0 || tot["references"] == tot["references_kept_adkctx"] {
-		t.Errorf("totals %v: want compactions, trims and misses", tot)
+	if tot["compactions"] == 0 || tot["references"] == tot["references_kept_adkctx"] {
+		t.Errorf("totals %v: want compactions and misses", tot)
 	}
 }
 
