@@ -72,7 +72,7 @@ type Prediction struct {
 	Anchored bool
 	// MarginSource says whether Margin is a prior or learned from reported counts. A budget
 	// may waive a prior margin rather than refuse a request its estimate alone fits (see
-	// processors/request.EnforceBudget); a learned one it always adds.
+	// the budget step); a learned one it always adds.
 	MarginSource MarginSource
 }
 

@@ -75,7 +75,7 @@ type Engine struct {
 	workDir string
 
 	// stepCheck, when set (tests), gets the result of checking the contents after each step of
-	// the request chain against what was measured of them (request.Measures.Check).
+	// the request chain against what was measured of them (steps.Measures.Check).
 	stepCheck func(step string, err error)
 
 	// keepSent: the summarizer is an LLMSummarizer, which may send a request the agent sent

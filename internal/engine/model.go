@@ -15,6 +15,7 @@ import (
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/compactor"
 	"github.com/adkctx/adkctx/internal/errkind"
+	"github.com/adkctx/adkctx/internal/steps"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/response"
 )
@@ -180,7 +181,7 @@ func (e *Engine) sentCopy(req *request.LLMRequest, refused error) *request.LLMRe
 // compactor's unit (estimated tokens of the history alone). What is stored next is added to the
 // projection of the next request (waitIfOverHard), which schedules the token compaction once
 // that request passes the soft limit.
-func (e *Engine) track(st *sessionState, model string, limits budget.Limits, d request.BudgetDecision, sent bool) (tokenLimit int) {
+func (e *Engine) track(st *sessionState, model string, limits budget.Limits, d steps.BudgetDecision, sent bool) (tokenLimit int) {
 	if sent {
 		// The next request is built from the view, not from this one as trimmed: it is
 		// projected from the request before the budget's cuts.
@@ -193,7 +194,7 @@ func (e *Engine) track(st *sessionState, model string, limits budget.Limits, d r
 // AfterModel records a final response's usage: calibration, accounting, a "model usage" log
 // entry, and the call record on the response (stored with its event).
 func (e *Engine) AfterModel(ctx context.Context, c Call, resp *response.LLMResponse) {
-	usage, ok := response.UsageOf(resp)
+	usage, ok := steps.UsageOf(resp)
 	if !ok {
 		return
 	}

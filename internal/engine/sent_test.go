@@ -17,6 +17,7 @@ import (
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/compactor"
+	"github.com/adkctx/adkctx/internal/steps"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/response"
 )
@@ -119,7 +120,7 @@ func TestSentLogBounds(t *testing.T) {
 		for _, s := range texts {
 			c := genai.NewContentFromText(s, genai.RoleUser)
 			r.Contents = append(r.Contents, c)
-			prints = append(prints, request.Fingerprint(c))
+			prints = append(prints, steps.Fingerprint(c))
 			sizes = append(sizes, budget.EstimateContent(c))
 		}
 		return r, prints, sizes

@@ -1,4 +1,4 @@
-package request_test
+package steps_test
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/internal/steps"
 	"github.com/adkctx/adkctx/processors/request"
 )
 
@@ -44,11 +45,11 @@ func TestEnforceBudgetReportsWhatItTook(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := &request.LLMRequest{Model: "m", Contents: tt.contents}
-			d, err := request.EnforceBudget(req, request.BudgetInput{Limits: limitsOf(tt.hard), Pinned: isSummary})
+			d, err := steps.EnforceBudget(req, steps.BudgetInput{Limits: limitsOf(tt.hard), Pinned: isSummary})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d.Action != request.ActionTrimmed {
+			if d.Action != steps.ActionTrimmed {
 				t.Fatalf("action %s, want trimmed", d.Action)
 			}
 			got := trimReport{d.TurnsDropped, d.ContentsDropped, d.ExchangesDropped, d.ResponsesCut, d.SummaryCut, d.TokensDropped > 0}
@@ -71,7 +72,7 @@ func TestBudgetExceededErrorStatesTheMargin(t *testing.T) {
 	req := &request.LLMRequest{Model: "m", Contents: []*genai.Content{userText(text)},
 		Config: &genai.GenerateContentConfig{SystemInstruction: userText("Answer briefly.")}}
 	limits := budget.Limits{Window: 4_000, Usable: 2_000, Soft: 500, Hard: 1_000}
-	d, err := request.EnforceBudget(req, request.BudgetInput{Limits: limits, Predict: predict})
+	d, err := steps.EnforceBudget(req, steps.BudgetInput{Limits: limits, Predict: predict})
 	var tooBig *request.BudgetExceededError
 	if !errors.As(err, &tooBig) {
 		t.Fatalf("err = %v, want *BudgetExceededError", err)

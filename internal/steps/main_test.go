@@ -1,4 +1,4 @@
-package response
+package steps_test
 
 import (
 	"testing"
