@@ -41,23 +41,6 @@ func ExampleEstimateRequest() {
 	// request: 66
 }
 
-// Calibrate: the model reported 1,150 prompt tokens for a request we estimated at 1,000. The
-// next request adds 200 estimated tokens.
-func ExampleCalibration() {
-	var cal budget.Calibration
-	cal.Observe(1_000, 1_150)
-	fmt.Printf("factor %.2f\n", cal.Factor)
-	// Growth: latest reported count + new part × factor, with a margin for the new part.
-	p := cal.Predict(1_200)
-	fmt.Println("grown:", p.Tokens, "margin:", p.Margin)
-	// After compaction the request shrank: estimate × factor.
-	fmt.Println("compacted:", cal.Predict(400).Tokens)
-	// Output:
-	// factor 1.15
-	// grown: 1380 margin: 58
-	// compacted: 460
-}
-
 // Account usage per user turn and estimate how many turns remain before the soft limit.
 func ExampleTally() {
 	var t budget.Tally
@@ -72,16 +55,16 @@ func ExampleTally() {
 	// turns=3 calls=3 last_prompt=18000 avg_growth=4000 turns_remaining=16
 }
 
-// Estimate a history, and a whole request with its system instruction, as a budget check
-// that may drop the oldest contents needs.
-func ExampleEstimateContents() {
+// Estimate one content, a history (no config) and a whole request with its system instruction,
+// as a budget check that may drop the oldest contents needs.
+func ExampleEstimateContent() {
 	history := []*genai.Content{
 		genai.NewContentFromText("List the files of the repository.", genai.RoleUser),
 		genai.NewContentFromFunctionCall("list_files", map[string]any{"dir": "."}, genai.RoleModel),
 		genai.NewContentFromFunctionResponse("list_files", map[string]any{"output": "go.mod\nmain.go\nREADME.md\n"}, genai.RoleUser),
 	}
 	system := genai.NewContentFromText("You are a careful coding assistant.", genai.RoleUser)
-	fmt.Println(budget.EstimateContent(history[2]), budget.EstimateContents(history),
+	fmt.Println(budget.EstimateContent(history[2]), budget.EstimateRequest(history, nil),
 		budget.EstimateRequest(history, &genai.GenerateContentConfig{SystemInstruction: system}))
 	// Output:
 	// 26 53 66

@@ -92,7 +92,7 @@ func TestCompactionSharesAnEarlierTurnsRequest(t *testing.T) {
 	// The next turn's first request passes the soft limit; the compaction leaves the turn before
 	// raw.
 	limits := e.Limits(info.Name)
-	question := genai.NewContentFromText(textOf("question 5", limits.Soft-budget.EstimateContents(contents)+500), genai.RoleUser)
+	question := genai.NewContentFromText(textOf("question 5", limits.Soft-budget.EstimateRequest(contents, nil)+500), genai.RoleUser)
 	store.events = append(store.events, compaction.Event{ID: "inv-5-0", InvocationID: "inv-5", Author: "user", Timestamp: time.Unix(120, 0), Content: question})
 	e.BeforeRun(ctx, s, "inv-5", nil, true, func() []compaction.Event { return nil })
 	next := &request.LLMRequest{Model: info.Name, Contents: append(append([]*genai.Content(nil), contents...), question)}

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/internal/calibrate"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/truncate"
 )
@@ -31,8 +32,8 @@ type BudgetInput struct {
 	// Limits of the request's model.
 	Limits budget.Limits
 	// Predict turns our estimate of the whole request into the predicted count of the model
-	// (budget.Calibration.Predict). Nil: the estimate, with no margin.
-	Predict func(estimate int) budget.Prediction
+	// (calibrate.Calibration.Predict). Nil: the estimate, with no margin.
+	Predict func(estimate int) calibrate.Prediction
 	// Pinned reports the contents never left out, only cut as a last resort: the summary of
 	// earlier conversation. Nil: none.
 	Pinned func(*genai.Content) bool
@@ -125,7 +126,7 @@ func EnforceBudget(req *request.LLMRequest, in BudgetInput) (BudgetDecision, err
 	}
 	predict := in.Predict
 	if predict == nil {
-		predict = func(n int) budget.Prediction { return budget.Prediction{Tokens: n} }
+		predict = func(n int) calibrate.Prediction { return calibrate.Prediction{Tokens: n} }
 	}
 	if req.Config != nil {
 		d.FixedTokens = budget.EstimateRequest(nil, req.Config)

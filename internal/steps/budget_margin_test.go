@@ -9,6 +9,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/internal/calibrate"
 	"github.com/adkctx/adkctx/internal/steps"
 	"github.com/adkctx/adkctx/processors/request"
 )
@@ -38,12 +39,12 @@ func policyOf(tokens int) *genai.GenerateContentConfig {
 // past the hard one, single-turn (nothing to trim): refused exactly when it cannot fit.
 func TestPriorMarginNeverRefusesWhatTheEstimateFits(t *testing.T) {
 	limits := smallWindow()
-	var learned budget.Calibration
+	var learned calibrate.Calibration
 	learned.Observe(2_000, 2_000) // one count, equal to the estimate: factor 1, margins learned
 	for _, tc := range []struct {
 		name string
-		cal  budget.Calibration
-	}{{"prior", budget.Calibration{}}, {"learned", learned}} {
+		cal  calibrate.Calibration
+	}{{"prior", calibrate.Calibration{}}, {"learned", learned}} {
 		t.Run(tc.name, func(t *testing.T) {
 			sent, refused, waived := 0, 0, 0
 			for size := limits.Soft; size <= limits.Hard+400; size += 23 {
@@ -95,7 +96,7 @@ func TestPriorMarginNeverRefusesWhatTheEstimateFits(t *testing.T) {
 // learned margin is never waived.
 func TestMarginSourceDecisions(t *testing.T) {
 	limits := smallWindow()
-	var learned budget.Calibration
+	var learned calibrate.Calibration
 	learned.Observe(2_000, 2_000)
 	big := strings.Repeat("order 4417 shipped from the Leipzig warehouse on Monday\n", 120)
 	type outcome struct {
@@ -110,22 +111,22 @@ func TestMarginSourceDecisions(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		cal      budget.Calibration
+		cal      calibrate.Calibration
 		policy   int
 		contents []*genai.Content
 		want     outcome
 	}{
-		{"first request: the estimate fits, the prior margin does not", budget.Calibration{}, 3_400,
+		{"first request: the estimate fits, the prior margin does not", calibrate.Calibration{}, 3_400,
 			[]*genai.Content{userText("Where is my order 4417?")},
 			outcome{Action: steps.ActionCompactionNeeded, Source: budget.MarginPrior, Waived: true, ContentsAsRaw: true}},
-		{"first request over by its estimate alone", budget.Calibration{}, 3_600,
+		{"first request over by its estimate alone", calibrate.Calibration{}, 3_600,
 			[]*genai.Content{userText("Where is my order 4417?")},
 			outcome{Action: steps.ActionRejected, Source: budget.MarginPrior, Waived: true, Refused: true,
 				ErrorSays: "even without a safety margin (the model has reported no token count for this session yet"}},
-		{"older turns to leave out: the prior margin is kept", budget.Calibration{}, 2_000,
+		{"older turns to leave out: the prior margin is kept", calibrate.Calibration{}, 2_000,
 			[]*genai.Content{userText("first " + big), modelText("noted"), userText("Where is my order 4417?")},
 			outcome{Action: steps.ActionTrimmed, Source: budget.MarginPrior, TurnsDropped: 1}},
-		{"the newest result cut to what the estimate fits", budget.Calibration{}, 3_300,
+		{"the newest result cut to what the estimate fits", calibrate.Calibration{}, 3_300,
 			[]*genai.Content{userText("Look up order 4417"), modelCall("lookup"), toolResult("lookup", big)},
 			outcome{Action: steps.ActionTrimmed, Source: budget.MarginPrior, Waived: true, ResponsesCut: 1}},
 		{"learned margin: refused as it always was", learned, 3_420,

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/internal/calibrate"
 	"github.com/adkctx/adkctx/internal/steps"
 	"github.com/adkctx/adkctx/processors/request"
 )
@@ -67,7 +68,7 @@ func TestEnforceBudgetReportsWhatItTook(t *testing.T) {
 // and the margin is what pushes them over.
 func TestBudgetExceededErrorStatesTheMargin(t *testing.T) {
 	const margin = 300
-	predict := func(n int) budget.Prediction { return budget.Prediction{Tokens: n, Margin: margin} }
+	predict := func(n int) calibrate.Prediction { return calibrate.Prediction{Tokens: n, Margin: margin} }
 	text := strings.Repeat("word ", 700) // ~900 tokens: fits 1,000 alone, not with the margin
 	req := &request.LLMRequest{Model: "m", Contents: []*genai.Content{userText(text)},
 		Config: &genai.GenerateContentConfig{SystemInstruction: userText("Answer briefly.")}}

@@ -17,7 +17,7 @@ type BudgetExceededError struct {
 	// of the system instruction and tools, and of the whole request as it came in.
 	NewestTurnTokens, FixedTokens, RequestTokens int
 	// Margin is the safety margin of the prediction and MarginSource where it comes from (see
-	// budget.Calibration). A learned margin (or one of unnamed source) is added: the request is
+	// budget.MarginSource). A learned margin (or one of unnamed source) is added: the request is
 	// refused when the newest turn, the fixed part and the margin do not fit under HardLimit. A
 	// prior margin (the model has reported no count yet) is not: the request is refused only when
 	// the newest turn and the fixed part alone do not fit.
