@@ -88,7 +88,7 @@ func TestTruncateResponsesWithADKRunner(t *testing.T) {
 			}
 		}
 	}
-	if len(sent) == 0 || len(sent) > truncate.DefaultMaxBytes {
+	if len(sent) == 0 || len(sent) > (truncate.Config{}).WithDefaults().MaxBytes {
 		t.Fatalf("sent %d bytes of tool output", len(sent))
 	}
 	if !strings.HasPrefix(sent, "building step ...\n") || !strings.HasSuffix(sent, "FAIL: 3 tests failed\n") ||
