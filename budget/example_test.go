@@ -1,6 +1,7 @@
 package budget_test
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"google.golang.org/genai"
@@ -68,4 +69,44 @@ func ExampleEstimateContent() {
 		budget.EstimateRequest(history, &genai.GenerateContentConfig{SystemInstruction: system}))
 	// Output:
 	// 26 53 66
+}
+
+// Ask whether adkctx knows a model's window and where its figures come from: the built-in
+// table, an application's entry (an entry without a window keeps the built-in one), or the
+// fallback for a model nobody named.
+func ExampleRegistry_Lookup() {
+	reg := budget.NewRegistry(budget.ModelInfo{Name: "gemini-2.5-flash", MaxOutputTokens: 8_192})
+	for _, name := range []string{"gemini-2.5-flash-001", "gpt-4.1-mini", "mystery-model"} {
+		info, known := reg.Lookup(name)
+		fmt.Println(name, known, info.ContextWindow, info.MaxOutputTokens, info.Source)
+	}
+	// Output:
+	// gemini-2.5-flash-001 true 1048576 8192 override
+	// gpt-4.1-mini true 1047576 32768 builtin
+	// mystery-model false 128000 8192 fallback
+}
+
+// Read the usage a model response reports and add it up; a Tally's state encodes to JSON, so an
+// application can store it beside the session.
+func ExampleUsageFrom() {
+	first := budget.UsageFrom(&genai.GenerateContentResponseUsageMetadata{PromptTokenCount: 12_000, CandidatesTokenCount: 300, CachedContentTokenCount: 8_000})
+	second := budget.UsageFrom(&genai.GenerateContentResponseUsageMetadata{PromptTokenCount: 12_500, CandidatesTokenCount: 200, CachedContentTokenCount: 12_000})
+	sum := first.Add(second)
+	fmt.Println(sum.Prompt, sum.Cached, sum.Output, sum.Total)
+
+	var t budget.Tally
+	t.Add("inv-1", first)
+	t.Add("inv-2", second)
+	stored, err := json.Marshal(&t)
+	if err != nil {
+		panic(err)
+	}
+	var restored budget.Tally
+	if err := json.Unmarshal(stored, &restored); err != nil {
+		panic(err)
+	}
+	fmt.Println(restored.Report(budget.Limits{}).Total == t.Report(budget.Limits{}).Total)
+	// Output:
+	// 24500 20000 500 25000
+	// true
 }
