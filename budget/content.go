@@ -60,15 +60,6 @@ func EstimateContent(c *genai.Content) int {
 	return milliToTokens(contentMilli(c))
 }
 
-// EstimateContents is the sum of EstimateContent over cs, rounded once.
-func EstimateContents(cs []*genai.Content) int {
-	var m int64
-	for _, c := range cs {
-		m += contentMilli(c)
-	}
-	return milliToTokens(m)
-}
-
 // estimateValue estimates a JSON-like value (map[string]any, []any, strings,
 // numbers, bools, nil; other types through reflection) as compact JSON.
 func estimateValue(v any) int {

@@ -17,8 +17,8 @@ func TestEstimateNilSafety(t *testing.T) {
 		got  int
 	}{
 		{"nil content", EstimateContent(nil)},
-		{"nil contents", EstimateContents(nil)},
-		{"nil entries", EstimateContents([]*genai.Content{nil, nil})},
+		{"nil contents", EstimateRequest(nil, nil)},
+		{"nil entries", EstimateRequest([]*genai.Content{nil, nil}, nil)},
 		{"nil request", EstimateRequest(nil, nil)},
 		{"empty config", EstimateRequest(nil, &genai.GenerateContentConfig{})},
 		{"nil config parts", EstimateRequest(nil, &genai.GenerateContentConfig{Tools: []*genai.Tool{nil, {FunctionDeclarations: []*genai.FunctionDeclaration{nil}}}})},
@@ -223,7 +223,7 @@ func TestEstimateRequestComponents(t *testing.T) {
 	}
 	tools := sampleTools()
 	got := EstimateRequest(contents, &genai.GenerateContentConfig{SystemInstruction: sys, Tools: tools})
-	parts := EstimateContent(sys) + estimateTools(tools) + EstimateContents(contents)
+	parts := EstimateContent(sys) + estimateTools(tools) + EstimateRequest(contents, nil)
 	if d := got - parts; d < -3 || d > 3 {
 		t.Errorf("EstimateRequest = %d, sum of components = %d", got, parts)
 	}

@@ -47,9 +47,9 @@
 // backslashes in their strings included), executable code and results, and
 // placeholder costs for media: 1,290 tokens per image, inline audio/video/PDF
 // at one token per 256 bytes (at least 258), 2,580 per non-image file
-// reference; plus 4 tokens per content and 1 per part. [EstimateContents] sums
-// a history; [EstimateRequest] adds a genai config's system instruction and
-// tool declarations. Map entries are counted independently, so results do
+// reference; plus 4 tokens per content and 1 per part. [EstimateRequest]
+// sums a history, with a genai config's system instruction and tool
+// declarations when given one. Map entries are counted independently, so results do
 // not depend on Go's map order. Nothing panics on nil. The package depends on
 // genai only, not on adk-go's request types.
 //
@@ -68,18 +68,13 @@
 //
 // # Calibration
 //
-// A [Calibration] learns, for one session and model, the ratio between the model's reported
-// prompt count and our estimate of the same request (moving average, clamped to [0.25, 4];
-// requests under 1,000 estimated tokens only anchor), and predicts the next request's count: the
-// latest reported count plus the growth since, scaled; after a shrink (compaction, trimming),
-// estimate × ratio. Counts are never summed across events. Each [Prediction] carries a safety
-// margin learned from the observed errors — the largest recent under-count relative to the part
-// of the request that was not yet reported, most of all right after large new content — so a
-// hard limit holds by the provider's count. Until the model reports a count the margin is a prior
-// ([MarginPrior]: 10% of the prediction), a guess rather than a measure, and the budget may waive
-// it rather than refuse a request its estimate alone fits; from the first count on it is
-// [MarginLearned]. It is a plain value: the hooks keep one per session and model, and rebuild it
-// from stored events by replaying Observe.
+// adkctx learns, for each session and model, the ratio between the model's reported prompt
+// count and the estimate of the same request, and predicts the next request's count from the
+// latest reported one. Each prediction carries a safety margin for the hard limit: until the
+// model reports a count it is a prior ([MarginPrior]: a guess, which the budget waives rather
+// than refuse a request its estimate alone fits), from then on it is learned from the observed
+// errors ([MarginLearned]). A *request.BudgetExceededError and the "budget decision" log entry
+// name the margin's source.
 //
 // # Accounting
 //

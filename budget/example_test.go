@@ -1,6 +1,7 @@
 package budget_test
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"google.golang.org/genai"
@@ -41,23 +42,6 @@ func ExampleEstimateRequest() {
 	// request: 66
 }
 
-// Calibrate: the model reported 1,150 prompt tokens for a request we estimated at 1,000. The
-// next request adds 200 estimated tokens.
-func ExampleCalibration() {
-	var cal budget.Calibration
-	cal.Observe(1_000, 1_150)
-	fmt.Printf("factor %.2f\n", cal.Factor)
-	// Growth: latest reported count + new part × factor, with a margin for the new part.
-	p := cal.Predict(1_200)
-	fmt.Println("grown:", p.Tokens, "margin:", p.Margin)
-	// After compaction the request shrank: estimate × factor.
-	fmt.Println("compacted:", cal.Predict(400).Tokens)
-	// Output:
-	// factor 1.15
-	// grown: 1380 margin: 58
-	// compacted: 460
-}
-
 // Account usage per user turn and estimate how many turns remain before the soft limit.
 func ExampleTally() {
 	var t budget.Tally
@@ -72,17 +56,57 @@ func ExampleTally() {
 	// turns=3 calls=3 last_prompt=18000 avg_growth=4000 turns_remaining=16
 }
 
-// Estimate a history, and a whole request with its system instruction, as a budget check
-// that may drop the oldest contents needs.
-func ExampleEstimateContents() {
+// Estimate one content, a history (no config) and a whole request with its system instruction,
+// as a budget check that may drop the oldest contents needs.
+func ExampleEstimateContent() {
 	history := []*genai.Content{
 		genai.NewContentFromText("List the files of the repository.", genai.RoleUser),
 		genai.NewContentFromFunctionCall("list_files", map[string]any{"dir": "."}, genai.RoleModel),
 		genai.NewContentFromFunctionResponse("list_files", map[string]any{"output": "go.mod\nmain.go\nREADME.md\n"}, genai.RoleUser),
 	}
 	system := genai.NewContentFromText("You are a careful coding assistant.", genai.RoleUser)
-	fmt.Println(budget.EstimateContent(history[2]), budget.EstimateContents(history),
+	fmt.Println(budget.EstimateContent(history[2]), budget.EstimateRequest(history, nil),
 		budget.EstimateRequest(history, &genai.GenerateContentConfig{SystemInstruction: system}))
 	// Output:
 	// 26 53 66
+}
+
+// Ask whether adkctx knows a model's window and where its figures come from: the built-in
+// table, an application's entry (an entry without a window keeps the built-in one), or the
+// fallback for a model nobody named.
+func ExampleRegistry_Lookup() {
+	reg := budget.NewRegistry(budget.ModelInfo{Name: "gemini-2.5-flash", MaxOutputTokens: 8_192})
+	for _, name := range []string{"gemini-2.5-flash-001", "gpt-4.1-mini", "mystery-model"} {
+		info, known := reg.Lookup(name)
+		fmt.Println(name, known, info.ContextWindow, info.MaxOutputTokens, info.Source)
+	}
+	// Output:
+	// gemini-2.5-flash-001 true 1048576 8192 override
+	// gpt-4.1-mini true 1047576 32768 builtin
+	// mystery-model false 128000 8192 fallback
+}
+
+// Read the usage a model response reports and add it up; a Tally's state encodes to JSON, so an
+// application can store it beside the session.
+func ExampleUsageFrom() {
+	first := budget.UsageFrom(&genai.GenerateContentResponseUsageMetadata{PromptTokenCount: 12_000, CandidatesTokenCount: 300, CachedContentTokenCount: 8_000})
+	second := budget.UsageFrom(&genai.GenerateContentResponseUsageMetadata{PromptTokenCount: 12_500, CandidatesTokenCount: 200, CachedContentTokenCount: 12_000})
+	sum := first.Add(second)
+	fmt.Println(sum.Prompt, sum.Cached, sum.Output, sum.Total)
+
+	var t budget.Tally
+	t.Add("inv-1", first)
+	t.Add("inv-2", second)
+	stored, err := json.Marshal(&t)
+	if err != nil {
+		panic(err)
+	}
+	var restored budget.Tally
+	if err := json.Unmarshal(stored, &restored); err != nil {
+		panic(err)
+	}
+	fmt.Println(restored.Report(budget.Limits{}).Total == t.Report(budget.Limits{}).Total)
+	// Output:
+	// 24500 20000 500 25000
+	// true
 }

@@ -24,10 +24,10 @@ const SummaryHeader = "[Summary of earlier conversation]"
 // other version is ignored (with a warning) and hides nothing.
 const markerVersion = 2
 
-// LedgerSnapshotEvery is how often a marker stores its ledger whole (see Marker.Ledger): the
+// ledgerSnapshotEvery is how often a marker stores its ledger whole (see Marker.Ledger): the
 // first marker of a session and every 8th after it. A process that has not read a session yet
 // reads back to the last of them once, at most 7 compactions.
-const LedgerSnapshotEvery = 8
+const ledgerSnapshotEvery = 8
 
 // Trigger says why a compaction ran.
 type Trigger string
@@ -86,7 +86,7 @@ type Marker struct {
 	SummaryBytes  int    `json:"summaryBytes,omitempty"`
 	// Ledger is the exact record of what the covered events did (files, tool counts, the user's
 	// messages, errors, what the tools did and returned); the next compaction continues it instead of counting again. It is
-	// stored whole in the first marker and every LedgerSnapshotEvery-th after it; a marker in
+	// stored whole in the first marker and every ledgerSnapshotEvery-th after it; a marker in
 	// between stores LedgerDelta, what its newly covered events add to the ledger of the marker
 	// it rolls up, and LedgerFrom, the timestamp (seconds) of the marker holding the whole
 	// ledger it continues: its ledger is that one with the deltas of the chain applied in order.

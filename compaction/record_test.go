@@ -226,7 +226,7 @@ func TestRecordDeltasExact(t *testing.T) {
 				to = len(events)
 			}
 			d := roundTrip(t, deltaOf(events[from:to], 0))
-			if markers%LedgerSnapshotEvery == 0 {
+			if markers%ledgerSnapshotEvery == 0 {
 				l = roundTrip(t, l)
 			}
 			l.apply(d)

@@ -527,10 +527,10 @@ func buildWindow(events []Event, p *plan, w windowParams, newly []int, invocatio
 	delta := deltaOf(win.input.Events, invocations)
 	win.input.Ledger = live.ledger.clone()
 	win.input.Ledger.apply(delta)
-	// The ledger is stored whole every LedgerSnapshotEvery markers; in between, what this one
+	// The ledger is stored whole every ledgerSnapshotEvery markers; in between, what this one
 	// adds to the ledger of the marker it rolls up (resolved above: its chain is in events).
 	switch {
-	case live.m == nil || (m.Seq-1)%LedgerSnapshotEvery == 0:
+	case live.m == nil || (m.Seq-1)%ledgerSnapshotEvery == 0:
 		m.Ledger = win.input.Ledger
 	case live.m.Ledger != nil:
 		m.LedgerDelta, m.LedgerFrom = delta, seconds(events[live.at].Timestamp)

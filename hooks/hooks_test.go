@@ -289,7 +289,7 @@ func TestSmallWindowNeverExceedsHardLimit(t *testing.T) {
 		t.Fatalf("budget decisions = %d, want 60", len(decisions))
 	}
 	last := decisions[len(decisions)-1].ContextMap()
-	if last["action"] != string(request.ActionTrimmed) || last["model"] != "tiny-model" || last["hard_limit"].(int64) != int64(limits.Hard) {
+	if last["action"] != "trimmed" || last["model"] != "tiny-model" || last["hard_limit"].(int64) != int64(limits.Hard) {
 		t.Errorf("last decision = %v", last)
 	}
 	for _, e := range decisions {
@@ -316,7 +316,7 @@ func TestSmallWindowNeverExceedsHardLimit(t *testing.T) {
 	if m.Calls() != calls {
 		t.Errorf("the model was called for a request that cannot fit")
 	}
-	if n := len(s.logs.FilterMessage("budget decision").FilterField(zap.String("action", string(request.ActionRejected))).All()); n != 1 {
+	if n := len(s.logs.FilterMessage("budget decision").FilterField(zap.String("action", "rejected")).All()); n != 1 {
 		t.Errorf("rejected decisions logged = %d, want 1", n)
 	}
 }

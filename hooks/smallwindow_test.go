@@ -145,7 +145,7 @@ func TestSmallWindowSendsTheFirstRequestAndLearns(t *testing.T) {
 			}
 			t.Logf("first request: estimated %d, predicted %d, prior margin %d, hard limit %d",
 				num(first, "estimated_tokens"), num(first, "predicted_tokens"), num(first, "safety_margin"), limits.Hard)
-			if first["margin_source"] != string(budget.MarginPrior) || first["margin_waived"] != true || first["action"] != string(request.ActionCompactionNeeded) {
+			if first["margin_source"] != string(budget.MarginPrior) || first["margin_waived"] != true || first["action"] != "compaction_needed" {
 				t.Errorf("first decision: margin_source %v, margin_waived %v, action %v; want prior, true, compaction_needed",
 					first["margin_source"], first["margin_waived"], first["action"])
 			}
@@ -212,7 +212,7 @@ func TestSmallWindowSendsTheFirstRequestAndLearns(t *testing.T) {
 			if m.Calls() != calls {
 				t.Errorf("the model was called for a request that cannot fit")
 			}
-			rejected := logs.FilterMessage("budget decision").FilterField(zap.String("action", string(request.ActionRejected))).All()
+			rejected := logs.FilterMessage("budget decision").FilterField(zap.String("action", "rejected")).All()
 			var sources []any
 			for _, e := range rejected {
 				sources = append(sources, e.ContextMap()["margin_source"])

@@ -30,7 +30,6 @@ import (
 	"github.com/adkctx/adkctx/hooks"
 	"github.com/adkctx/adkctx/hooks/internal/llmtest"
 	"github.com/adkctx/adkctx/hooks/internal/sqlitetest"
-	"github.com/adkctx/adkctx/processors/request"
 )
 
 // viewStores are the session services the view tests run on.
@@ -298,7 +297,7 @@ func TestLongToolLoopStaysInTheView(t *testing.T) {
 			trimmed, most := 0, 0
 			for _, d := range decisions {
 				f := d.ContextMap()
-				if f["action"] != string(request.ActionNone) {
+				if f["action"] != "none" {
 					trimmed++
 				}
 				most = max(most, int(f["contents"].(int64)))

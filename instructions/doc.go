@@ -19,8 +19,8 @@
 //
 // Paths are relative to the project root (slash-separated); the global file
 // is shown as "~/..." when it lives under the home directory. The text is
-// meant for req.Config.SystemInstruction (see processors/request
-// InjectInstructions), never for the agent's templated Instruction, so
+// meant for req.Config.SystemInstruction (appended as a part of its own by
+// the glue), never for the agent's templated Instruction, so
 // `{braces}` in the files are harmless.
 //
 // # Budget

@@ -32,7 +32,6 @@ import (
 	"github.com/adkctx/adkctx/adk2/internal/sqlitetest"
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
-	"github.com/adkctx/adkctx/processors/request"
 )
 
 // viewStores are the session services the view tests run on.
@@ -300,7 +299,7 @@ func TestLongToolLoopStaysInTheView(t *testing.T) {
 			trimmed, most := 0, 0
 			for _, d := range decisions {
 				f := d.ContextMap()
-				if f["action"] != string(request.ActionNone) {
+				if f["action"] != "none" {
 					trimmed++
 				}
 				most = max(most, int(f["contents"].(int64)))

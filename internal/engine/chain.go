@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/genai"
 
+	"github.com/adkctx/adkctx/internal/steps"
 	"github.com/adkctx/adkctx/processors/request"
 )
 
@@ -25,7 +26,7 @@ var requestSteps = [...]step{
 
 // step is one step of the request chain. Its run changes c.req and returns what it did (nil:
 // nothing to report). A step never changes a content in place: what it changes it replaces, so
-// the measures taken of a content stay true for it (request.Measures).
+// the measures taken of a content stay true for it (steps.Measures).
 type step struct {
 	name string
 	run  func(e *Engine, ctx context.Context, c *chain) stepReport
@@ -52,8 +53,8 @@ type chain struct {
 	in        callInput
 	check     bool // tests: measure so that Check can verify (Engine.stepCheck)
 
-	m    *request.Measures // nil until a step asks for it (measures)
-	base []request.Measure // the measures m started from, aligned with the contents then
+	m    *steps.Measures // nil until a step asks for it (measures)
+	base []steps.Measure // the measures m started from, aligned with the contents then
 
 	// Set by the steps, for BeforeModel.
 	recallOutputs bool          // the recall step: req declared read_saved_output
@@ -98,10 +99,10 @@ func (e *Engine) runChain(ctx context.Context, steps []step, sessionID string, s
 // contents as they are then (after the steps that ran before) are the base, each taking its size
 // from the stream's previous request (before its trim) where that held the same print at the
 // same place.
-func (c *chain) measures() *request.Measures {
+func (c *chain) measures() *steps.Measures {
 	if c.m == nil {
 		c.base = measure(c.req.Contents, c.in.prevSized)
-		c.m = request.NewMeasures(c.req.Contents, c.base, c.check)
+		c.m = steps.NewMeasures(c.req.Contents, c.base, c.check)
 	}
 	return c.m
 }
@@ -114,11 +115,11 @@ func sameContents(a, b []*genai.Content) bool {
 // measure fingerprints contents: a content whose print the stream's previous request (prev,
 // before its trim) held at the same place takes its size there; the others are estimated when
 // asked (Tokens < 0).
-func measure(contents []*genai.Content, prev prefixPrint) []request.Measure {
-	out := make([]request.Measure, len(contents))
+func measure(contents []*genai.Content, prev prefixPrint) []steps.Measure {
+	out := make([]steps.Measure, len(contents))
 	for i, c := range contents {
-		p := request.Fingerprint(c)
-		out[i] = request.Measure{Print: p, Tokens: -1}
+		p := steps.Fingerprint(c)
+		out[i] = steps.Measure{Print: p, Tokens: -1}
 		if i < len(prev.contents) && prev.contents[i] == p {
 			out[i].Tokens = prev.sizes[i]
 		}

@@ -23,11 +23,12 @@ import (
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/fixtures"
+	"github.com/adkctx/adkctx/internal/steps"
 	"github.com/adkctx/adkctx/processors/request"
 )
 
 // No step of the chain changes a content in place, whatever it does to a request: every content
-// is checked after each step against what was measured of it (request.Measures.Check), over
+// is checked after each step against what was measured of it (steps.Measures.Check), over
 // requests that truncate a stored oversized output, answer a call left without its response,
 // carry a summary, and pass the hard limit (trimmed), each request extending the one before.
 func TestChainStepsNeverChangeAContentInPlace(t *testing.T) {
@@ -50,7 +51,7 @@ func TestChainStepsNeverChangeAContentInPlace(t *testing.T) {
 	call := &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{Name: "run_tests"}}}}
 	orphan := &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{Name: "deploy"}}}}
 	history := append([]*genai.Content{summary}, base.Contents...)
-	actions := map[request.Action]int{}
+	actions := map[steps.Action]int{}
 	for n := 200; n <= len(history); n += 10 {
 		contents := append([]*genai.Content{}, history[:n]...)
 		contents = append(contents, call, huge, orphan, genai.NewContentFromText(fmt.Sprint("question ", n), genai.RoleUser))
@@ -62,11 +63,11 @@ func TestChainStepsNeverChangeAContentInPlace(t *testing.T) {
 		st.mu.Unlock()
 		switch {
 		case err != nil:
-			actions[request.ActionRejected]++
+			actions[steps.ActionRejected]++
 		case trimmed:
-			actions[request.ActionTrimmed]++
+			actions[steps.ActionTrimmed]++
 		default:
-			actions[request.ActionNone]++
+			actions[steps.ActionNone]++
 		}
 	}
 	for _, step := range []string{"recall", "truncate", "normalize", "instructions", "budget"} {
@@ -74,7 +75,7 @@ func TestChainStepsNeverChangeAContentInPlace(t *testing.T) {
 			t.Errorf("the %s step was never checked", step)
 		}
 	}
-	if actions[request.ActionTrimmed] == 0 || actions[request.ActionNone] == 0 {
+	if actions[steps.ActionTrimmed] == 0 || actions[steps.ActionNone] == 0 {
 		t.Errorf("requests %v: want some sent whole and some trimmed", actions)
 	}
 }
@@ -147,11 +148,11 @@ func TestDecisionEntryHoldsEveryStepsFieldsInOrder(t *testing.T) {
 	tests := []struct {
 		name   string
 		window int
-		action request.Action
+		action steps.Action
 	}{
-		{"sent whole", 1_000_000, request.ActionNone},
-		{"trimmed", 4_000, request.ActionTrimmed},
-		{"refused", 300, request.ActionRejected},
+		{"sent whole", 1_000_000, steps.ActionNone},
+		{"trimmed", 4_000, steps.ActionTrimmed},
+		{"refused", 300, steps.ActionRejected},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -163,7 +164,7 @@ func TestDecisionEntryHoldsEveryStepsFieldsInOrder(t *testing.T) {
 				t.Fatalf("%d budget decision entries, want 1", len(entries))
 			}
 			want := decisionFieldNames
-			if tt.action == request.ActionRejected {
+			if tt.action == steps.ActionRejected {
 				want = append(slices.Clone(want), "error_kind", "error")
 				if err == nil {
 					t.Errorf("BeforeModel: no error, want a refusal")
@@ -183,7 +184,7 @@ func TestDecisionEntryHoldsEveryStepsFieldsInOrder(t *testing.T) {
 				"synthetic_responses": got["synthetic_responses"] == int64(1),
 				"instruction_bytes":   got["instruction_bytes"].(int64) >= int64(len(agents)),
 				"contents":            got["contents"] == int64(len(req.Contents)),
-				"turns_dropped":       (tt.action == request.ActionTrimmed) == (got["turns_dropped"].(int64) > 0),
+				"turns_dropped":       (tt.action == steps.ActionTrimmed) == (got["turns_dropped"].(int64) > 0),
 			} {
 				if !ok {
 					t.Errorf("%s = %v: not what the step did", field, got[field])

@@ -22,6 +22,7 @@ import (
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/instructions"
+	"github.com/adkctx/adkctx/internal/calibrate"
 	"github.com/adkctx/adkctx/internal/compactor"
 	"github.com/adkctx/adkctx/internal/config"
 	"github.com/adkctx/adkctx/internal/history"
@@ -75,7 +76,7 @@ type Engine struct {
 	workDir string
 
 	// stepCheck, when set (tests), gets the result of checking the contents after each step of
-	// the request chain against what was measured of them (request.Measures.Check).
+	// the request chain against what was measured of them (steps.Measures.Check).
 	stepCheck func(step string, err error)
 
 	// keepSent: the summarizer is an LLMSummarizer, which may send a request the agent sent
@@ -298,7 +299,7 @@ func (e *Engine) wiringFinding(kind, msg string, level zapcore.Level) error {
 // session's stored events (Restore), so any process can serve any turn.
 type sessionState struct {
 	mu     sync.Mutex
-	calib  map[string]*budget.Calibration // by normalized model name
+	calib  map[string]*calibrate.Calibration // by normalized model name
 	tally  budget.Tally
 	limits budget.Limits // of the model last used
 	// tokenLimit is the soft limit in the compactor's unit; lastEstimate our estimate of the
@@ -385,7 +386,7 @@ func keyOf(c Call) compactor.Session {
 func (e *Engine) state(s compactor.Session) *sessionState {
 	var st *sessionState
 	e.sessions.Update(s, func() *sessionState {
-		return &sessionState{calib: map[string]*budget.Calibration{},
+		return &sessionState{calib: map[string]*calibrate.Calibration{},
 			calls: lru.New[callKey, *call](maxCallsInSession), streams: lru.New[streamKey, *stream](maxCallsInSession),
 			sent: sentLog{ttl: sentTTL}}
 	},
@@ -394,13 +395,13 @@ func (e *Engine) state(s compactor.Session) *sessionState {
 }
 
 // calibration returns the session's calibration for a model. Hold st.mu.
-func (st *sessionState) calibration(model string) *budget.Calibration {
+func (st *sessionState) calibration(model string) *calibrate.Calibration {
 	c, ok := st.calib[model]
 	if !ok {
 		if len(st.calib) >= 8 { // a session uses few models; bound hostile input
 			clear(st.calib)
 		}
-		c = &budget.Calibration{}
+		c = &calibrate.Calibration{}
 		st.calib[model] = c
 	}
 	return c

@@ -13,8 +13,10 @@ import (
 
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/calibrate"
 	"github.com/adkctx/adkctx/internal/compactor"
 	"github.com/adkctx/adkctx/internal/errkind"
+	"github.com/adkctx/adkctx/internal/steps"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/response"
 )
@@ -85,7 +87,7 @@ type callInput struct {
 	stream *stream
 	seq    int
 	limits budget.Limits
-	cal    budget.Calibration
+	cal    calibrate.Calibration
 	plugin bool // the plugin saw the invocation start
 	// prevDrop, prev and prevSized are the stream's previous request: the turns it left out, its
 	// prints as sent and before the budget's trim.
@@ -180,7 +182,7 @@ func (e *Engine) sentCopy(req *request.LLMRequest, refused error) *request.LLMRe
 // compactor's unit (estimated tokens of the history alone). What is stored next is added to the
 // projection of the next request (waitIfOverHard), which schedules the token compaction once
 // that request passes the soft limit.
-func (e *Engine) track(st *sessionState, model string, limits budget.Limits, d request.BudgetDecision, sent bool) (tokenLimit int) {
+func (e *Engine) track(st *sessionState, model string, limits budget.Limits, d steps.BudgetDecision, sent bool) (tokenLimit int) {
 	if sent {
 		// The next request is built from the view, not from this one as trimmed: it is
 		// projected from the request before the budget's cuts.
@@ -193,7 +195,7 @@ func (e *Engine) track(st *sessionState, model string, limits budget.Limits, d r
 // AfterModel records a final response's usage: calibration, accounting, a "model usage" log
 // entry, and the call record on the response (stored with its event).
 func (e *Engine) AfterModel(ctx context.Context, c Call, resp *response.LLMResponse) {
-	usage, ok := response.UsageOf(resp)
+	usage, ok := steps.UsageOf(resp)
 	if !ok {
 		return
 	}
@@ -244,11 +246,11 @@ func (e *Engine) AfterModel(ctx context.Context, c Call, resp *response.LLMRespo
 // (of that model) and accounting after the call, so that a process that reads only the newest
 // part of a session (or none of the calls before) decides as one that saw every call.
 type callRecord struct {
-	Seq         int                 `json:"call_seq"`
-	Estimate    int                 `json:"estimated_tokens"`
-	Model       string              `json:"model"`
-	Calibration *budget.Calibration `json:"calibration,omitempty"`
-	Tally       *budget.Tally       `json:"tally,omitempty"`
+	Seq         int                    `json:"call_seq"`
+	Estimate    int                    `json:"estimated_tokens"`
+	Model       string                 `json:"model"`
+	Calibration *calibrate.Calibration `json:"calibration,omitempty"`
+	Tally       *budget.Tally          `json:"tally,omitempty"`
 }
 
 // encode returns the record in the shape a database round trip produces (float64 numbers,
@@ -309,7 +311,7 @@ func (e *Engine) Restore(s compactor.Session, invocation string, events func() [
 	if len(newest) == 0 || st.seq == newest[0].Seq {
 		return // no call stored, or this process saw every one
 	}
-	st.calib, st.tally, st.seq = map[string]*budget.Calibration{}, budget.Tally{}, newest[0].Seq
+	st.calib, st.tally, st.seq = map[string]*calibrate.Calibration{}, budget.Tally{}, newest[0].Seq
 	st.softTriggered = false
 	st.limits = e.Limits(newest[0].Model)
 	st.lastEstimate, st.lastModel, st.added = newest[0].Estimate, newest[0].Model, added

@@ -6,11 +6,12 @@ import (
 	"hash/maphash"
 
 	"github.com/adkctx/adkctx/internal/exact"
+	"github.com/adkctx/adkctx/internal/steps"
 	"github.com/adkctx/adkctx/processors/request"
 )
 
 // prefixPrint is the print of a request: a hash of its system instruction and tools, and each
-// content's print and size (request.Measure), every one a hash of every byte. Between two
+// content's print and size (steps.Measure), every one a hash of every byte. Between two
 // requests of the same stream (one agent in one branch of a session), adk-go rebuilds every
 // content from the same events, so equal prints at the same position are the same content:
 //
@@ -27,7 +28,7 @@ type prefixPrint struct {
 
 // unchangedPrefix is the number of leading measures whose print is prev's at the same position:
 // the contents the previous request of the stream held, after its steps, unchanged.
-func unchangedPrefix(ms []request.Measure, prev prefixPrint) int {
+func unchangedPrefix(ms []steps.Measure, prev prefixPrint) int {
 	n := 0
 	for n < min(len(ms), len(prev.contents)) && ms[n].Print == prev.contents[n] {
 		n++

@@ -17,6 +17,7 @@ import (
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/compactor"
+	"github.com/adkctx/adkctx/internal/steps"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/response"
 )
@@ -91,7 +92,7 @@ func TestCompactionSharesAnEarlierTurnsRequest(t *testing.T) {
 	// The next turn's first request passes the soft limit; the compaction leaves the turn before
 	// raw.
 	limits := e.Limits(info.Name)
-	question := genai.NewContentFromText(textOf("question 5", limits.Soft-budget.EstimateContents(contents)+500), genai.RoleUser)
+	question := genai.NewContentFromText(textOf("question 5", limits.Soft-budget.EstimateRequest(contents, nil)+500), genai.RoleUser)
 	store.events = append(store.events, compaction.Event{ID: "inv-5-0", InvocationID: "inv-5", Author: "user", Timestamp: time.Unix(120, 0), Content: question})
 	e.BeforeRun(ctx, s, "inv-5", nil, true, func() []compaction.Event { return nil })
 	next := &request.LLMRequest{Model: info.Name, Contents: append(append([]*genai.Content(nil), contents...), question)}
@@ -119,7 +120,7 @@ func TestSentLogBounds(t *testing.T) {
 		for _, s := range texts {
 			c := genai.NewContentFromText(s, genai.RoleUser)
 			r.Contents = append(r.Contents, c)
-			prints = append(prints, request.Fingerprint(c))
+			prints = append(prints, steps.Fingerprint(c))
 			sizes = append(sizes, budget.EstimateContent(c))
 		}
 		return r, prints, sizes

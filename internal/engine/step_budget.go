@@ -9,10 +9,10 @@ import (
 
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
-	"github.com/adkctx/adkctx/processors/request"
+	"github.com/adkctx/adkctx/internal/steps"
 )
 
-// budgetStep holds the request to the model's limits (request.EnforceBudget, the summary
+// budgetStep holds the request to the model's limits (steps.EnforceBudget, the summary
 // pinned): it marks a request over the soft limit for compaction, trims one over the hard limit,
 // or refuses it (chain.err). It runs last: it prints the request as sent (and as it was before
 // its trim, which the stream's next request extends) and counts the tokens of its prefix the
@@ -21,7 +21,7 @@ func (e *Engine) budgetStep(_ context.Context, c *chain) stepReport {
 	m := c.measures()
 	c.sized.contents, c.sized.sizes = m.Prints(c.req.Contents)
 	untrimmed := c.req.Contents
-	d, err := request.EnforceBudget(c.req, request.BudgetInput{
+	d, err := steps.EnforceBudget(c.req, steps.BudgetInput{
 		Limits:               c.in.limits,
 		Predict:              c.in.cal.Predict,
 		Pinned:               compaction.IsSummary,
@@ -43,7 +43,7 @@ func (e *Engine) budgetStep(_ context.Context, c *chain) stepReport {
 // the contents sent.
 type budgetReport struct {
 	limits   budget.Limits
-	decision request.BudgetDecision
+	decision steps.BudgetDecision
 	reused   int
 	contents int
 	sent     bool // not refused
@@ -123,7 +123,7 @@ func (r *budgetReport) record(t *telemetry) {
 
 // marginSource is the decision's margin source as logged: "prior", "learned", or "none" when the
 // prediction named none.
-func marginSource(d request.BudgetDecision) string {
+func marginSource(d steps.BudgetDecision) string {
 	if d.MarginSource == "" {
 		return "none"
 	}
@@ -132,7 +132,7 @@ func marginSource(d request.BudgetDecision) string {
 
 // calibrationFactor is the decision's PredictedTokens / EstimatedTokens (1 when either is
 // unknown).
-func calibrationFactor(d request.BudgetDecision) float64 {
+func calibrationFactor(d steps.BudgetDecision) float64 {
 	if d.EstimatedTokens <= 0 || d.PredictedTokens <= 0 {
 		return 1
 	}

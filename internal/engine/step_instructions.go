@@ -7,11 +7,11 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/adkctx/adkctx/internal/errkind"
-	"github.com/adkctx/adkctx/processors/request"
+	"github.com/adkctx/adkctx/internal/steps"
 )
 
 // instructionsStep appends the merged AGENTS.md text of the session's working directory to the
-// request's system instruction (request.InjectInstructions). A load failure is logged and leaves
+// request's system instruction (steps.InjectInstructions). A load failure is logged and leaves
 // the request as it is.
 func (e *Engine) instructionsStep(ctx context.Context, c *chain) stepReport {
 	if e.loader == nil {
@@ -25,7 +25,7 @@ func (e *Engine) instructionsStep(ctx context.Context, c *chain) stepReport {
 			zap.String("error_kind", string(kind)), zap.String("error", msg))
 		return instructionsReport{}
 	}
-	request.InjectInstructions(c.req, merged.Text)
+	steps.InjectInstructions(c.req, merged.Text)
 	return instructionsReport{bytes: len(merged.Text), skipped: len(merged.Skipped)}
 }
 

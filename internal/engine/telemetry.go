@@ -16,7 +16,7 @@ import (
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/compactor"
 	"github.com/adkctx/adkctx/internal/errkind"
-	"github.com/adkctx/adkctx/processors/request"
+	"github.com/adkctx/adkctx/internal/steps"
 )
 
 // Instrumentation is the OpenTelemetry instrumentation scope of adkctx's meter and tracer.
@@ -101,7 +101,7 @@ type telemetry struct {
 // Token kinds of adkctx.request.tokens, in the order of modelOpts.kinds.
 var tokenKinds = [...]string{"estimated", "predicted", "final", "prefix_reused", "reported"}
 
-var actions = [...]request.Action{request.ActionNone, request.ActionCompactionNeeded, request.ActionTrimmed, request.ActionRejected}
+var actions = [...]steps.Action{steps.ActionNone, steps.ActionCompactionNeeded, steps.ActionTrimmed, steps.ActionRejected}
 
 // modelOpts are the measurement options of one model.
 type modelOpts struct {
@@ -142,7 +142,7 @@ func (t *telemetry) opts(model string) *modelOpts {
 	return o
 }
 
-func (o *modelOpts) action(a request.Action) metric.MeasurementOption {
+func (o *modelOpts) action(a steps.Action) metric.MeasurementOption {
 	for i, known := range actions {
 		if a == known {
 			return o.actions[i]

@@ -18,6 +18,7 @@ import (
 	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/internal/fixtures"
+	"github.com/adkctx/adkctx/internal/steps"
 	"github.com/adkctx/adkctx/processors/request"
 )
 
@@ -105,7 +106,7 @@ func BenchmarkTelemetryPerCall(b *testing.B) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	defer func() { _ = mp.Shutdown(context.Background()); _ = tp.Shutdown(context.Background()) }()
 	l := budget.Limits{Model: "gemini-2.5-flash", Soft: 700_000, Hard: 950_000}
-	d := request.BudgetDecision{Action: request.ActionNone, EstimatedTokens: 90_000, PredictedTokens: 100_000, FinalTokens: 100_000}
+	d := steps.BudgetDecision{Action: steps.ActionNone, EstimatedTokens: 90_000, PredictedTokens: 100_000, FinalTokens: 100_000}
 	reports := []stepReport{&budgetReport{limits: l, decision: d, reused: 80_000, contents: 1_000, sent: true}}
 	for _, v := range []struct {
 		name string

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/internal/errkind"
-	"github.com/adkctx/adkctx/processors/response"
+	"github.com/adkctx/adkctx/internal/steps"
 	"github.com/adkctx/adkctx/processors/truncate"
 	"github.com/adkctx/adkctx/recall"
 )
@@ -48,7 +48,7 @@ func (e *Engine) AfterTool(ctx context.Context, c Call, tool, callID string, res
 			return fmt.Sprintf("full output saved as artifact %q", out.name)
 		}
 	}
-	kept, stats := response.TruncateToolResult(result, e.cfg.Truncation, note)
+	kept, stats := steps.TruncateToolResult(result, e.cfg.Truncation, note)
 	if !stats.Truncated {
 		return nil
 	}
@@ -57,7 +57,7 @@ func (e *Engine) AfterTool(ctx context.Context, c Call, tool, callID string, res
 		if err := out.save(ctx, save); err != nil {
 			if errors.Is(err, ErrNoArtifactService) {
 				names = nil
-				kept, stats = response.TruncateToolResult(result, e.cfg.Truncation, nil)
+				kept, stats = steps.TruncateToolResult(result, e.cfg.Truncation, nil)
 				break
 			}
 			kind, msg := errkind.Of(err)
@@ -65,7 +65,7 @@ func (e *Engine) AfterTool(ctx context.Context, c Call, tool, callID string, res
 				zap.String("artifact", out.name), zap.String("error_kind", string(kind)), zap.String("error", msg))
 			// No marker may name an artifact that is not there.
 			names = nil
-			kept, stats = response.TruncateToolResult(result, e.cfg.Truncation, nil)
+			kept, stats = steps.TruncateToolResult(result, e.cfg.Truncation, nil)
 			break
 		}
 		names = append(names, out.name)

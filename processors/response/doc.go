@@ -1,7 +1,4 @@
-// Package response holds the steps adkctx runs on what comes back from the model and the tools:
-// UsageOf reads the token usage of a non-partial model response (for per-session accounting and
-// estimator calibration, in AfterModel), and TruncateToolResult bounds a tool's result with
-// package truncate before adk-go stores it (in AfterTool).
-//
-// The steps are pure functions over adk-go and genai values; the callback glue lives in hooks.
+// Package response holds what adkctx reads of a model response: LLMResponse, the fields the glue
+// of each adk-go major version copies from adk-go's model.LLMResponse (the usage it counts, the
+// content a summarizer reads).
 package response

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"google.golang.org/genai"
+
 	"github.com/adkctx/adkctx/processors/truncate"
 )
 
@@ -47,4 +49,23 @@ func ExampleValue() {
 	// compiling...
 	// compiling...
 	// 1 65000
+}
+
+// Cut the function responses of a content, as a request built from a history stored before
+// truncation existed holds them: the content is copied where it changes, never modified, and a
+// reader finds the cut by its marker line.
+func ExampleResponses() {
+	c := genai.NewContentFromFunctionResponse("run_tests", map[string]any{
+		"exit_code": 1,
+		"output":    strings.Repeat("=== RUN TestX\n--- PASS: TestX\n", 400) + "FAIL: TestInvoice\n",
+	}, genai.RoleUser)
+	cut, n, st := truncate.Responses(c, truncate.Config{MaxLines: 5}, nil)
+	out := cut.Parts[0].FunctionResponse.Response["output"].(string)
+	fmt.Println(n, "response cut;", st.OmittedLines, "of", st.OriginalLines, "lines omitted")
+	fmt.Println(strings.Contains(out, truncate.MarkerPrefix), strings.HasSuffix(out, "FAIL: TestInvoice\n"))
+	fmt.Println(cut != c, len(c.Parts[0].FunctionResponse.Response["output"].(string)))
+	// Output:
+	// 1 response cut; 797 of 801 lines omitted
+	// true true
+	// true 12018
 }

@@ -3,16 +3,17 @@ package truncate
 import (
 	"bytes"
 	"errors"
-	"github.com/adkctx/adkctx/internal/config"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/adkctx/adkctx/internal/config"
 )
 
 // Defaults and minimums of Config.
 const (
-	// DefaultMaxBytes is the byte limit used when Config.MaxBytes is zero (10 KiB).
-	DefaultMaxBytes = 10240
+	// defaultMaxBytes is the byte limit used when Config.MaxBytes is zero (10 KiB).
+	defaultMaxBytes = 10240
 	// defaultMaxLines is the line limit used when Config.MaxLines is zero.
 	defaultMaxLines = 256
 	// minMaxBytes is the smallest accepted non-zero Config.MaxBytes.
@@ -27,7 +28,7 @@ const (
 // reject a bad configuration up front.
 type Config struct {
 	// MaxBytes is the byte budget of a text (of all strings of a value together, for Value).
-	// Zero means DefaultMaxBytes (10240). Non-zero values below 64 are invalid.
+	// Zero means 10240 (10 KiB). Non-zero values below 64 are invalid.
 	MaxBytes int
 	// MaxLines is the line budget of a text (of all strings of a value together, for Value).
 	// Zero means 256. Non-zero values below 3 are invalid (a head line, the marker, a tail line).
@@ -51,7 +52,7 @@ func (c Config) Validate() error {
 // clamped to the minimum, so the cutter never fails.
 func (c Config) WithDefaults() Config {
 	if c.MaxBytes == 0 {
-		c.MaxBytes = DefaultMaxBytes
+		c.MaxBytes = defaultMaxBytes
 	} else if c.MaxBytes < minMaxBytes {
 		c.MaxBytes = minMaxBytes
 	}

@@ -198,7 +198,7 @@ func (m jsonMarshaler) MarshalJSON() ([]byte, error) {
 // The red-team findings: every shape of tool result is bounded. Each case failed before Value
 // bounded any value (passed through or stored far over the budget).
 func TestValueBoundsAnyShape(t *testing.T) {
-	const maxBytes = DefaultMaxBytes
+	const maxBytes = defaultMaxBytes
 	o200k, err := tokenizer.Get(tokenizer.O200kBase)
 	if err != nil {
 		t.Fatal(err)

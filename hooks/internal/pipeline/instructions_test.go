@@ -5,6 +5,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,7 +24,6 @@ import (
 
 	"github.com/adkctx/adkctx/agentsmd"
 	"github.com/adkctx/adkctx/instructions"
-	"github.com/adkctx/adkctx/processors/request"
 )
 
 // instrScriptedLLM replays responses in order and records the system
@@ -74,9 +74,10 @@ func instrWrite(t *testing.T, p, content string, bump bool) {
 	}
 }
 
-// TestInjectInstructionsEndToEnd runs adk-go's real runner and llmagent
-// with a BeforeModel callback doing Loader.Load + InjectInstructions.
-func TestInjectInstructionsEndToEnd(t *testing.T) {
+// TestInstructionsEndToEnd runs adk-go's real runner and llmagent with a BeforeModel callback
+// that loads the merged AGENTS.md text (Loader.Load) and appends it to the system instruction,
+// as the glue does.
+func TestInstructionsEndToEnd(t *testing.T) {
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -101,9 +102,7 @@ func TestInjectInstructionsEndToEnd(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		r := &request.LLMRequest{Model: req.Model, Contents: req.Contents, Config: req.Config}
-		request.InjectInstructions(r, m.Text)
-		req.Contents, req.Config = r.Contents, r.Config
+		appendInstruction(req, m.Text)
 		injectedMu.Lock()
 		injected = append(injected, m.Text)
 		injectedMu.Unlock()
@@ -239,4 +238,21 @@ func slicesContain(s []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// appendInstruction appends text to req's system instruction as a new part, after the agent's
+// own parts, never through the templated Instruction. The config and the content are copied:
+// adk-go may share them between requests.
+func appendInstruction(req *model.LLMRequest, text string) {
+	cfg := genai.GenerateContentConfig{}
+	if req.Config != nil {
+		cfg = *req.Config
+	}
+	si := genai.Content{Role: genai.RoleUser}
+	if cfg.SystemInstruction != nil {
+		si = *cfg.SystemInstruction
+	}
+	si.Parts = append(slices.Clip(si.Parts), genai.NewPartFromText(text))
+	cfg.SystemInstruction = &si
+	req.Config = &cfg
 }

@@ -176,7 +176,7 @@ type Step struct {
 	Action          string
 	ContentsDropped int
 	// FloorFits: the request's floor (system instruction and tools, summary, task and newest
-	// step) fit under the hard limit with its margin (request.BudgetDecision.FloorTokens), so a
+	// step) fit under the hard limit with its margin (the budget decision's floor_tokens), so a
 	// trim took history a compaction had left beside it.
 	FloorFits bool
 	// Reach holds, for each missed reference (Score.Missed, same order), the recall tool one

@@ -1,4 +1,4 @@
-package response
+package calibrate_test
 
 import (
 	"testing"

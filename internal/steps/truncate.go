@@ -1,8 +1,9 @@
-package request
+package steps
 
 import (
 	"google.golang.org/genai"
 
+	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/truncate"
 )
 
@@ -13,7 +14,7 @@ import (
 // It is copy-on-write: a Content, Part or FunctionResponse that changes is replaced in a new
 // req.Contents slice by a copy; the originals (which may be shared with session events) are
 // never modified. Responses within the limits are left alone, so it is idempotent.
-func TruncateFunctionResponses(req *LLMRequest, cfg truncate.Config) TruncateReport {
+func TruncateFunctionResponses(req *request.LLMRequest, cfg truncate.Config) TruncateReport {
 	var total TruncateReport
 	if req == nil {
 		return total

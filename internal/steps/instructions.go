@@ -1,7 +1,9 @@
-package request
+package steps
 
 import (
 	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/processors/request"
 )
 
 // InjectInstructions appends text (the merged AGENTS.md instructions, see
@@ -15,7 +17,7 @@ import (
 // new Parts slice) before the part is appended, so a config or content
 // shared with other requests is left intact. A new SystemInstruction gets
 // the role "user", as adk-go uses.
-func InjectInstructions(req *LLMRequest, text string) {
+func InjectInstructions(req *request.LLMRequest, text string) {
 	if req == nil || text == "" {
 		return
 	}

@@ -1,4 +1,4 @@
-package request_test
+package steps_test
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
 
+	"github.com/adkctx/adkctx/internal/steps"
 	"github.com/adkctx/adkctx/processors/request"
 )
 
@@ -27,15 +28,15 @@ func TestInjectInstructions(t *testing.T) {
 	const merged = "# merged {name} {braces}"
 	t.Run("empty text is a no-op", func(t *testing.T) {
 		req := &request.LLMRequest{}
-		request.InjectInstructions(req, "")
+		steps.InjectInstructions(req, "")
 		if req.Config != nil {
 			t.Errorf("Config = %+v, want nil", req.Config)
 		}
-		request.InjectInstructions(nil, merged) // must not panic
+		steps.InjectInstructions(nil, merged) // must not panic
 	})
 	t.Run("no config", func(t *testing.T) {
 		req := &request.LLMRequest{}
-		request.InjectInstructions(req, merged)
+		steps.InjectInstructions(req, merged)
 		want := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: merged}}}
 		if diff := cmp.Diff(want, req.Config.SystemInstruction); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
@@ -45,7 +46,7 @@ func TestInjectInstructions(t *testing.T) {
 		temp := float32(0.2)
 		orig := &genai.GenerateContentConfig{Temperature: &temp}
 		req := &request.LLMRequest{Config: orig}
-		request.InjectInstructions(req, merged)
+		steps.InjectInstructions(req, merged)
 		if req.Config.Temperature != &temp || orig.SystemInstruction != nil {
 			t.Errorf("config fields lost or original mutated: %+v / %+v", req.Config, orig)
 		}
@@ -62,7 +63,7 @@ func TestInjectInstructions(t *testing.T) {
 		}
 		shared := &genai.Content{Role: "user", Parts: parts}
 		req := &request.LLMRequest{Config: &genai.GenerateContentConfig{SystemInstruction: shared}}
-		request.InjectInstructions(req, merged)
+		steps.InjectInstructions(req, merged)
 		if diff := cmp.Diff(append(want, merged), instrTexts(req.Config.SystemInstruction)); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
@@ -77,7 +78,7 @@ func TestInjectInstructions(t *testing.T) {
 		shared := &genai.Content{Role: "user", Parts: parts}
 		cfg := &genai.GenerateContentConfig{SystemInstruction: shared}
 		req := &request.LLMRequest{Config: cfg}
-		request.InjectInstructions(req, merged)
+		steps.InjectInstructions(req, merged)
 		if diff := cmp.Diff([]string{"agent instruction", "second", merged}, instrTexts(req.Config.SystemInstruction)); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
@@ -89,7 +90,7 @@ func TestInjectInstructions(t *testing.T) {
 		}
 		// A second request built from the same shared config gets exactly one copy.
 		req2 := &request.LLMRequest{Config: cfg}
-		request.InjectInstructions(req2, merged)
+		steps.InjectInstructions(req2, merged)
 		if got := len(req2.Config.SystemInstruction.Parts); got != 3 {
 			t.Errorf("second request parts = %d, want 3", got)
 		}
@@ -113,7 +114,7 @@ func BenchmarkInjectInstructions(b *testing.B) {
 	start = time.Now()
 	for i := 0; i < b.N; i++ {
 		req := request.LLMRequest{Config: base}
-		request.InjectInstructions(&req, text)
+		steps.InjectInstructions(&req, text)
 		if len(req.Config.SystemInstruction.Parts) != 2 {
 			b.Fatal("not injected")
 		}
@@ -128,7 +129,7 @@ func BenchmarkInjectInstructions(b *testing.B) {
 func ExampleInjectInstructions() {
 	own := genai.NewContentFromText("You are a helpful agent.", genai.RoleUser)
 	req := &request.LLMRequest{Config: &genai.GenerateContentConfig{SystemInstruction: own}}
-	request.InjectInstructions(req, "# Instructions from AGENTS.md files\nUse {braces} freely.")
+	steps.InjectInstructions(req, "# Instructions from AGENTS.md files\nUse {braces} freely.")
 	for _, p := range req.Config.SystemInstruction.Parts {
 		fmt.Printf("%q\n", p.Text)
 	}

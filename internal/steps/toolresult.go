@@ -1,4 +1,4 @@
-package response
+package steps
 
 import "github.com/adkctx/adkctx/processors/truncate"
 

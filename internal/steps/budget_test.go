@@ -1,4 +1,4 @@
-package request_test
+package steps_test
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/internal/steps"
 	"github.com/adkctx/adkctx/processors/request"
 )
 
@@ -61,11 +62,11 @@ func TestEnforceBudgetDropsOldestWholeTurns(t *testing.T) {
 		userText("second " + big), modelText("ok"),
 		userText("newest question"),
 	}}
-	d, err := request.EnforceBudget(req, request.BudgetInput{Limits: limitsOf(1_000)})
+	d, err := steps.EnforceBudget(req, steps.BudgetInput{Limits: limitsOf(1_000)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Action != request.ActionTrimmed || d.TurnsDropped != 1 || d.ExchangesDropped != 0 {
+	if d.Action != steps.ActionTrimmed || d.TurnsDropped != 1 || d.ExchangesDropped != 0 {
 		t.Fatalf("decision %+v, want the first turn dropped", d)
 	}
 	if got := req.Contents[0].Parts[0].Text; !strings.Contains(got, "1 earlier conversation turns") {
@@ -87,11 +88,11 @@ func TestEnforceBudgetTrimsTheNewestTurnsToolLoop(t *testing.T) {
 		contents = append(contents, modelCall(name), toolResult(name, big))
 	}
 	req := &request.LLMRequest{Model: "m", Contents: contents}
-	d, err := request.EnforceBudget(req, request.BudgetInput{Limits: limitsOf(1_500)})
+	d, err := steps.EnforceBudget(req, steps.BudgetInput{Limits: limitsOf(1_500)})
 	if err != nil {
 		t.Fatalf("refused a tool loop whose newest steps fit: %v", err)
 	}
-	if d.Action != request.ActionTrimmed || d.TurnsDropped != 1 || d.ExchangesDropped == 0 {
+	if d.Action != steps.ActionTrimmed || d.TurnsDropped != 1 || d.ExchangesDropped == 0 {
 		t.Fatalf("decision %+v", d)
 	}
 	if d.FinalTokens > 1_500 {
@@ -119,7 +120,7 @@ func TestEnforceBudgetCutsTheNewestResultsBeforeRefusing(t *testing.T) {
 	big := strings.Repeat("line of build output\n", 100) + "FAILED: exit status 2\n"
 	contents := []*genai.Content{userText("build"), modelCall("s1"), toolResult("s1", big), modelCall("s2"), toolResult("s2", big+big+big)}
 	req := &request.LLMRequest{Model: "m", Contents: contents}
-	d, err := request.EnforceBudget(req, request.BudgetInput{Limits: limitsOf(1_000)})
+	d, err := steps.EnforceBudget(req, steps.BudgetInput{Limits: limitsOf(1_000)})
 	if err != nil {
 		t.Fatalf("refused a turn whose results can be cut: %v", err)
 	}
@@ -137,7 +138,7 @@ func TestEnforceBudgetCutsTheNewestResultsBeforeRefusing(t *testing.T) {
 
 	huge := []*genai.Content{userText(strings.Repeat("word ", 2_000))}
 	req = &request.LLMRequest{Model: "m", Contents: huge}
-	_, err = request.EnforceBudget(req, request.BudgetInput{Limits: limitsOf(1_000)})
+	_, err = steps.EnforceBudget(req, steps.BudgetInput{Limits: limitsOf(1_000)})
 	var tooBig *request.BudgetExceededError
 	if !errors.As(err, &tooBig) {
 		t.Fatalf("err = %v, want *BudgetExceededError", err)
@@ -158,7 +159,7 @@ func TestEnforceBudgetParallelResultsShareOneBudget(t *testing.T) {
 		resp.Parts = append(resp.Parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{Name: name, Response: map[string]any{"output": out}}})
 	}
 	req := &request.LLMRequest{Model: "m", Contents: []*genai.Content{userText("read them all"), call, resp}}
-	d, err := request.EnforceBudget(req, request.BudgetInput{Limits: limitsOf(8_000)})
+	d, err := steps.EnforceBudget(req, steps.BudgetInput{Limits: limitsOf(8_000)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +179,7 @@ func TestEnforceBudgetKeepsALoopWithoutUserMessage(t *testing.T) {
 	big := strings.Repeat("line of build output\n", 100)
 	contents := []*genai.Content{modelCall("s1"), toolResult("s1", big), modelCall("s2"), toolResult("s2", big), modelCall("s3"), toolResult("s3", big)}
 	req := &request.LLMRequest{Model: "m", Contents: contents}
-	d, err := request.EnforceBudget(req, request.BudgetInput{Limits: limitsOf(1_000)})
+	d, err := steps.EnforceBudget(req, steps.BudgetInput{Limits: limitsOf(1_000)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,11 +204,11 @@ func TestEnforceBudgetKeepsTheSummary(t *testing.T) {
 		userText("turn two " + big), modelText("answer two"),
 		userText("newest question"),
 	}}
-	d, err := request.EnforceBudget(req, request.BudgetInput{Limits: limitsOf(1_000), Pinned: isSummary})
+	d, err := steps.EnforceBudget(req, steps.BudgetInput{Limits: limitsOf(1_000), Pinned: isSummary})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Action != request.ActionTrimmed || !d.SummaryPresent || d.SummaryCut || d.TurnsDropped != 1 {
+	if d.Action != steps.ActionTrimmed || !d.SummaryPresent || d.SummaryCut || d.TurnsDropped != 1 {
 		t.Fatalf("decision %+v, want one raw turn dropped and the summary kept whole", d)
 	}
 	if req.Contents[0] != summary {
@@ -223,7 +224,7 @@ func TestEnforceBudgetKeepsTheSummary(t *testing.T) {
 func TestEnforceBudgetCutsTheSummaryLast(t *testing.T) {
 	summary := userText("[Summary of earlier conversation]\nGoal: fix the build.\n" + strings.Repeat("- a fact we learned\n", 400) + "Open tasks: run the tests")
 	req := &request.LLMRequest{Model: "m", Contents: []*genai.Content{summary, userText("old"), modelText("old answer"), userText("newest question")}}
-	d, err := request.EnforceBudget(req, request.BudgetInput{Limits: limitsOf(1_000), Pinned: isSummary})
+	d, err := steps.EnforceBudget(req, steps.BudgetInput{Limits: limitsOf(1_000), Pinned: isSummary})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +252,7 @@ func TestEnforceBudgetTrimsInLargeSteps(t *testing.T) {
 	contents = append(contents, userText("newest"))
 	limits := budget.Limits{Window: 8_000, Usable: 7_000, Soft: 3_000, Hard: 5_000}
 	req := &request.LLMRequest{Model: "m", Contents: slices.Clone(contents)}
-	d, err := request.EnforceBudget(req, request.BudgetInput{Limits: limits})
+	d, err := steps.EnforceBudget(req, steps.BudgetInput{Limits: limits})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +262,7 @@ func TestEnforceBudgetTrimsInLargeSteps(t *testing.T) {
 	// One more turn: the same cut still fits and is kept.
 	grown := append(slices.Clone(contents), modelText("answer"), userText("one more"))
 	req2 := &request.LLMRequest{Model: "m", Contents: grown}
-	d2, err := request.EnforceBudget(req2, request.BudgetInput{Limits: limits, PreviousTurnsDropped: d.TurnsDropped})
+	d2, err := steps.EnforceBudget(req2, steps.BudgetInput{Limits: limits, PreviousTurnsDropped: d.TurnsDropped})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +293,7 @@ func TestEnforceBudgetKeepsTheUserMessageBeforeForeignContext(t *testing.T) {
 		forContext("[router] `transfer_to_agent` tool returned result: {}"),
 		modelText("on it"),
 	}}
-	d, err := request.EnforceBudget(req, request.BudgetInput{Limits: limitsOf(1_000)})
+	d, err := steps.EnforceBudget(req, steps.BudgetInput{Limits: limitsOf(1_000)})
 	var tooBig *request.BudgetExceededError
 	if errors.As(err, &tooBig) {
 		return // refused: the newest turn (user message included) does not fit
@@ -339,7 +340,7 @@ func TestEnforceBudgetReportsTheFloor(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			req := &request.LLMRequest{Contents: slices.Clone(tc.contents), Config: cfg}
-			d, err := request.EnforceBudget(req, request.BudgetInput{Limits: limitsOf(1 << 20), Pinned: pinned})
+			d, err := steps.EnforceBudget(req, steps.BudgetInput{Limits: limitsOf(1 << 20), Pinned: pinned})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package request
+package steps
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package budget_test
+package calibrate_test
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/internal/calibrate"
 )
 
 // A margin is a prior until the model reports a count, learned from then on, anchored or not;
@@ -30,7 +31,7 @@ func TestPredictionNamesItsMarginSource(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var c budget.Calibration
+			var c calibrate.Calibration
 			for _, o := range tc.observe {
 				c.Observe(o[0], o[1])
 			}

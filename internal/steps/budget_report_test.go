@@ -1,4 +1,4 @@
-package request_test
+package steps_test
 
 import (
 	"errors"
@@ -10,6 +10,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/internal/calibrate"
+	"github.com/adkctx/adkctx/internal/steps"
 	"github.com/adkctx/adkctx/processors/request"
 )
 
@@ -44,11 +46,11 @@ func TestEnforceBudgetReportsWhatItTook(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := &request.LLMRequest{Model: "m", Contents: tt.contents}
-			d, err := request.EnforceBudget(req, request.BudgetInput{Limits: limitsOf(tt.hard), Pinned: isSummary})
+			d, err := steps.EnforceBudget(req, steps.BudgetInput{Limits: limitsOf(tt.hard), Pinned: isSummary})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d.Action != request.ActionTrimmed {
+			if d.Action != steps.ActionTrimmed {
 				t.Fatalf("action %s, want trimmed", d.Action)
 			}
 			got := trimReport{d.TurnsDropped, d.ContentsDropped, d.ExchangesDropped, d.ResponsesCut, d.SummaryCut, d.TokensDropped > 0}
@@ -66,12 +68,12 @@ func TestEnforceBudgetReportsWhatItTook(t *testing.T) {
 // and the margin is what pushes them over.
 func TestBudgetExceededErrorStatesTheMargin(t *testing.T) {
 	const margin = 300
-	predict := func(n int) budget.Prediction { return budget.Prediction{Tokens: n, Margin: margin} }
+	predict := func(n int) calibrate.Prediction { return calibrate.Prediction{Tokens: n, Margin: margin} }
 	text := strings.Repeat("word ", 700) // ~900 tokens: fits 1,000 alone, not with the margin
 	req := &request.LLMRequest{Model: "m", Contents: []*genai.Content{userText(text)},
 		Config: &genai.GenerateContentConfig{SystemInstruction: userText("Answer briefly.")}}
 	limits := budget.Limits{Window: 4_000, Usable: 2_000, Soft: 500, Hard: 1_000}
-	d, err := request.EnforceBudget(req, request.BudgetInput{Limits: limits, Predict: predict})
+	d, err := steps.EnforceBudget(req, steps.BudgetInput{Limits: limits, Predict: predict})
 	var tooBig *request.BudgetExceededError
 	if !errors.As(err, &tooBig) {
 		t.Fatalf("err = %v, want *BudgetExceededError", err)

@@ -1,4 +1,4 @@
-package request
+package steps
 
 import (
 	"fmt"
@@ -7,7 +7,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/budget"
-	"github.com/adkctx/adkctx/internal/errkind"
+	"github.com/adkctx/adkctx/internal/calibrate"
+	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/truncate"
 )
 
@@ -31,8 +32,8 @@ type BudgetInput struct {
 	// Limits of the request's model.
 	Limits budget.Limits
 	// Predict turns our estimate of the whole request into the predicted count of the model
-	// (budget.Calibration.Predict). Nil: the estimate, with no margin.
-	Predict func(estimate int) budget.Prediction
+	// (calibrate.Calibration.Predict). Nil: the estimate, with no margin.
+	Predict func(estimate int) calibrate.Prediction
 	// Pinned reports the contents never left out, only cut as a last resort: the summary of
 	// earlier conversation. Nil: none.
 	Pinned func(*genai.Content) bool
@@ -87,45 +88,6 @@ type BudgetDecision struct {
 	FloorTokens int
 }
 
-// BudgetExceededError is returned when the newest turn, with the system instruction, the tools
-// and the summary, does not fit under the hard limit even after every cut. The model is not
-// called. Recognise it with errors.As.
-type BudgetExceededError struct {
-	Model             string
-	Window, HardLimit int
-	// NewestTurnTokens, FixedTokens and RequestTokens are predicted counts of the newest turn,
-	// of the system instruction and tools, and of the whole request as it came in.
-	NewestTurnTokens, FixedTokens, RequestTokens int
-	// Margin is the safety margin of the prediction and MarginSource where it comes from (see
-	// budget.Calibration). A learned margin (or one of unnamed source) is added: the request is
-	// refused when the newest turn, the fixed part and the margin do not fit under HardLimit. A
-	// prior margin (the model has reported no count yet) is not: the request is refused only when
-	// the newest turn and the fixed part alone do not fit.
-	Margin       int
-	MarginSource budget.MarginSource
-}
-
-func (e *BudgetExceededError) Error() string {
-	var margin string
-	switch {
-	case e.Margin <= 0:
-		margin = ", with no safety margin"
-	case e.MarginSource == budget.MarginPrior:
-		margin = fmt.Sprintf(", even without a safety margin (the model has reported no token count for this session yet: "+
-			"its prior margin of %d was not added)", e.Margin)
-	case e.MarginSource == budget.MarginLearned:
-		margin = fmt.Sprintf(", plus a safety margin of %d learned from the token counts the model reported", e.Margin)
-	default:
-		margin = fmt.Sprintf(", plus a safety margin of %d", e.Margin)
-	}
-	return fmt.Sprintf("adkctx: request for model %q does not fit its context budget: the newest turn needs about %d tokens "+
-		"and the system instruction and tools %d more%s, over the hard limit of %d tokens (window %d; whole request %d without a margin)",
-		e.Model, e.NewestTurnTokens, e.FixedTokens, margin, e.HardLimit, e.Window, e.RequestTokens)
-}
-
-// ErrorKind classifies the error for logs and metrics.
-func (e *BudgetExceededError) ErrorKind() string { return string(errkind.Budget) }
-
 // The visible notes put where history was left out. Their text does not change with the token
 // figures, so two requests that leave out the same turns are byte-identical there.
 const (
@@ -156,7 +118,7 @@ const (
 //
 // One visible note replaces what was left out. No content of req is modified: changed contents
 // are new values in a new req.Contents slice.
-func EnforceBudget(req *LLMRequest, in BudgetInput) (BudgetDecision, error) {
+func EnforceBudget(req *request.LLMRequest, in BudgetInput) (BudgetDecision, error) {
 	var d BudgetDecision
 	d.Action = ActionNone
 	if req == nil {
@@ -164,7 +126,7 @@ func EnforceBudget(req *LLMRequest, in BudgetInput) (BudgetDecision, error) {
 	}
 	predict := in.Predict
 	if predict == nil {
-		predict = func(n int) budget.Prediction { return budget.Prediction{Tokens: n} }
+		predict = func(n int) calibrate.Prediction { return calibrate.Prediction{Tokens: n} }
 	}
 	if req.Config != nil {
 		d.FixedTokens = budget.EstimateRequest(nil, req.Config)
@@ -204,7 +166,7 @@ func EnforceBudget(req *LLMRequest, in BudgetInput) (BudgetDecision, error) {
 	predicted := float64(d.PredictedTokens) / float64(max(d.EstimatedTokens, 1))
 	if !ok {
 		d.Action = ActionRejected
-		return d, &BudgetExceededError{
+		return d, &request.BudgetExceededError{
 			Model: req.Model, Window: in.Limits.Window, HardLimit: in.Limits.Hard, Margin: d.Margin, MarginSource: d.MarginSource,
 			NewestTurnTokens: scale(t.newestTokens(), predicted), FixedTokens: scale(d.FixedTokens, predicted), RequestTokens: d.PredictedTokens,
 		}
@@ -617,4 +579,23 @@ func trimNote(turns int) *genai.Content {
 
 func loopNote(turns, steps int) *genai.Content {
 	return genai.NewContentFromText(fmt.Sprintf(loopNoteFormat, turns, steps), genai.RoleUser)
+}
+
+// countFunctionParts counts the function call and function response parts of c (nil: none).
+func countFunctionParts(c *genai.Content) (calls, resps int) {
+	if c == nil {
+		return 0, 0
+	}
+	for _, p := range c.Parts {
+		if p == nil {
+			continue
+		}
+		if p.FunctionCall != nil {
+			calls++
+		}
+		if p.FunctionResponse != nil {
+			resps++
+		}
+	}
+	return calls, resps
 }

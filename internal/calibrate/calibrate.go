@@ -1,6 +1,10 @@
-package budget
+package calibrate
 
-import "math"
+import (
+	"math"
+
+	"github.com/adkctx/adkctx/budget"
+)
 
 // Calibration constants.
 const (
@@ -50,20 +54,6 @@ type Calibration struct {
 	Observations int `json:"observations,omitempty"`
 }
 
-// MarginSource says where a prediction's safety margin comes from.
-type MarginSource string
-
-// The sources of a margin.
-const (
-	// MarginPrior: the model has reported no count for the session yet, so the margin is a prior
-	// (10% of the prediction): a guess at the estimator's error, not a measure of it.
-	MarginPrior MarginSource = "prior"
-	// MarginLearned: the model has reported counts; the margin is the largest recent under-count
-	// observed over the part of the request not yet counted (starting from 10% of an unanchored
-	// prediction and 25% of what an anchored one adds, and decaying).
-	MarginLearned MarginSource = "learned"
-)
-
 // Prediction is what Calibration.Predict returns.
 type Prediction struct {
 	// Tokens is the predicted reported count; Margin the safety to add for a hard limit.
@@ -72,8 +62,8 @@ type Prediction struct {
 	Anchored bool
 	// MarginSource says whether Margin is a prior or learned from reported counts. A budget
 	// may waive a prior margin rather than refuse a request its estimate alone fits (see
-	// processors/request.EnforceBudget); a learned one it always adds.
-	MarginSource MarginSource
+	// the budget step); a learned one it always adds.
+	MarginSource budget.MarginSource
 }
 
 func (c *Calibration) factor() float64 {
@@ -95,9 +85,9 @@ func (c *Calibration) Predict(estimate int) Prediction {
 	estimate = max(estimate, 0)
 	f := c.factor()
 	dm, fm := c.margins()
-	source := MarginPrior
+	source := budget.MarginPrior
 	if c.Observations > 0 {
-		source = MarginLearned
+		source = budget.MarginLearned
 	}
 	if c.Observations > 0 && c.AnchorReported > 0 && estimate >= c.AnchorEstimate {
 		delta := float64(estimate-c.AnchorEstimate) * f

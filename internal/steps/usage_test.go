@@ -1,4 +1,4 @@
-package response
+package steps
 
 import (
 	"testing"
@@ -7,6 +7,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/processors/response"
 )
 
 func TestUsageOf(t *testing.T) {
@@ -19,16 +20,16 @@ func TestUsageOf(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
-		resp   *LLMResponse
+		resp   *response.LLMResponse
 		want   budget.Usage
 		wantOK bool
 	}{
 		{name: "nil", resp: nil},
-		{name: "no usage", resp: &LLMResponse{}},
-		{name: "partial chunk", resp: &LLMResponse{Partial: true, UsageMetadata: md}},
+		{name: "no usage", resp: &response.LLMResponse{}},
+		{name: "partial chunk", resp: &response.LLMResponse{Partial: true, UsageMetadata: md}},
 		{
 			name:   "final response",
-			resp:   &LLMResponse{UsageMetadata: md},
+			resp:   &response.LLMResponse{UsageMetadata: md},
 			want:   budget.UsageFrom(md),
 			wantOK: true,
 		},

@@ -1,4 +1,4 @@
-package request
+package steps
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/truncate"
 )
 
@@ -40,7 +41,7 @@ func TestTruncateFunctionResponses(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req := &LLMRequest{Contents: tc.in}
+			req := &request.LLMRequest{Contents: tc.in}
 			before := nzSnapshot(t, tc.in)
 			st := TruncateFunctionResponses(req, cfg)
 			if st.Responses != tc.wantCut {

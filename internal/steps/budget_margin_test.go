@@ -1,4 +1,4 @@
-package request_test
+package steps_test
 
 import (
 	"errors"
@@ -9,6 +9,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/internal/calibrate"
+	"github.com/adkctx/adkctx/internal/steps"
 	"github.com/adkctx/adkctx/processors/request"
 )
 
@@ -37,19 +39,19 @@ func policyOf(tokens int) *genai.GenerateContentConfig {
 // past the hard one, single-turn (nothing to trim): refused exactly when it cannot fit.
 func TestPriorMarginNeverRefusesWhatTheEstimateFits(t *testing.T) {
 	limits := smallWindow()
-	var learned budget.Calibration
+	var learned calibrate.Calibration
 	learned.Observe(2_000, 2_000) // one count, equal to the estimate: factor 1, margins learned
 	for _, tc := range []struct {
 		name string
-		cal  budget.Calibration
-	}{{"prior", budget.Calibration{}}, {"learned", learned}} {
+		cal  calibrate.Calibration
+	}{{"prior", calibrate.Calibration{}}, {"learned", learned}} {
 		t.Run(tc.name, func(t *testing.T) {
 			sent, refused, waived := 0, 0, 0
 			for size := limits.Soft; size <= limits.Hard+400; size += 23 {
 				cfg := policyOf(size)
 				req := &request.LLMRequest{Model: "small", Config: cfg, Contents: []*genai.Content{userText("Where is my order 4417?")}}
 				cal := tc.cal
-				d, err := request.EnforceBudget(req, request.BudgetInput{Limits: limits, Predict: cal.Predict})
+				d, err := steps.EnforceBudget(req, steps.BudgetInput{Limits: limits, Predict: cal.Predict})
 				var fits bool
 				switch tc.name {
 				case "prior":
@@ -65,7 +67,7 @@ func TestPriorMarginNeverRefusesWhatTheEstimateFits(t *testing.T) {
 					t.Fatalf("predicted %d + margin %d (%s), hard %d: err = %v, want *BudgetExceededError", d.PredictedTokens, d.Margin, d.MarginSource, limits.Hard, err)
 				case err != nil:
 					refused++
-					if tooBig.MarginSource != budget.MarginSource(tc.name) || d.Action != request.ActionRejected {
+					if tooBig.MarginSource != budget.MarginSource(tc.name) || d.Action != steps.ActionRejected {
 						t.Errorf("refusal %+v, decision %s: want margin source %s", tooBig, d.Action, tc.name)
 					}
 				default:
@@ -94,11 +96,11 @@ func TestPriorMarginNeverRefusesWhatTheEstimateFits(t *testing.T) {
 // learned margin is never waived.
 func TestMarginSourceDecisions(t *testing.T) {
 	limits := smallWindow()
-	var learned budget.Calibration
+	var learned calibrate.Calibration
 	learned.Observe(2_000, 2_000)
 	big := strings.Repeat("order 4417 shipped from the Leipzig warehouse on Monday\n", 120)
 	type outcome struct {
-		Action        request.Action
+		Action        steps.Action
 		Source        budget.MarginSource
 		Waived        bool
 		ResponsesCut  int
@@ -109,33 +111,33 @@ func TestMarginSourceDecisions(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		cal      budget.Calibration
+		cal      calibrate.Calibration
 		policy   int
 		contents []*genai.Content
 		want     outcome
 	}{
-		{"first request: the estimate fits, the prior margin does not", budget.Calibration{}, 3_400,
+		{"first request: the estimate fits, the prior margin does not", calibrate.Calibration{}, 3_400,
 			[]*genai.Content{userText("Where is my order 4417?")},
-			outcome{Action: request.ActionCompactionNeeded, Source: budget.MarginPrior, Waived: true, ContentsAsRaw: true}},
-		{"first request over by its estimate alone", budget.Calibration{}, 3_600,
+			outcome{Action: steps.ActionCompactionNeeded, Source: budget.MarginPrior, Waived: true, ContentsAsRaw: true}},
+		{"first request over by its estimate alone", calibrate.Calibration{}, 3_600,
 			[]*genai.Content{userText("Where is my order 4417?")},
-			outcome{Action: request.ActionRejected, Source: budget.MarginPrior, Waived: true, Refused: true,
+			outcome{Action: steps.ActionRejected, Source: budget.MarginPrior, Waived: true, Refused: true,
 				ErrorSays: "even without a safety margin (the model has reported no token count for this session yet"}},
-		{"older turns to leave out: the prior margin is kept", budget.Calibration{}, 2_000,
+		{"older turns to leave out: the prior margin is kept", calibrate.Calibration{}, 2_000,
 			[]*genai.Content{userText("first " + big), modelText("noted"), userText("Where is my order 4417?")},
-			outcome{Action: request.ActionTrimmed, Source: budget.MarginPrior, TurnsDropped: 1}},
-		{"the newest result cut to what the estimate fits", budget.Calibration{}, 3_300,
+			outcome{Action: steps.ActionTrimmed, Source: budget.MarginPrior, TurnsDropped: 1}},
+		{"the newest result cut to what the estimate fits", calibrate.Calibration{}, 3_300,
 			[]*genai.Content{userText("Look up order 4417"), modelCall("lookup"), toolResult("lookup", big)},
-			outcome{Action: request.ActionTrimmed, Source: budget.MarginPrior, Waived: true, ResponsesCut: 1}},
+			outcome{Action: steps.ActionTrimmed, Source: budget.MarginPrior, Waived: true, ResponsesCut: 1}},
 		{"learned margin: refused as it always was", learned, 3_420,
 			[]*genai.Content{userText("Where is my order 4417?")},
-			outcome{Action: request.ActionRejected, Source: budget.MarginLearned, Refused: true,
+			outcome{Action: steps.ActionRejected, Source: budget.MarginLearned, Refused: true,
 				ErrorSays: "learned from the token counts the model reported"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			req := &request.LLMRequest{Model: "small", Config: policyOf(tc.policy), Contents: tc.contents}
-			d, err := request.EnforceBudget(req, request.BudgetInput{Limits: limits, Predict: tc.cal.Predict})
+			d, err := steps.EnforceBudget(req, steps.BudgetInput{Limits: limits, Predict: tc.cal.Predict})
 			got := outcome{Action: d.Action, Source: d.MarginSource, Waived: d.MarginWaived, ResponsesCut: d.ResponsesCut,
 				TurnsDropped: d.TurnsDropped, Refused: err != nil, ContentsAsRaw: sameSlice(req.Contents, tc.contents)}
 			if err != nil {

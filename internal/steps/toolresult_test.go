@@ -1,4 +1,4 @@
-package response
+package steps
 
 import (
 	"bytes"
@@ -58,7 +58,7 @@ func TestTruncateToolResult(t *testing.T) {
 				return
 			}
 			s := flatten(out)
-			if len(s) > truncate.DefaultMaxBytes {
+			if len(s) > (truncate.Config{}).WithDefaults().MaxBytes {
 				t.Errorf("result strings total %d bytes", len(s))
 			}
 			if !strings.Contains(s, truncate.MarkerPrefix) || !strings.Contains(s, `artifact "a.txt"`) {
