@@ -51,25 +51,22 @@ func generatedShell(t *testing.T) []string {
 	return files
 }
 
-// TestShellDeterministic: the same seed gives the same bytes, whatever the directories used.
+// TestShellDeterministic: the same seed gives the same bytes, whatever the directories used. A
+// session depends only on the seed and its index, so the second run writes the first session
+// alone (generating runs the go command many times: one session is a third of the cost).
 func TestShellDeterministic(t *testing.T) {
 	first := generatedShell(t)
-	second, err := Shell(context.Background(), ShellOptions{Seed: 7, Sessions: testShellSessions, Dir: t.TempDir(), WorkDir: t.TempDir(), Parallel: 1})
+	second, err := Shell(context.Background(), ShellOptions{Seed: 7, Sessions: 1, Dir: t.TempDir(), WorkDir: t.TempDir(), Parallel: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(first) != len(second) {
-		t.Fatalf("%d files, then %d", len(first), len(second))
+	if len(second) != 1 || filepath.Base(first[0]) != filepath.Base(second[0]) {
+		t.Fatalf("files %v, then %v", first, second)
 	}
-	for i := range first {
-		if filepath.Base(first[i]) != filepath.Base(second[i]) {
-			t.Errorf("file %d: %s, then %s", i, filepath.Base(first[i]), filepath.Base(second[i]))
-		}
-		a, _ := os.ReadFile(first[i])
-		b, _ := os.ReadFile(second[i])
-		if diff := cmp.Diff(string(a), string(b)); diff != "" {
-			t.Errorf("%s differs between two runs (-first +second):\n%s", filepath.Base(first[i]), diff)
-		}
+	a, _ := os.ReadFile(first[0])
+	b, _ := os.ReadFile(second[0])
+	if diff := cmp.Diff(string(a), string(b)); diff != "" {
+		t.Errorf("%s differs between two runs (-first +second):\n%s", filepath.Base(first[0]), diff)
 	}
 }
 
