@@ -21,8 +21,8 @@ import (
 
 // Config configures a Service.
 type Config struct {
-	// ChunkBytes is the chunk size aimed at. Default recall.ChunkBytes(size): 32 KiB, more for
-	// outputs over 128 MiB so that none has more than recall.MaxChunks chunks.
+	// ChunkBytes is the chunk size aimed at (recall.Split). Default 32 KiB, more for outputs
+	// over 128 MiB so that none has more than 4096 chunks.
 	ChunkBytes int
 }
 
@@ -173,11 +173,7 @@ func (s *Service) Save(ctx context.Context, req *artifact.SaveRequest) (*artifac
 	} else {
 		data, row.IsText, row.MIMEType = []byte(p.Text), true, "text/plain"
 	}
-	chunkBytes := s.cfg.ChunkBytes
-	if chunkBytes <= 0 {
-		chunkBytes = recall.ChunkBytes(int64(len(data)))
-	}
-	lay, chunks := recall.Split(data, chunkBytes)
+	lay, chunks := recall.Split(data, s.cfg.ChunkBytes)
 	row.Size, row.Layout = lay.Size, recall.EncodeLayout(lay)
 	var err error
 	for range maxSaveAttempts {

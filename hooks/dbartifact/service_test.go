@@ -24,6 +24,9 @@ import (
 	"github.com/adkctx/adkctx/recall"
 )
 
+// outputPrefix starts the names of the tool outputs adkctx saves.
+const outputPrefix = "adkctx-tool-output-"
+
 func openSQLite(t testing.TB) *gorm.DB {
 	t.Helper()
 	return openSQLiteAt(t, filepath.Join(t.TempDir(), "artifacts.db"))
@@ -250,14 +253,14 @@ func TestChunkStore(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			put("s1", recall.OutputPrefix+"a_1.txt", data)
-			put("s1", recall.OutputPrefix+"b.txt", []byte("b"))
+			put("s1", outputPrefix+"a_1.txt", data)
+			put("s1", outputPrefix+"b.txt", []byte("b"))
 			put("s1", "adkctx-tool-outputXa.txt", []byte("not the prefix: '_' and '-' are literal"))
-			put("s2", recall.OutputPrefix+"other-session.txt", []byte("secret"))
-			put("s1", "user:"+recall.OutputPrefix+"u.txt", []byte("user-scoped"))
-			put("s1", recall.OutputPrefix+"a_1.txt", data) // version 2, now the newest
+			put("s2", outputPrefix+"other-session.txt", []byte("secret"))
+			put("s1", "user:"+outputPrefix+"u.txt", []byte("user-scoped"))
+			put("s1", outputPrefix+"a_1.txt", data) // version 2, now the newest
 
-			key := recall.Key{AppName: "app", UserID: "u", SessionID: "s1", Name: recall.OutputPrefix + "a_1.txt"}
+			key := recall.Key{AppName: "app", UserID: "u", SessionID: "s1", Name: outputPrefix + "a_1.txt"}
 			lay, err := svc.OutputLayout(ctx, key)
 			if err != nil {
 				t.Fatal(err)
@@ -275,7 +278,7 @@ func TestChunkStore(t *testing.T) {
 			if diff := cmp.Diff(chunks[3:5], got); diff != "" {
 				t.Errorf("chunks 3-4 (-want +got):\n%s", diff)
 			}
-			recent, err := svc.RecentOutputs(ctx, recall.Key{AppName: "app", UserID: "u", SessionID: "s1"}, recall.OutputPrefix, 0, 10)
+			recent, err := svc.RecentOutputs(ctx, recall.Key{AppName: "app", UserID: "u", SessionID: "s1"}, outputPrefix, 0, 10)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -283,10 +286,10 @@ func TestChunkStore(t *testing.T) {
 			for _, r := range recent {
 				names = append(names, r.Name)
 			}
-			if diff := cmp.Diff([]string{recall.OutputPrefix + "a_1.txt", recall.OutputPrefix + "b.txt"}, names); diff != "" {
+			if diff := cmp.Diff([]string{outputPrefix + "a_1.txt", outputPrefix + "b.txt"}, names); diff != "" {
 				t.Errorf("recent outputs (-want +got):\n%s", diff)
 			}
-			if _, err := svc.OutputLayout(ctx, recall.Key{AppName: "app", UserID: "u", SessionID: "s1", Name: recall.OutputPrefix + "other-session.txt"}); !errors.Is(err, fs.ErrNotExist) {
+			if _, err := svc.OutputLayout(ctx, recall.Key{AppName: "app", UserID: "u", SessionID: "s1", Name: outputPrefix + "other-session.txt"}); !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("another session's output from s1: %v, want not found", err)
 			}
 		})
