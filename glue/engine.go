@@ -59,10 +59,7 @@ type StateReader interface {
 	Get(key string) (any, error)
 }
 
-// SaveFunc saves a tool's full output under name (the tool context's artifacts).
-type SaveFunc func(ctx context.Context, name string, part *genai.Part) error
-
-// ErrNoArtifactService is what a SaveFunc returns when the runner has no artifact service after
+// ErrNoArtifactService is what AfterTool's save returns when the runner has no artifact service after
 // all (adk-go v2 hands tools artifacts that fail then): the output is cut without being saved.
 var ErrNoArtifactService = engine.ErrNoArtifactService
 
@@ -121,9 +118,9 @@ func (e *Engine) AfterModel(ctx context.Context, c Call, resp *response.LLMRespo
 	e.e.AfterModel(ctx, c, resp)
 }
 
-// AfterTool bounds a tool's result before it is stored (saving the whole output with save, nil:
-// not saved) and returns what to store.
-func (e *Engine) AfterTool(ctx context.Context, c Call, tool, callID string, result map[string]any, save SaveFunc) map[string]any {
+// AfterTool bounds a tool's result before it is stored (saving the whole output under name with
+// save, the tool context's artifacts; nil: not saved) and returns what to store.
+func (e *Engine) AfterTool(ctx context.Context, c Call, tool, callID string, result map[string]any, save func(ctx context.Context, name string, part *genai.Part) error) map[string]any {
 	var s engine.SaveFunc
 	if save != nil {
 		s = engine.SaveFunc(save)
@@ -235,16 +232,18 @@ func (e *Engine) Recall(ctx context.Context, c Call, rc RecallCall) (string, err
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := recallinternal.Run(runCtx, rc.Store, rc.Tool, rc.Args, v, e.e.RecallLimits())
-	switch {
-	case err == nil:
+	if err == nil {
 		return res.Text, nil
-	case recallinternal.IsInputError(err):
+	}
+	if recallinternal.IsInputError(err) {
 		return "", err
-	case runCtx.Err() != nil && ctx.Err() == nil:
-		// Our timeout, whatever error the store turned it into.
-		err = fmt.Errorf("%s took longer than %s and was stopped: narrow the range or the query", rc.Tool, timeout)
 	}
 	kind, msg := errkind.Of(err)
+	if runCtx.Err() != nil && ctx.Err() == nil {
+		// Our timeout, whatever error the store turned it into.
+		err = fmt.Errorf("%s took longer than %s and was stopped: narrow the range or the query", rc.Tool, timeout)
+		kind, msg = errkind.Timeout, err.Error()
+	}
 	e.recallFailed(c, rc.Tool, string(kind), msg)
 	// The model reads the whole message (names and numbers, never another session's data); the
 	// log keeps errkind's redacted form.
@@ -267,16 +266,10 @@ func (e *Engine) recallFailed(c Call, tool, kind, msg string) {
 // RecallWithoutArtifacts is the wiring error of recall tools without an artifact service.
 func RecallWithoutArtifacts() *adkctx.WiringError { return engine.RecallWithoutArtifacts() }
 
-// ErrorKind classifies err for logs: a kind ("busy", "quota", "timeout", …) and a text that holds
-// no conversation or provider message, only codes.
+// ErrorKind classifies err for logs: a kind ("busy": the store was busy with another writer,
+// worth trying again; "quota", "timeout", …) and a text that holds no conversation or provider
+// message, only codes.
 func ErrorKind(err error) (kind, text string) {
 	k, msg := errkind.Of(err)
 	return string(k), msg
-}
-
-// Busy reports whether err says the store was busy with another writer (SQLite's SQLITE_BUSY,
-// a serialization failure): worth trying again.
-func Busy(err error) bool {
-	k, _ := errkind.Of(err)
-	return k == errkind.Busy
 }

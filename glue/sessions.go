@@ -79,13 +79,7 @@ type Sessions struct {
 	// board remembers the markers this process appended, per session, so that a session value
 	// read before a background compaction stored its marker takes it in at its next change.
 	board *lru.Cache[history.Key, []compaction.Event]
-	// trace, when set (tests), sees which view each reader asks for.
-	trace func(method string, run bool)
 }
-
-// Trace makes f see each call of a view's model or people events (method "Len", "At" or "All"
-// as the glue names it) and whether a run had claimed the view then. Tests use it.
-func (s *Sessions) Trace(f func(method string, run bool)) { s.trace = f }
 
 // ReadWhole makes every read a whole one: what tests compare bounded reads with.
 func (s *Sessions) ReadWhole() { s.reader.ReadWhole() }
@@ -378,13 +372,6 @@ func (v *View) Claimed() bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return v.run
-}
-
-// Traced reports a call of the view's method to the machine's trace (Sessions.Trace), if any.
-func (v *View) Traced(method string) {
-	if f := v.s.trace; f != nil {
-		f(method, v.Claimed())
-	}
 }
 
 // Model returns the compacted view of the value's state: its events plus the board's markers

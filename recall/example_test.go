@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/adkctx/adkctx/recall"
 )
@@ -14,83 +16,126 @@ import (
 // cut into chunks, with its encoded layout beside them (a database keeps both as rows, as
 // hooks/dbartifact does). It implements recall.ChunkStore.
 type chunkedArtifacts struct {
-	mu       sync.Mutex
-	versions map[recall.Key]savedVersion // Version set: one saved version
-	newest   map[recall.Key]int64        // Version 0: the newest version of the name
+	mu      sync.Mutex
+	outputs map[string]*savedOutput // by app/user/session/name
+}
+
+type savedOutput struct {
+	versions map[int64]savedVersion
+	last     int64 // the last version saved
 }
 
 type savedVersion struct {
-	layout []byte // recall.EncodeLayout's
-	chunks [][]byte
+	layout  []byte // recall.EncodeLayout's
+	chunks  [][]byte
+	mime    string
+	created time.Time
 }
 
-// save is what the service's Save does besides its own bookkeeping.
-func (a *chunkedArtifacts) save(k recall.Key, data []byte) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+// newest returns o's newest version (0: none).
+func (o *savedOutput) newest() int64 {
+	var n int64
+	for v := range o.versions {
+		n = max(n, v)
+	}
+	return n
+}
+
+func (a *chunkedArtifacts) RecallStore(app, user, session string) recall.Store {
+	return &sessionOutputs{a: a, prefix: app + "/" + user + "/" + session + "/"}
+}
+
+// sessionOutputs is one session's outputs: every key starts with prefix.
+type sessionOutputs struct {
+	a      *chunkedArtifacts
+	prefix string
+}
+
+func (s *sessionOutputs) Save(_ context.Context, name string, data []byte, mime string) (int64, error) {
+	s.a.mu.Lock()
+	defer s.a.mu.Unlock()
 	lay, chunks := recall.Split(data, 0)
-	name := k // Version 0
-	k.Version = a.newest[name] + 1
-	a.versions[k] = savedVersion{layout: recall.EncodeLayout(lay), chunks: chunks}
-	a.newest[name] = k.Version
+	o := s.a.outputs[s.prefix+name]
+	if o == nil {
+		o = &savedOutput{versions: map[int64]savedVersion{}}
+		s.a.outputs[s.prefix+name] = o
+	}
+	o.last++
+	o.versions[o.last] = savedVersion{layout: recall.EncodeLayout(lay), chunks: chunks, mime: mime, created: time.Now()}
+	return o.last, nil
 }
 
-func (a *chunkedArtifacts) OutputLayout(_ context.Context, k recall.Key) (*recall.Layout, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if k.Version == 0 {
-		k.Version = a.newest[k]
+func (s *sessionOutputs) Layout(_ context.Context, name string) (*recall.Layout, error) {
+	s.a.mu.Lock()
+	defer s.a.mu.Unlock()
+	o := s.a.outputs[s.prefix+name]
+	if o == nil || len(o.versions) == 0 {
+		return nil, fmt.Errorf("%s: %w", name, fs.ErrNotExist)
 	}
-	v, ok := a.versions[k]
-	if !ok {
-		return nil, fmt.Errorf("%s: %w", k.Name, fs.ErrNotExist)
-	}
+	n := o.newest()
+	v := o.versions[n]
 	lay, err := recall.DecodeLayout(v.layout)
 	if err != nil {
 		return nil, err
 	}
-	lay.Version, lay.MIMEType = k.Version, "text/plain"
+	lay.Version, lay.MIMEType, lay.Created = n, v.mime, v.created
 	return lay, nil
 }
 
-func (a *chunkedArtifacts) ReadOutputChunks(_ context.Context, k recall.Key, first, count int) ([][]byte, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	v, ok := a.versions[k]
-	if !ok || first < 0 || count < 0 || first+count > len(v.chunks) {
-		return nil, fmt.Errorf("%s v%d chunks %d+%d: %w", k.Name, k.Version, first, count, fs.ErrNotExist)
+func (s *sessionOutputs) ReadChunks(_ context.Context, name string, version int64, first, count int) ([][]byte, error) {
+	s.a.mu.Lock()
+	defer s.a.mu.Unlock()
+	var v savedVersion
+	if o := s.a.outputs[s.prefix+name]; o != nil {
+		v = o.versions[version]
+	}
+	if first < 0 || count < 0 || first+count > len(v.chunks) {
+		return nil, fmt.Errorf("%s v%d chunks %d+%d: %w", name, version, first, count, fs.ErrNotExist)
 	}
 	return v.chunks[first : first+count], nil
 }
 
-func (a *chunkedArtifacts) RecentOutputs(_ context.Context, k recall.Key, prefix string, skip, limit int) ([]recall.OutputInfo, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+func (s *sessionOutputs) Recent(_ context.Context, prefix string, skip, limit int) ([]recall.OutputInfo, error) {
+	s.a.mu.Lock()
+	defer s.a.mu.Unlock()
 	var out []recall.OutputInfo
-	for nk := range a.newest {
-		if nk.AppName == k.AppName && nk.UserID == k.UserID && nk.SessionID == k.SessionID && strings.HasPrefix(nk.Name, prefix) {
-			out = append(out, recall.OutputInfo{Name: nk.Name})
+	for key, o := range s.a.outputs {
+		if name, ok := strings.CutPrefix(key, s.prefix); ok && strings.HasPrefix(name, prefix) && len(o.versions) > 0 {
+			out = append(out, recall.OutputInfo{Name: name, Created: o.versions[o.newest()].created})
 		}
 	}
+	slices.SortFunc(out, func(a, b recall.OutputInfo) int { return b.Created.Compare(a.Created) })
 	if skip >= len(out) {
 		return nil, nil
 	}
 	return out[skip:min(len(out), skip+limit)], nil
 }
 
+func (s *sessionOutputs) Delete(_ context.Context, name string, version int64) error {
+	s.a.mu.Lock()
+	defer s.a.mu.Unlock()
+	if o := s.a.outputs[s.prefix+name]; o != nil {
+		delete(o.versions, version)
+	}
+	return nil
+}
+
 // An artifact service that keeps each saved output in chunks, with the layout Split recorded,
 // gives the recall tools page reads: a page of a 2 MB test log costs the one chunk that holds it.
 func ExampleChunkStore() {
-	var store recall.ChunkStore = &chunkedArtifacts{versions: map[recall.Key]savedVersion{}, newest: map[recall.Key]int64{}}
-	k := recall.Key{AppName: "app", UserID: "u", SessionID: "s1", Name: "adkctx-tool-output-run_tests-c1.txt"}
+	var artifacts recall.ChunkStore = &chunkedArtifacts{outputs: map[string]*savedOutput{}}
+	st := artifacts.RecallStore("app", "u", "s1")
+	ctx := context.Background()
 	var log strings.Builder
 	for i := range 40000 {
 		fmt.Fprintf(&log, "=== RUN   TestCase%05d\n--- PASS: TestCase%05d (0.01s)\n", i, i)
 	}
-	store.(*chunkedArtifacts).save(k, []byte(log.String()))
+	const name = "adkctx-tool-output-run_tests-c1.txt"
+	if _, err := st.Save(ctx, name, []byte(log.String()), "text/plain"); err != nil {
+		panic(err)
+	}
 
-	ctx := context.Background()
-	lay, err := store.OutputLayout(ctx, k)
+	lay, err := st.Layout(ctx, name)
 	if err != nil {
 		panic(err)
 	}
@@ -99,8 +144,7 @@ func ExampleChunkStore() {
 		lines += c.Newlines
 	}
 	fmt.Printf("version %d: %d bytes, %d lines, %d chunks\n", lay.Version, lay.Size, lines, len(lay.Chunks))
-	k.Version = lay.Version
-	page, err := store.ReadOutputChunks(ctx, k, 20, 1)
+	page, err := st.ReadChunks(ctx, name, lay.Version, 20, 1)
 	if err != nil {
 		panic(err)
 	}

@@ -30,24 +30,11 @@ type OutputInfo struct {
 	Created time.Time
 }
 
-// Key names one version of one saved output of one session (Version 0: the newest).
-type Key struct {
-	AppName, UserID, SessionID, Name string
-	Version                          int64
-}
-
 // ChunkStore is implemented by artifact services that keep outputs in chunks with their layout
-// (hooks/dbartifact): through it recall reads a page of an output, not the whole. The glue uses it
-// when the application's artifact service implements it and reads other services' artifacts
-// whole.
+// (hooks/dbartifact): the glue reads a session's outputs through the Store it returns, a page at
+// a time, and loads other services' artifacts whole.
 type ChunkStore interface {
-	// OutputLayout returns the layout of key's version (0: newest); an error wrapping
-	// fs.ErrNotExist when there is none.
-	OutputLayout(ctx context.Context, key Key) (*Layout, error)
-	// ReadOutputChunks returns chunks [first, first+count) of key's version (Version set).
-	ReadOutputChunks(ctx context.Context, key Key, first, count int) ([][]byte, error)
-	// RecentOutputs lists the session's outputs (key's Name and Version unused) whose names
-	// start with prefix, newest first, skipping skip, at most limit.
-	RecentOutputs(ctx context.Context, key Key, prefix string, skip, limit int) ([]OutputInfo, error)
+	// RecallStore returns the saved outputs of one session: its own artifacts, none of the
+	// user-scoped ("user:") ones.
+	RecallStore(app, user, session string) Store
 }
-

@@ -15,20 +15,19 @@ import (
 	"github.com/adkctx/adkctx/recall"
 )
 
-// SessionStore returns the recall.Store of one session on artifacts: chunk by chunk when
-// artifacts implements recall.ChunkStore (hooks/dbartifact), else each output loaded whole once
-// per store. The compactor's history writer takes the same store (glue.Engine.UseRecall).
+// SessionStore returns the recall.Store of one session on artifacts: the service's own when it
+// implements recall.ChunkStore (hooks/dbartifact: chunk by chunk), else each output loaded whole
+// once per store. The compactor's history writer takes the same store (glue.Engine.UseRecall).
 func SessionStore(artifacts artifact.Service, app, user, session string) recall.Store {
-	s := &sessionStore{svc: artifacts, app: app, user: user, session: session, whole: map[string]*wholeOutput{}}
 	if cs, ok := artifacts.(recall.ChunkStore); ok {
-		s.chunked = cs
+		return cs.RecallStore(app, user, session)
 	}
-	return s
+	return &sessionStore{svc: artifacts, app: app, user: user, session: session, whole: map[string]*wholeOutput{}}
 }
 
+// sessionStore is one session's outputs in an artifact service without chunks.
 type sessionStore struct {
 	svc                artifact.Service
-	chunked            recall.ChunkStore
 	app, user, session string
 
 	mu    sync.Mutex
@@ -41,14 +40,7 @@ type wholeOutput struct {
 	chunks [][]byte
 }
 
-func (s *sessionStore) key(name string, version int64) recall.Key {
-	return recall.Key{AppName: s.app, UserID: s.user, SessionID: s.session, Name: name, Version: version}
-}
-
 func (s *sessionStore) Layout(ctx context.Context, name string) (*recall.Layout, error) {
-	if s.chunked != nil {
-		return s.chunked.OutputLayout(ctx, s.key(name, 0))
-	}
 	meta, err := s.svc.GetArtifactVersion(ctx, &artifact.GetArtifactVersionRequest{AppName: s.app, UserID: s.user, SessionID: s.session, FileName: name})
 	if err != nil {
 		return nil, err
@@ -63,9 +55,6 @@ func (s *sessionStore) Layout(ctx context.Context, name string) (*recall.Layout,
 }
 
 func (s *sessionStore) ReadChunks(ctx context.Context, name string, version int64, first, count int) ([][]byte, error) {
-	if s.chunked != nil {
-		return s.chunked.ReadOutputChunks(ctx, s.key(name, version), first, count)
-	}
 	w, err := s.load(ctx, name, version)
 	if err != nil {
 		return nil, err
@@ -107,9 +96,6 @@ func partBytes(p *genai.Part) ([]byte, string) {
 }
 
 func (s *sessionStore) Recent(ctx context.Context, prefix string, skip, limit int) ([]recall.OutputInfo, error) {
-	if s.chunked != nil {
-		return s.chunked.RecentOutputs(ctx, s.key("", 0), prefix, skip, limit)
-	}
 	resp, err := s.svc.List(ctx, &artifact.ListRequest{AppName: s.app, UserID: s.user, SessionID: s.session})
 	if err != nil {
 		return nil, err

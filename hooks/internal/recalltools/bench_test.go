@@ -27,8 +27,17 @@ type countingChunks struct {
 	read atomic.Int64
 }
 
-func (c *countingChunks) ReadOutputChunks(ctx context.Context, key recall.Key, first, count int) ([][]byte, error) {
-	chunks, err := c.Service.ReadOutputChunks(ctx, key, first, count)
+func (c *countingChunks) RecallStore(app, user, session string) recall.Store {
+	return countingStore{Store: c.Service.RecallStore(app, user, session), read: &c.read}
+}
+
+type countingStore struct {
+	recall.Store
+	read *atomic.Int64
+}
+
+func (c countingStore) ReadChunks(ctx context.Context, name string, version int64, first, count int) ([][]byte, error) {
+	chunks, err := c.Store.ReadChunks(ctx, name, version, first, count)
 	for _, ch := range chunks {
 		c.read.Add(int64(len(ch)))
 	}
