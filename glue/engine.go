@@ -84,9 +84,6 @@ func (e *Engine) Sessions(st Store) (*Sessions, error) {
 // CompactionOn reports whether compaction is configured.
 func (e *Engine) CompactionOn() bool { return e.e.CompactionOn() }
 
-// Logger returns the configured logger.
-func (e *Engine) Logger() *zap.Logger { return e.e.Logger() }
-
 // BeforeRun runs when an invocation starts (its user message is stored): it restores the
 // session's state when this process has none, checks the wiring (a wiring mistake returns an
 // error that refuses the run), and waits for a pending compaction when the request it will

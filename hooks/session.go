@@ -111,9 +111,9 @@ func (s *service) AppendEvent(ctx context.Context, sess session.Session, ev *ses
 // store implements glue.Store over the base service.
 type store struct{ s *service }
 
-func (st store) Read(ctx context.Context, k glue.Key, q glue.Query) (glue.Read, error) {
+func (st store) Read(ctx context.Context, k glue.Key, recent int, after time.Time) (glue.Read, error) {
 	resp, err := st.s.base.Get(ctx, &session.GetRequest{AppName: k.App, UserID: k.User, SessionID: k.ID,
-		NumRecentEvents: q.Recent, After: q.After})
+		NumRecentEvents: recent, After: after})
 	if err != nil {
 		return nil, err
 	}
