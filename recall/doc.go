@@ -7,8 +7,8 @@
 // SQLite or PostgreSQL) implements [ChunkStore], and a page of a 2 MB output then costs one
 // 32 KiB chunk; other services (adk-go's in-memory and GCS ones) are loaded whole on each call.
 // To give your own artifact service page reads, cut each saved version with [Split], keep the
-// chunks and [EncodeLayout]'s bytes beside them, and return from RecallStore a Store whose
-// Layout reads them back with [DecodeLayout].
+// chunks and the layout beside them (hooks/dbartifact keeps a few varints per chunk), and return
+// from RecallStore a Store that reads them back.
 //
 // Nothing in this package logs.
 package recall

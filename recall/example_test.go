@@ -13,7 +13,7 @@ import (
 )
 
 // chunkedArtifacts is the part of an artifact service that page reads need: each saved version
-// cut into chunks, with its encoded layout beside them (a database keeps both as rows, as
+// cut into chunks, with its layout beside them (a database keeps both as rows, as
 // hooks/dbartifact does). It implements recall.ChunkStore.
 type chunkedArtifacts struct {
 	mu      sync.Mutex
@@ -26,10 +26,8 @@ type savedOutput struct {
 }
 
 type savedVersion struct {
-	layout  []byte // recall.EncodeLayout's
-	chunks  [][]byte
-	mime    string
-	created time.Time
+	layout recall.Layout // Split's, with the version's number, type and time
+	chunks [][]byte
 }
 
 // newest returns o's newest version (0: none).
@@ -61,7 +59,8 @@ func (s *sessionOutputs) Save(_ context.Context, name string, data []byte, mime 
 		s.a.outputs[s.prefix+name] = o
 	}
 	o.last++
-	o.versions[o.last] = savedVersion{layout: recall.EncodeLayout(lay), chunks: chunks, mime: mime, created: time.Now()}
+	lay.Version, lay.MIMEType, lay.Created = o.last, mime, time.Now()
+	o.versions[o.last] = savedVersion{layout: *lay, chunks: chunks}
 	return o.last, nil
 }
 
@@ -72,14 +71,8 @@ func (s *sessionOutputs) Layout(_ context.Context, name string) (*recall.Layout,
 	if o == nil || len(o.versions) == 0 {
 		return nil, fmt.Errorf("%s: %w", name, fs.ErrNotExist)
 	}
-	n := o.newest()
-	v := o.versions[n]
-	lay, err := recall.DecodeLayout(v.layout)
-	if err != nil {
-		return nil, err
-	}
-	lay.Version, lay.MIMEType, lay.Created = n, v.mime, v.created
-	return lay, nil
+	lay := o.versions[o.newest()].layout
+	return &lay, nil
 }
 
 func (s *sessionOutputs) ReadChunks(_ context.Context, name string, version int64, first, count int) ([][]byte, error) {
@@ -101,7 +94,7 @@ func (s *sessionOutputs) Recent(_ context.Context, prefix string, skip, limit in
 	var out []recall.OutputInfo
 	for key, o := range s.a.outputs {
 		if name, ok := strings.CutPrefix(key, s.prefix); ok && strings.HasPrefix(name, prefix) && len(o.versions) > 0 {
-			out = append(out, recall.OutputInfo{Name: name, Created: o.versions[o.newest()].created})
+			out = append(out, recall.OutputInfo{Name: name, Created: o.versions[o.newest()].layout.Created})
 		}
 	}
 	slices.SortFunc(out, func(a, b recall.OutputInfo) int { return b.Created.Compare(a.Created) })

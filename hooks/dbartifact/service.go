@@ -122,7 +122,7 @@ type versionRow struct {
 	MIMEType    string
 	DisplayName string
 	Size        int64
-	Layout      []byte // recall.EncodeLayout
+	Layout      []byte // encodeLayout
 	// CreatedUnixNano is when the version was saved (integer nanoseconds: ordered and
 	// aggregated alike on every database).
 	CreatedUnixNano int64
@@ -174,7 +174,7 @@ func (s *Service) Save(ctx context.Context, req *artifact.SaveRequest) (*artifac
 		data, row.IsText, row.MIMEType = []byte(p.Text), true, "text/plain"
 	}
 	lay, chunks := recall.Split(data, s.cfg.ChunkBytes)
-	row.Size, row.Layout = lay.Size, recall.EncodeLayout(lay)
+	row.Size, row.Layout = lay.Size, encodeLayout(lay)
 	var err error
 	for range maxSaveAttempts {
 		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -386,7 +386,7 @@ func (o *sessionOutputs) Layout(ctx context.Context, name string) (*recall.Layou
 	if err != nil {
 		return nil, err
 	}
-	lay, err := recall.DecodeLayout(row.Layout)
+	lay, err := decodeLayout(row.Layout)
 	if err != nil || lay.Size != row.Size {
 		return nil, fmt.Errorf("dbartifact: %q version %d: layout does not match the stored size", name, row.Version)
 	}
