@@ -59,8 +59,9 @@ type StateReader interface {
 	Get(key string) (any, error)
 }
 
-// ErrNoArtifactService is what AfterTool's save returns when the runner has no artifact service after
-// all (adk-go v2 hands tools artifacts that fail then): the output is cut without being saved.
+// ErrNoArtifactService is what AfterTool's save returns when the runner has no artifact service
+// after all (adk-go v2 hands tools artifacts that fail then): the output is cut without being
+// saved.
 var ErrNoArtifactService = engine.ErrNoArtifactService
 
 // Sessions returns the read and view machine over st, making it (and starting compaction) the
