@@ -363,7 +363,8 @@ func TestHistoryToolsThroughRunner(t *testing.T) {
 	}
 }
 
-// A call past its timeout (here: a search of a 350 KB output in the in-memory service) is a clear error for the model and one log entry without the query.
+// A call past its timeout (here: a search of a 350 KB output in the in-memory service) is a
+// clear error for the model and one log entry without the query.
 func TestTimeout(t *testing.T) {
 	core, observed := observer.New(zap.DebugLevel)
 	artifacts := artifact.InMemoryService()
