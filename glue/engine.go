@@ -2,7 +2,10 @@ package glue
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 	"google.golang.org/genai"
@@ -16,6 +19,7 @@ import (
 	"github.com/adkctx/adkctx/internal/errkind"
 	"github.com/adkctx/adkctx/internal/history"
 	"github.com/adkctx/adkctx/internal/lru"
+	"github.com/adkctx/adkctx/internal/recallinternal"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/response"
 	"github.com/adkctx/adkctx/recall"
@@ -55,11 +59,9 @@ type StateReader interface {
 	Get(key string) (any, error)
 }
 
-// SaveFunc saves a tool's full output under name (the tool context's artifacts).
-type SaveFunc func(ctx context.Context, name string, part *genai.Part) error
-
-// ErrNoArtifactService is what a SaveFunc returns when the runner has no artifact service after
-// all (adk-go v2 hands tools artifacts that fail then): the output is cut without being saved.
+// ErrNoArtifactService is what AfterTool's save returns when the runner has no artifact service
+// after all (adk-go v2 hands tools artifacts that fail then): the output is cut without being
+// saved.
 var ErrNoArtifactService = engine.ErrNoArtifactService
 
 // Sessions returns the read and view machine over st, making it (and starting compaction) the
@@ -82,9 +84,6 @@ func (e *Engine) Sessions(st Store) (*Sessions, error) {
 
 // CompactionOn reports whether compaction is configured.
 func (e *Engine) CompactionOn() bool { return e.e.CompactionOn() }
-
-// Logger returns the configured logger.
-func (e *Engine) Logger() *zap.Logger { return e.e.Logger() }
 
 // BeforeRun runs when an invocation starts (its user message is stored): it restores the
 // session's state when this process has none, checks the wiring (a wiring mistake returns an
@@ -117,9 +116,9 @@ func (e *Engine) AfterModel(ctx context.Context, c Call, resp *response.LLMRespo
 	e.e.AfterModel(ctx, c, resp)
 }
 
-// AfterTool bounds a tool's result before it is stored (saving the whole output with save, nil:
-// not saved) and returns what to store.
-func (e *Engine) AfterTool(ctx context.Context, c Call, tool, callID string, result map[string]any, save SaveFunc) map[string]any {
+// AfterTool bounds a tool's result before it is stored (saving the whole output under name with
+// save, the tool context's artifacts; nil: not saved) and returns what to store.
+func (e *Engine) AfterTool(ctx context.Context, c Call, tool, callID string, result map[string]any, save func(ctx context.Context, name string, part *genai.Part) error) map[string]any {
 	var s engine.SaveFunc
 	if save != nil {
 		s = engine.SaveFunc(save)
@@ -178,32 +177,97 @@ func (e *Engine) WiringError(problem, msg string) error { return e.e.WiringError
 // level) and returns it.
 func (e *Engine) WiringWarning(problem, msg string) error { return e.e.WiringWarning(problem, msg) }
 
-// RecallStore returns the recall store of one session: the glue's, over the artifact service it
-// captured (nil when it has none).
-type RecallStore func(k Key) recall.Store
-
 // UseRecall turns on what the recall tools need: notes that name them, excerpts saved whole,
-// history segments, all through stores.
-func (e *Engine) UseRecall(stores RecallStore) {
+// history segments, all through the store stores returns for a session (nil when the glue has no
+// artifact service).
+func (e *Engine) UseRecall(stores func(k Key) recall.Store) {
 	e.e.UseRecall(func(s compactor.Session) recall.Store { return stores(Key(s)) })
 }
 
-// RecallLimits returns the bounds of the recall tools' results under the truncation limits.
-func (e *Engine) RecallLimits() recall.Limits { return e.e.RecallLimits() }
+// RecallCall is one call of a recall tool, as the glue's tool received it.
+type RecallCall struct {
+	// Tool is the tool's name (recall.ToolReadOutput, …).
+	Tool string
+	// Args are its arguments: a value that encodes to the tool's JSON object.
+	Args any
+	// Store holds the calling session's saved outputs; nil: the runner has no artifact service.
+	Store recall.Store
+	// Scope is the caller's isolation scope (adk-go v2; "" in v1): with its branch, it bounds
+	// what a history search shows.
+	Scope string
+	// Timeout bounds the call. Default 10 s. A search of saved outputs stops before it (with time
+	// left to return what it found and the cursor that continues).
+	Timeout time.Duration
+}
+
+// defaultRecallTimeout is RecallCall.Timeout's default.
+const defaultRecallTimeout = 10 * time.Second
+
+// errNoArtifacts is a recall call's error when there is no artifact service to read.
+var errNoArtifacts = errors.New("the recall tools cannot read anything here: this application keeps no saved outputs or " +
+	"earlier turns (no artifact service is wired: its operator must pass runner.Config.ArtifactService to adkctx's Wire); " +
+	"answer from the conversation as it is")
+
+// Recall runs one call of a recall tool for c (nil: no caller, no branch) and returns the text
+// the tool returns, within the recall limits under the truncation limits. Its error is for the
+// model to read: a request it can correct (a bad range, name or pattern) as it is; a failure of
+// the store, or of the time bound, named and logged once (tool, session, error kind; never the
+// query or the result).
+func (e *Engine) Recall(ctx context.Context, c Call, rc RecallCall) (string, error) {
+	var v recallinternal.Viewer
+	if c != nil {
+		v.Branch = c.Branch()
+	}
+	v.Scope = rc.Scope
+	if rc.Store == nil {
+		e.recallFailed(c, rc.Tool, "no_artifact_service", "")
+		return "", errNoArtifacts
+	}
+	timeout := rc.Timeout
+	if timeout <= 0 {
+		timeout = defaultRecallTimeout
+	}
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err := recallinternal.Run(runCtx, rc.Store, rc.Tool, rc.Args, v, e.e.RecallLimits())
+	if err == nil {
+		return res.Text, nil
+	}
+	if recallinternal.IsInputError(err) {
+		return "", err
+	}
+	kind, msg := errkind.Of(err)
+	if runCtx.Err() != nil && ctx.Err() == nil {
+		// Our timeout, whatever error the store turned it into.
+		err = fmt.Errorf("%s took longer than %s and was stopped: narrow the range or the query", rc.Tool, timeout)
+		kind, msg = errkind.Timeout, err.Error()
+	}
+	e.recallFailed(c, rc.Tool, string(kind), msg)
+	// The model reads the whole message (names and numbers, never another session's data); the
+	// log keeps errkind's redacted form.
+	return "", fmt.Errorf("%s failed: %w", rc.Tool, err)
+}
+
+// recallFailed logs a recall call that failed on storage.
+func (e *Engine) recallFailed(c Call, tool, kind, msg string) {
+	fields := []zap.Field{zap.String("tool", tool)}
+	if c != nil {
+		fields = append(fields, zap.String("session_id", c.SessionID()), zap.String("invocation_id", c.InvocationID()))
+	}
+	fields = append(fields, zap.String("error_kind", kind))
+	if msg != "" {
+		fields = append(fields, zap.String("error", msg))
+	}
+	e.e.Logger().Warn("recall tool failed", fields...)
+}
 
 // RecallWithoutArtifacts is the wiring error of recall tools without an artifact service.
 func RecallWithoutArtifacts() *adkctx.WiringError { return engine.RecallWithoutArtifacts() }
 
-// ErrorKind classifies err for logs: a kind ("busy", "quota", "timeout", …) and a text that holds
-// no conversation or provider message, only codes.
+// ErrorKind classifies err for logs: a kind ("busy": the store was busy with another writer,
+// worth trying again; "quota", "timeout", …) and a text that holds no conversation or provider
+// message, only codes.
 func ErrorKind(err error) (kind, text string) {
 	k, msg := errkind.Of(err)
 	return string(k), msg
-}
-
-// Busy reports whether err says the store was busy with another writer (SQLite's SQLITE_BUSY,
-// a serialization failure): worth trying again.
-func Busy(err error) bool {
-	k, _ := errkind.Of(err)
-	return k == errkind.Busy
 }

@@ -32,19 +32,13 @@ type Key struct{ App, User, ID string }
 
 func (k Key) history() history.Key { return history.Key(k) }
 
-// Query is what one read asks the store for: every stored event (the zero Query), the newest
-// Recent events, or the events stamped at or after After (adk-go's GetRequest.NumRecentEvents
-// and After).
-type Query struct {
-	Recent int
-	After  time.Time
-}
-
 // Store is one adk-go session service as the core reads it: the glue implements it by calling
 // the service and converting its events.
 type Store interface {
-	// Read reads session k as q asks: adk-go's Get.
-	Read(ctx context.Context, k Key, q Query) (Read, error)
+	// Read reads session k: every stored event, the newest recent events (recent > 0), or the
+	// events stamped at or after after (not zero) — adk-go's Get with GetRequest.NumRecentEvents
+	// and After.
+	Read(ctx context.Context, k Key, recent int, after time.Time) (Read, error)
 }
 
 // Read is one read of a session: an adk-go session value and its events, converted.
@@ -79,13 +73,7 @@ type Sessions struct {
 	// board remembers the markers this process appended, per session, so that a session value
 	// read before a background compaction stored its marker takes it in at its next change.
 	board *lru.Cache[history.Key, []compaction.Event]
-	// trace, when set (tests), sees which view each reader asks for.
-	trace func(method string, run bool)
 }
-
-// Trace makes f see each call of a view's model or people events (method "Len", "At" or "All"
-// as the glue names it) and whether a run had claimed the view then. Tests use it.
-func (s *Sessions) Trace(f func(method string, run bool)) { s.trace = f }
 
 // ReadWhole makes every read a whole one: what tests compare bounded reads with.
 func (s *Sessions) ReadWhole() { s.reader.ReadWhole() }
@@ -150,7 +138,7 @@ func (s *Sessions) Append(ctx context.Context, v *View, ev compaction.Event, run
 func (s *Sessions) read(ctx context.Context, k history.Key, p history.Purpose) (*snapshot, error) {
 	q := s.reader.First(k, p)
 	for n := 1; ; n++ {
-		r, err := s.store.Read(ctx, Key(k), Query{Recent: q.NumRecent, After: q.After})
+		r, err := s.store.Read(ctx, Key(k), q.NumRecent, q.After)
 		if err != nil {
 			return nil, err
 		}
@@ -231,7 +219,7 @@ func (sn *snapshot) current() bool {
 func (sn *snapshot) Changes(ctx context.Context) (history.Changes, error) {
 	events := sn.Events()
 	q := sn.s.reader.Since(sn.key, newest(events))
-	r, err := sn.s.store.Read(ctx, Key(sn.key), Query{After: q.After})
+	r, err := sn.s.store.Read(ctx, Key(sn.key), 0, q.After)
 	if err != nil {
 		return history.Changes{}, err
 	}
@@ -380,13 +368,6 @@ func (v *View) Claimed() bool {
 	return v.run
 }
 
-// Traced reports a call of the view's method to the machine's trace (Sessions.Trace), if any.
-func (v *View) Traced(method string) {
-	if f := v.s.trace; f != nil {
-		f(method, v.Claimed())
-	}
-}
-
 // Model returns the compacted view of the value's state: its events plus the board's markers
 // not among them (computed once per state).
 func (v *View) Model() []Shown {
@@ -456,7 +437,7 @@ func (v *View) readPeople(sn *snapshot, st *viewState) []Shown {
 	if sn.whole {
 		return v.s.notices(st.events)
 	}
-	r, err := v.s.store.Read(v.getCtx, Key(sn.key), Query{})
+	r, err := v.s.store.Read(v.getCtx, Key(sn.key), 0, time.Time{})
 	if err != nil {
 		have := st.events
 		notice := Shown{Author: noticeAuthor, Content: genai.NewContentFromText(fmt.Sprintf("[adkctx] The whole history of this session could not be read (%v); "+

@@ -31,7 +31,7 @@ type memStore struct {
 // memEvent is the glue's own event in these tests: the converted event is its copy.
 type memEvent struct{ ev compaction.Event }
 
-func (m *memStore) Read(_ context.Context, _ Key, q Query) (Read, error) {
+func (m *memStore) Read(_ context.Context, _ Key, recent int, after time.Time) (Read, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.fail != nil {
@@ -39,13 +39,13 @@ func (m *memStore) Read(_ context.Context, _ Key, q Query) (Read, error) {
 	}
 	var out []compaction.Event
 	for _, e := range m.events {
-		if !q.After.IsZero() && e.Timestamp.Before(q.After) {
+		if !after.IsZero() && e.Timestamp.Before(after) {
 			continue
 		}
 		out = append(out, e)
 	}
-	if q.Recent > 0 && len(out) > q.Recent {
-		out = out[len(out)-q.Recent:]
+	if recent > 0 && len(out) > recent {
+		out = out[len(out)-recent:]
 	}
 	m.gets++
 	m.read += len(out)

@@ -14,5 +14,5 @@ func ReadWhole(h *Hooks) { h.store.sessions.ReadWhole() }
 func TraceEvents(h *Hooks, f func(method string, run bool)) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.store.sessions.Trace(f)
+	h.store.trace = f
 }

@@ -36,7 +36,8 @@ const pluginName = "adkctx"
 
 // Hooks is adkctx for one application. It is safe for concurrent use. Create it with New.
 type Hooks struct {
-	e *glue.Engine
+	e   *glue.Engine
+	log *zap.Logger
 
 	mu           sync.Mutex
 	store        *service // the one session store it holds (nil until wrapped)
@@ -51,7 +52,11 @@ func New(cfg adkctx.Config) (*Hooks, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Hooks{e: e}, nil
+	log := cfg.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Hooks{e: e, log: log}, nil
 }
 
 // Wire returns rc with adkctx wired in: its plugin added (after the application's own plugins)
@@ -187,7 +192,7 @@ func (h *Hooks) checkIndex(ctx context.Context, base session.Service) {
 		h.indexChecked = false // ask again at the next Wire
 		h.mu.Unlock()
 		kind, msg := glue.ErrorKind(err)
-		h.e.Logger().Info("session index not checked", zap.String("error_kind", kind), zap.String("error", msg))
+		h.log.Info("session index not checked", zap.String("error_kind", kind), zap.String("error", msg))
 	}
 }
 

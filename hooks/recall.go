@@ -9,11 +9,11 @@ import (
 	"google.golang.org/adk/tool"
 
 	"github.com/adkctx/adkctx/glue"
-	"github.com/adkctx/adkctx/hooks/recalltools"
+	"github.com/adkctx/adkctx/hooks/internal/recalltools"
 	"github.com/adkctx/adkctx/recall"
 )
 
-// RecallTools returns the recall tools (package recalltools): read a saved tool output by line
+// RecallTools returns the recall tools: read a saved tool output by line
 // or byte range, search saved outputs, search the turns that summaries cover, read one such
 // turn. Give them to the agent and wire the runner with an artifact service:
 //
@@ -39,7 +39,7 @@ func (h *Hooks) RecallTools() ([]tool.Tool, error) {
 	h.recall.mu.Lock()
 	defer h.recall.mu.Unlock()
 	if h.recall.tools == nil {
-		tools, err := recalltools.New(recalltools.Config{ArtifactsFrom: h.recall.service, Limits: h.e.RecallLimits(), Logger: h.e.Logger()})
+		tools, err := recalltools.New(recalltools.Config{Engine: h.e, Artifacts: h.recall.service})
 		if err != nil {
 			return nil, err
 		}

@@ -37,6 +37,13 @@ import (
 	"github.com/adkctx/adkctx/recall"
 )
 
+// recallTools are the recall tools' names.
+var recallTools = []string{recall.ToolReadOutput, recall.ToolSearchOutputs, recall.ToolSearchHistory, recall.ToolReadTurn}
+
+// summaryLine is the line a summary ends with when the recall tools are declared.
+const summaryLine = "Earlier turns and tool outputs are kept word for word: search_history(query=…) finds an exact name, id, " +
+	"path or error in the turns (read one with read_turn(turn=…)), search_saved_outputs(query=…) in the saved outputs."
+
 const recallApp = "recall-app"
 
 // recallStack is a Hooks with compaction (every 2 invocations beyond the 2 kept raw, on the
@@ -158,7 +165,7 @@ func (s *recallStack) recallResults(t *testing.T, sessionID string) []string {
 			continue
 		}
 		for _, p := range ev.Content.Parts {
-			if p.FunctionResponse != nil && recall.IsTool(p.FunctionResponse.Name) {
+			if p.FunctionResponse != nil && slices.Contains(recallTools, p.FunctionResponse.Name) {
 				r, _ := p.FunctionResponse.Response["result"].(string)
 				if e, ok := p.FunctionResponse.Response["error"].(string); ok {
 					r = "error: " + e
@@ -207,7 +214,7 @@ func TestRecallToolsThroughWire(t *testing.T) {
 	// Turn 4's first request: the summary of turns 0 and 1 (stored after turn 3) with its line,
 	// turn 2's result as an excerpt naming its saved result, turn 3's whole.
 	first := reqs[8]
-	if sum := summaryText(first); !strings.HasSuffix(sum, recall.SummaryLine()) {
+	if sum := summaryText(first); !strings.HasSuffix(sum, summaryLine) {
 		t.Fatalf("summary without its line:\n%s", sum)
 	}
 	var excerptName string
@@ -261,7 +268,7 @@ func TestRecallToolsThroughWire(t *testing.T) {
 		recallSend(t, r, "s1", scenario.UserMessage(i))
 	}
 	last := m.Requests()[len(m.Requests())-1]
-	sum := strings.TrimSuffix(summaryText(last), recall.SummaryLine())
+	sum := strings.TrimSuffix(summaryText(last), summaryLine)
 	if !strings.Contains(sum, "read_file ×") || strings.Contains(sum, recall.ToolReadOutput) || strings.Contains(sum, recall.ToolSearchHistory) ||
 		strings.Contains(sum, recall.ToolReadTurn) {
 		t.Errorf("the ledger counts recall calls, or lost read_file:\n%s", sum)
@@ -276,7 +283,7 @@ func TestRecallToolsThroughWire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(list.FileNames, recall.HistoryName(1)) || !slices.Contains(list.FileNames, excerptName) {
+	if !slices.Contains(list.FileNames, "adkctx-history-000001.txt") || !slices.Contains(list.FileNames, excerptName) {
 		t.Errorf("saved: %v", list.FileNames)
 	}
 

@@ -15,7 +15,6 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/compaction"
-	"github.com/adkctx/adkctx/glue"
 )
 
 // databasePackage is the package of adk-go's database session service (see gormOf).
@@ -49,7 +48,7 @@ func inScope(*session.Event, string) {}
 
 // saverOf returns how the engine saves a tool's full output: through the tool context's
 // artifacts, nil when the runner has no artifact service.
-func saverOf(ctx toolContext) glue.SaveFunc {
+func saverOf(ctx toolContext) func(ctx context.Context, name string, part *genai.Part) error {
 	arts := ctx.Artifacts()
 	if arts == nil {
 		return nil

@@ -1,49 +1,14 @@
-// Package recall lets an agent read back what its request left out: the full tool outputs that
-// truncation saved (read by line or byte range, searched by substring or regexp) and the turns a
-// compaction summary covers (searched with BM25, read one turn at a time). It depends on no adk-go
-// version: it reads and writes one session's saved outputs through [Store], which the glue of each
-// adk-go major version builds on an artifact service (package hooks/recalltools for v1), and its
-// results are plain text for a tool to return.
+// Package recall is the storage of the recall tools (hooks' RecallTools): the saved outputs of
+// one session that the tools read back — the full tool outputs truncation saved, and the history
+// segments a compaction writes of the turns it summarizes — and the tools' names.
 //
-// # Bounds
+// The glue keeps them in the runner's artifact service and reads a session's through a [Store].
+// An artifact service that keeps outputs in chunks with their [Layout] (hooks/dbartifact on
+// SQLite or PostgreSQL) implements [ChunkStore], and a page of a 2 MB output then costs one
+// 32 KiB chunk; other services (adk-go's in-memory and GCS ones) are loaded whole on each call.
+// To give your own artifact service page reads, cut each saved version with [Split], keep the
+// chunks and the layout beside them (hooks/dbartifact keeps a few varints per chunk), and return
+// from RecallStore a Store that reads them back.
 //
-// Every call is bounded whatever the session's size: a page read costs the chunks that hold the
-// page ([Layout], [ChunkStore]); a search reads at most [Limits.MaxScanBytes] and returns at most
-// [Limits.MaxMatches] matches, within [Limits.MaxScanTime] for any pattern (regular expressions
-// are measured first, see [PatternError]); every result fits in [Limits.MaxResultBytes]. When a
-// bound stops a call short, its result says so and names the call that continues where it
-// stopped. Stores that do not keep outputs in chunks (adk-go's in-memory and GCS artifact
-// services) are read whole on each call: the bounds on results hold, the bound on bytes read
-// does not.
-//
-// # Ranges
-//
-// [ParseRange] reads the range a caller asks for, in lines (the default, 1-based) or in bytes
-// (prefix "bytes=", 0-based as in HTTP):
-//
-//	""            the first page
-//	"120-180"     lines 120 to 180 (also "120:180", "120..180", "120–180")
-//	"3000"        from line 3000, one page (also "3000-")
-//	"-50"         the last 50 lines
-//	"120+40"      40 lines from line 120
-//	"bytes=0-999" bytes 0 to 999; "bytes=5000-" from byte 5000; "bytes=-500" the last 500 bytes
-//
-// A page never holds more than
-// [Limits.MaxResultBytes]; a range larger than that is shown from its start, with the range
-// that continues it.
-//
-// # History
-//
-// [WriteHistory] is called when a compaction marker is stored, with the events the marker newly
-// covers. It saves one history segment (a saved output named "adkctx-history-NNNNNN.txt") holding
-// a transcript of those turns and an inverted index over it, so that [SearchHistory] reads a few
-// index buckets per segment and [ReadTurn] reads one turn, never the whole session. Turns are
-// labelled as the user counts them: "turn 7" is the seventh turn (one per invocation, each begun
-// by a user message) of the reader's isolation scope, "turn 7, entry 3" its third message, call
-// or result; segments the previous release wrote keep their labels ("turn 2.4": the fourth turn
-// of segment 2). A search ranks first the entries that hold the whole query, BM25 the rest.
-//
-// # Privacy
-//
-// Nothing in this package logs; the tools built on it must not log queries or results.
+// Nothing in this package logs.
 package recall

@@ -2,23 +2,21 @@ package recall
 
 import (
 	"bytes"
-	"encoding/binary"
-	"errors"
 	"time"
 	"unicode/utf8"
 )
 
 const (
-	// defaultChunkBytes is the size a chunked store aims at for one chunk (32 KiB): a page read
-	// costs one or two chunks.
+	// defaultChunkBytes is the size Split aims at for one chunk (32 KiB): a page read costs one
+	// or two chunks.
 	defaultChunkBytes = 32 << 10
-	// MaxChunks bounds the chunks of one saved output: past MaxChunks × defaultChunkBytes
+	// maxChunks bounds the chunks of one saved output: past maxChunks × defaultChunkBytes
 	// (128 MiB) chunks grow instead, so a layout stays small (a few bytes per chunk).
-	MaxChunks = 4096
+	maxChunks = 4096
 )
 
-// chunkInfo describes one chunk of a saved output.
-type chunkInfo struct {
+// Chunk describes one chunk of a saved output.
+type Chunk struct {
 	// Size is the chunk's length in bytes.
 	Size int
 	// Newlines counts the '\n' bytes in the chunk.
@@ -37,55 +35,33 @@ type Layout struct {
 	// EndsWithNewline reports whether the last byte is '\n' (the last line is then complete).
 	EndsWithNewline bool
 	Created         time.Time
-	Chunks          []chunkInfo
-
-	// starts[i] is chunk i's byte offset, lines[i] the newlines before it; len(Chunks)+1 entries.
-	starts, lines []int64
+	Chunks          []Chunk
 }
 
-// index fills starts and lines once.
-func (l *Layout) index() {
-	if l.starts != nil {
-		return
-	}
-	l.starts = make([]int64, len(l.Chunks)+1)
-	l.lines = make([]int64, len(l.Chunks)+1)
-	for i, c := range l.Chunks {
-		l.starts[i+1] = l.starts[i] + int64(c.Size)
-		l.lines[i+1] = l.lines[i] + int64(c.Newlines)
-	}
-}
-
-// Lines returns the output's line count: its newlines, plus one when the last line has none.
-func (l *Layout) Lines() int64 {
-	l.index()
-	n := l.lines[len(l.Chunks)]
-	if l.Size > 0 && !l.EndsWithNewline {
-		n++
-	}
-	return n
-}
-
-// ChunkBytes returns the chunk size for an output of size bytes: [defaultChunkBytes], or larger
-// so that no output has more than [MaxChunks] chunks.
-func ChunkBytes(size int64) int {
-	if n := (size + MaxChunks - 1) / MaxChunks; n > defaultChunkBytes {
+// chunkBytes returns the chunk size for an output of size bytes: [defaultChunkBytes], or larger
+// so that no output has more than [maxChunks] chunks.
+func chunkBytes(size int64) int {
+	if n := (size + maxChunks - 1) / maxChunks; n > defaultChunkBytes {
 		return int(n)
 	}
 	return defaultChunkBytes
 }
 
-// Split cuts data into chunks of at most chunkBytes (at least 64): after the last newline in the
-// chunk's second half when there is one, else on a UTF-8 boundary when data is text. It returns
-// the layout (Version, MIMEType and Created left for the caller) and the chunks themselves,
-// sharing data's memory.
-func Split(data []byte, chunkBytes int) (*Layout, [][]byte) {
-	chunkBytes = max(chunkBytes, 64)
+// Split cuts data into chunks of at most size bytes (at least 64; 0: 32 KiB, more for outputs
+// over 128 MiB so that none has more than 4096 chunks): after the last newline in the chunk's
+// second half when there is one, else on a UTF-8 boundary when data is text. It returns the
+// layout (Version, MIMEType and Created left for the caller) and the chunks themselves, sharing
+// data's memory.
+func Split(data []byte, size int) (*Layout, [][]byte) {
+	if size <= 0 {
+		size = chunkBytes(int64(len(data)))
+	}
+	size = max(size, 64)
 	text := utf8.Valid(data)
 	l := &Layout{Size: int64(len(data)), Text: text}
 	var chunks [][]byte
 	for rest := data; len(rest) > 0; {
-		n := min(len(rest), chunkBytes)
+		n := min(len(rest), size)
 		if n < len(rest) {
 			if nl := bytes.LastIndexByte(rest[n/2:n], '\n'); nl >= 0 {
 				n = n/2 + nl + 1
@@ -96,71 +72,9 @@ func Split(data []byte, chunkBytes int) (*Layout, [][]byte) {
 			}
 		}
 		chunks = append(chunks, rest[:n])
-		l.Chunks = append(l.Chunks, chunkInfo{Size: n, Newlines: bytes.Count(rest[:n], []byte{'\n'})})
+		l.Chunks = append(l.Chunks, Chunk{Size: n, Newlines: bytes.Count(rest[:n], []byte{'\n'})})
 		rest = rest[n:]
 	}
 	l.EndsWithNewline = len(data) > 0 && data[len(data)-1] == '\n'
 	return l, chunks
-}
-
-// EncodeLayout encodes a layout's size, text flag and chunks compactly (varints) for a store to
-// keep beside the output; [DecodeLayout] reads it back.
-func EncodeLayout(l *Layout) []byte {
-	b := make([]byte, 0, 16+4*len(l.Chunks))
-	b = append(b, 1) // format version
-	flags := uint64(0)
-	if l.Text {
-		flags |= 1
-	}
-	if l.EndsWithNewline {
-		flags |= 2
-	}
-	b = binary.AppendUvarint(b, flags)
-	b = binary.AppendUvarint(b, uint64(len(l.Chunks)))
-	for _, c := range l.Chunks {
-		b = binary.AppendUvarint(b, uint64(c.Size))
-		b = binary.AppendUvarint(b, uint64(c.Newlines))
-	}
-	return b
-}
-
-var errBadLayout = errors.New("recall: layout does not decode")
-
-// DecodeLayout reads what [EncodeLayout] wrote into a layout (Size is the chunks' sum; Version,
-// MIMEType and Created are the caller's).
-func DecodeLayout(b []byte) (*Layout, error) {
-	if len(b) == 0 || b[0] != 1 {
-		return nil, errBadLayout
-	}
-	b = b[1:]
-	next := func() (uint64, bool) {
-		v, n := binary.Uvarint(b)
-		if n <= 0 {
-			return 0, false
-		}
-		b = b[n:]
-		return v, true
-	}
-	flags, ok := next()
-	if !ok {
-		return nil, errBadLayout
-	}
-	count, ok := next()
-	if !ok || count > uint64(len(b)) {
-		return nil, errBadLayout
-	}
-	l := &Layout{Text: flags&1 != 0, EndsWithNewline: flags&2 != 0, Chunks: make([]chunkInfo, 0, count)}
-	for range count {
-		size, ok1 := next()
-		nl, ok2 := next()
-		if !ok1 || !ok2 || size == 0 || size > 1<<40 || nl > size {
-			return nil, errBadLayout
-		}
-		l.Chunks = append(l.Chunks, chunkInfo{Size: int(size), Newlines: int(nl)})
-		l.Size += int64(size)
-	}
-	if len(b) != 0 {
-		return nil, errBadLayout
-	}
-	return l, nil
 }

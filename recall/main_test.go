@@ -1,4 +1,4 @@
-package recall_test
+package recall
 
 import (
 	"testing"
@@ -6,7 +6,4 @@ import (
 	"go.uber.org/goleak"
 )
 
-// TestMain fails the package's tests when a goroutine one of them started outlives it.
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
-}
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

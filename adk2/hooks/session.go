@@ -25,6 +25,9 @@ import (
 type service struct {
 	base     session.Service
 	sessions *glue.Sessions
+	// trace, when set (tests, before the first run), sees each call of a session value's events
+	// (method "Len", "At" or "All") and whether a run had claimed the value then.
+	trace func(method string, run bool)
 }
 
 func newService(base session.Service, e *glue.Engine) (*service, error) {
@@ -110,9 +113,9 @@ func (s *service) AppendEvent(ctx context.Context, sess session.Session, ev *ses
 // store implements glue.Store over the base service.
 type store struct{ s *service }
 
-func (st store) Read(ctx context.Context, k glue.Key, q glue.Query) (glue.Read, error) {
+func (st store) Read(ctx context.Context, k glue.Key, recent int, after time.Time) (glue.Read, error) {
 	resp, err := st.s.base.Get(ctx, &session.GetRequest{AppName: k.App, UserID: k.User, SessionID: k.ID,
-		NumRecentEvents: q.Recent, After: q.After})
+		NumRecentEvents: recent, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -231,6 +234,7 @@ func ModelView(sess session.Session) []*session.Event {
 // events. Len and At are the model's view; All is the model's view once a run claimed the
 // session, every stored event before (people's view).
 type viewSession struct {
+	s   *service
 	v   *glue.View
 	ctx context.Context // the Get's: notices are new events made with it
 
@@ -246,7 +250,7 @@ type shown struct {
 }
 
 func (s *service) show(ctx context.Context, v *glue.View) *viewSession {
-	return &viewSession{v: v, ctx: ctx}
+	return &viewSession{s: s, v: v, ctx: ctx}
 }
 
 // sess returns the adk-go session the view reads now.
@@ -265,13 +269,13 @@ type viewEvents struct{ vs *viewSession }
 
 // Len and At are the model's view, for adk-go's runner and flows.
 func (v viewEvents) Len() int {
-	v.vs.v.Traced("Len")
+	v.vs.traced("Len")
 	return len(v.vs.model())
 }
 
 // At returns event i of the model's view (nil out of range).
 func (v viewEvents) At(i int) *session.Event {
-	v.vs.v.Traced("At")
+	v.vs.traced("At")
 	evs := v.vs.model()
 	if i < 0 || i >= len(evs) {
 		return nil
@@ -281,11 +285,18 @@ func (v viewEvents) At(i int) *session.Event {
 
 // All is the model's view in a run, every stored event outside one (see viewSession).
 func (v viewEvents) All() iter.Seq[*session.Event] {
-	v.vs.v.Traced("All")
+	v.vs.traced("All")
 	if v.vs.v.Claimed() {
 		return slices.Values(v.vs.model())
 	}
 	return slices.Values(v.vs.people())
+}
+
+// traced reports a call of the events' method to the service's trace, if any.
+func (vs *viewSession) traced(method string) {
+	if f := vs.s.trace; f != nil {
+		f(method, vs.v.Claimed())
+	}
 }
 
 // model returns the model's view as adk-go events, converted again only when the core's view

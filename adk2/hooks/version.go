@@ -54,7 +54,7 @@ func inScope(ev *session.Event, scope string) { ev.IsolationScope = scope }
 // artifacts. adk-go v2.2.0 hands a tool context artifacts that record each save around the
 // runner's artifact service, also when there is none: their Save then panics, which is taken
 // as "no artifact service" (the output is cut without being saved, as in adk-go v1).
-func saverOf(ctx toolContext) glue.SaveFunc {
+func saverOf(ctx toolContext) func(ctx context.Context, name string, part *genai.Part) error {
 	arts := ctx.Artifacts()
 	if arts == nil {
 		return nil

@@ -9,10 +9,11 @@
 // from every session of the user), requests are checked with their Validate methods, and missing
 // artifacts are errors wrapping fs.ErrNotExist.
 //
-// Each version is stored in chunks (rows of at most [recall.ChunkBytes] bytes, cut after a line
-// break where one is near) beside its layout: size, MIME type, whether it is text, and each
-// chunk's size and line count, recorded at save time. Through the methods of [recall.ChunkStore]
-// the recall tools read one page of a 2 MB output in one or two chunks instead of the whole.
+// Each version is stored in chunks (rows of at most [Config.ChunkBytes] bytes, cut after a line
+// break where one is near: [recall.Split]) beside its layout: size, MIME type, whether it is
+// text, and each chunk's size and line count, recorded at save time. Through [Service.RecallStore]
+// (recall.ChunkStore) the recall tools read one page of a 2 MB output in one or two chunks
+// instead of the whole.
 //
 //	db, err := gorm.Open(sqlite.Open("sessions.db?_pragma=busy_timeout(10000)"))
 //	artifacts := dbartifact.NewService(db, dbartifact.Config{})

@@ -21,8 +21,8 @@ import (
 
 // Config configures a Service.
 type Config struct {
-	// ChunkBytes is the chunk size aimed at. Default recall.ChunkBytes(size): 32 KiB, more for
-	// outputs over 128 MiB so that none has more than recall.MaxChunks chunks.
+	// ChunkBytes is the chunk size aimed at (recall.Split). Default 32 KiB, more for outputs
+	// over 128 MiB so that none has more than 4096 chunks.
 	ChunkBytes int
 }
 
@@ -122,7 +122,7 @@ type versionRow struct {
 	MIMEType    string
 	DisplayName string
 	Size        int64
-	Layout      []byte // recall.EncodeLayout
+	Layout      []byte // encodeLayout
 	// CreatedUnixNano is when the version was saved (integer nanoseconds: ordered and
 	// aggregated alike on every database).
 	CreatedUnixNano int64
@@ -173,12 +173,8 @@ func (s *Service) Save(ctx context.Context, req *artifact.SaveRequest) (*artifac
 	} else {
 		data, row.IsText, row.MIMEType = []byte(p.Text), true, "text/plain"
 	}
-	chunkBytes := s.cfg.ChunkBytes
-	if chunkBytes <= 0 {
-		chunkBytes = recall.ChunkBytes(int64(len(data)))
-	}
-	lay, chunks := recall.Split(data, chunkBytes)
-	row.Size, row.Layout = lay.Size, recall.EncodeLayout(lay)
+	lay, chunks := recall.Split(data, s.cfg.ChunkBytes)
+	row.Size, row.Layout = lay.Size, encodeLayout(lay)
 	var err error
 	for range maxSaveAttempts {
 		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -202,7 +198,7 @@ func (s *Service) Save(ctx context.Context, req *artifact.SaveRequest) (*artifac
 		if !retryable(err) {
 			break
 		}
-		if glue.Busy(err) {
+		if busy(err) {
 			// SQLite refuses a lock upgrade that would deadlock without waiting (readers of
 			// MAX(version) holding shared locks): let the winner commit first.
 			select {
@@ -225,7 +221,7 @@ func retryable(err error) bool {
 	if errors.As(err, &errVersionTaken{}) {
 		return true
 	}
-	return glue.Busy(err)
+	return busy(err)
 }
 
 // errVersionTaken is an insert of a version row that failed: most likely another writer took
@@ -373,48 +369,78 @@ func (s *Service) GetArtifactVersion(ctx context.Context, req *artifact.GetArtif
 	}}, nil
 }
 
-// OutputLayout implements recall.ChunkStore.
-func (s *Service) OutputLayout(ctx context.Context, rk recall.Key) (*recall.Layout, error) {
-	row, err := s.find(ctx, keyOf(rk.AppName, rk.UserID, rk.SessionID, rk.Name), rk.Version)
+// RecallStore implements recall.ChunkStore: the saved outputs of one session, read a chunk
+// range at a time.
+func (s *Service) RecallStore(app, user, session string) recall.Store {
+	return &sessionOutputs{s: s, app: app, user: user, session: session}
+}
+
+// sessionOutputs is one session's artifacts as recall reads and writes them.
+type sessionOutputs struct {
+	s                  *Service
+	app, user, session string
+}
+
+func (o *sessionOutputs) Layout(ctx context.Context, name string) (*recall.Layout, error) {
+	row, err := o.s.find(ctx, keyOf(o.app, o.user, o.session, name), 0)
 	if err != nil {
 		return nil, err
 	}
-	lay, err := recall.DecodeLayout(row.Layout)
+	lay, err := decodeLayout(row.Layout)
 	if err != nil || lay.Size != row.Size {
-		return nil, fmt.Errorf("dbartifact: %q version %d: layout does not match the stored size", rk.Name, row.Version)
+		return nil, fmt.Errorf("dbartifact: %q version %d: layout does not match the stored size", name, row.Version)
 	}
 	lay.Version, lay.MIMEType, lay.Created = row.Version, row.MIMEType, time.Unix(0, row.CreatedUnixNano)
 	return lay, nil
 }
 
-// ReadOutputChunks implements recall.ChunkStore.
-func (s *Service) ReadOutputChunks(ctx context.Context, rk recall.Key, first, count int) ([][]byte, error) {
-	if first < 0 || count <= 0 {
-		return nil, fmt.Errorf("dbartifact: chunks %d+%d: invalid range", first, count)
+func (o *sessionOutputs) ReadChunks(ctx context.Context, name string, version int64, first, count int) ([][]byte, error) {
+	if first < 0 || count <= 0 || version <= 0 {
+		return nil, fmt.Errorf("dbartifact: chunks %d+%d of version %d: invalid range", first, count, version)
 	}
-	return s.readChunks(ctx, keyOf(rk.AppName, rk.UserID, rk.SessionID, rk.Name), rk.Version, first, count)
+	return o.s.readChunks(ctx, keyOf(o.app, o.user, o.session, name), version, first, count)
 }
 
-// RecentOutputs implements recall.ChunkStore: the session's own artifacts only (no user-scoped
-// one), by the time of their newest version.
-func (s *Service) RecentOutputs(ctx context.Context, rk recall.Key, prefix string, skip, limit int) ([]recall.OutputInfo, error) {
+// Recent lists the session's own artifacts only (no user-scoped one), by the time of their newest
+// version.
+func (o *sessionOutputs) Recent(ctx context.Context, prefix string, skip, limit int) ([]recall.OutputInfo, error) {
 	var rows []struct {
 		FileName string
 		Created  int64
 	}
 	escaped := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(prefix)
-	err := s.db.WithContext(ctx).Model(&versionRow{}).
+	err := o.s.db.WithContext(ctx).Model(&versionRow{}).
 		Select("file_name, MAX(created_unix_nano) AS created").
-		Where("app_name = ? AND user_id = ? AND session_id = ? AND file_name LIKE ? ESCAPE '\\'", rk.AppName, rk.UserID, rk.SessionID, escaped+"%").
+		Where("app_name = ? AND user_id = ? AND session_id = ? AND file_name LIKE ? ESCAPE '\\'", o.app, o.user, o.session, escaped+"%").
 		Group("file_name").
 		Order(clause.OrderBy{Columns: []clause.OrderByColumn{{Column: clause.Column{Name: "created"}, Desc: true}, {Column: clause.Column{Name: "file_name"}, Desc: true}}}).
 		Offset(skip).Limit(limit).Scan(&rows).Error
 	if err != nil {
-		return nil, s.explain(ctx, fmt.Errorf("dbartifact: listing outputs: %w", err))
+		return nil, o.s.explain(ctx, fmt.Errorf("dbartifact: listing outputs: %w", err))
 	}
 	out := make([]recall.OutputInfo, len(rows))
 	for i, r := range rows {
 		out[i] = recall.OutputInfo{Name: r.FileName, Created: time.Unix(0, r.Created)}
 	}
 	return out, nil
+}
+
+func (o *sessionOutputs) Save(ctx context.Context, name string, data []byte, mimeType string) (int64, error) {
+	resp, err := o.s.Save(ctx, &artifact.SaveRequest{AppName: o.app, UserID: o.user, SessionID: o.session, FileName: name,
+		Part: &genai.Part{InlineData: &genai.Blob{MIMEType: mimeType, Data: data}}})
+	if err != nil {
+		return 0, err
+	}
+	return resp.Version, nil
+}
+
+func (o *sessionOutputs) Delete(ctx context.Context, name string, version int64) error {
+	return o.s.Delete(ctx, &artifact.DeleteRequest{AppName: o.app, UserID: o.user, SessionID: o.session, FileName: name, Version: version})
+}
+
+// busy reports whether err says the database was busy with another writer (SQLite's
+// SQLITE_BUSY, a serialization failure): worth trying again.
+func busy(err error) bool {
+	kind, _ := glue.ErrorKind(err)
+	return kind == "busy"
 }

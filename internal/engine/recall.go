@@ -11,6 +11,7 @@ import (
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/compactor"
 	"github.com/adkctx/adkctx/internal/errkind"
+	"github.com/adkctx/adkctx/internal/recallinternal"
 	"github.com/adkctx/adkctx/recall"
 )
 
@@ -107,7 +108,7 @@ func (k recallKeeper) SaveExcerpts(ctx context.Context, s compactor.Session, m *
 	if len(results) == 0 {
 		return
 	}
-	n, err := recall.SaveExcerpts(ctx, st, results)
+	n, err := recallinternal.SaveExcerpts(ctx, st, results)
 	if err != nil {
 		k.failed(s, "recall: excerpted tool results not saved", err)
 		return
@@ -121,7 +122,7 @@ func (k recallKeeper) WriteHistory(ctx context.Context, s compactor.Session, cov
 	if st == nil || len(covered) == 0 {
 		return
 	}
-	seg, err := recall.WriteHistory(ctx, st, covered, turns)
+	seg, err := recallinternal.WriteHistory(ctx, st, covered, turns)
 	if err != nil {
 		k.failed(s, "recall: history not written", err)
 		return
@@ -145,11 +146,11 @@ func (k recallKeeper) failed(s compactor.Session, msg string, err error) {
 // under their bytes, four fifths of their lines. Under truncation limits too low for recall's
 // smallest page (1 KiB, 20 lines) results take that page, and the truncation cuts them (without
 // saving them again).
-func (e *Engine) RecallLimits() recall.Limits {
+func (e *Engine) RecallLimits() recallinternal.Limits {
 	t := e.cfg.Truncation.WithDefaults()
-	return recall.Limits{
+	return recallinternal.Limits{
 		// At least 1: zero would mean recall's defaults, far over low truncation limits.
-		MaxResultBytes: max(min(recall.DefaultMaxResultBytes, t.MaxBytes-1024), 1),
-		MaxResultLines: max(min(recall.DefaultMaxResultLines, t.MaxLines*4/5), 1),
+		MaxResultBytes: max(min(recallinternal.DefaultMaxResultBytes, t.MaxBytes-1024), 1),
+		MaxResultLines: max(min(recallinternal.DefaultMaxResultLines, t.MaxLines*4/5), 1),
 	}
 }

@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/adkctx/adkctx"
+	"github.com/adkctx/adkctx/internal/recallinternal"
 	"github.com/adkctx/adkctx/processors/truncate"
-	"github.com/adkctx/adkctx/recall"
 )
 
 // The recall tools' results stay under the truncation limits, so they are not cut again; under
@@ -17,10 +17,10 @@ func TestRecallLimitsFollowTheTruncationLimits(t *testing.T) {
 		cfg                 truncate.Config
 		wantBytes, wantLine int
 	}{
-		{"defaults", truncate.Config{}, recall.DefaultMaxResultBytes, recall.DefaultMaxResultLines},
+		{"defaults", truncate.Config{}, recallinternal.DefaultMaxResultBytes, recallinternal.DefaultMaxResultLines},
 		{"lower", truncate.Config{MaxBytes: 4096, MaxLines: 50}, 4096 - 1024, 40},
 		{"below recall's smallest page", truncate.Config{MaxBytes: 512, MaxLines: 3}, 1, 2},
-		{"exactly 1 KiB", truncate.Config{MaxBytes: 1024}, 1, recall.DefaultMaxResultLines},
+		{"exactly 1 KiB", truncate.Config{MaxBytes: 1024}, 1, recallinternal.DefaultMaxResultLines},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, err := New(adkctx.Config{Truncation: tc.cfg})

@@ -10,9 +10,9 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/internal/errkind"
+	"github.com/adkctx/adkctx/internal/recallinternal"
 	"github.com/adkctx/adkctx/internal/steps"
 	"github.com/adkctx/adkctx/processors/truncate"
-	"github.com/adkctx/adkctx/recall"
 )
 
 // SaveFunc saves an artifact of the current session (the glue wraps adk-go's agent.Artifacts).
@@ -35,15 +35,15 @@ func (e *Engine) AfterTool(ctx context.Context, c Call, tool, callID string, res
 	var note func(truncate.Cut) string
 	// A recall tool's result is bounded below the truncation limit: should it be cut anyway,
 	// it is not saved again.
-	if save != nil && !e.cfg.NoFullOutputArtifacts && !recall.IsTool(tool) {
+	if save != nil && !e.cfg.NoFullOutputArtifacts && !recallinternal.IsTool(tool) {
 		// With read_saved_output in the agent's last request, the note says how to read it.
 		withTools := e.recallOutputs(c)
 		note = func(cut truncate.Cut) string {
 			out := fullOutput{cut: cut, text: isText(cut)}
-			out.name = recall.OutputName(tool, callID, cut.Index, cut.Count, out.text)
+			out.name = recallinternal.OutputName(tool, callID, cut.Index, cut.Count, out.text)
 			cuts = append(cuts, out)
 			if withTools {
-				return recall.OutputNote(out.name)
+				return recallinternal.OutputNote(out.name)
 			}
 			return fmt.Sprintf("full output saved as artifact %q", out.name)
 		}

@@ -26,6 +26,9 @@ import (
 	"github.com/adkctx/adkctx/recall"
 )
 
+// outputPrefix starts the names of the tool outputs adkctx saves.
+const outputPrefix = "adkctx-tool-output-"
+
 func openSQLite(t testing.TB) *gorm.DB {
 	t.Helper()
 	return openSQLiteAt(t, filepath.Join(t.TempDir(), "artifacts.db"))
@@ -238,8 +241,8 @@ func TestSurvivesRestart(t *testing.T) {
 	}
 }
 
-// The chunk store reads what Split recorded, a chunk range at a time, and lists only the
-// session's own outputs, newest first.
+// A session's recall store reads what Split recorded, a chunk range at a time, lists only the
+// session's own outputs, newest first, and saves and deletes the session's artifacts.
 func TestChunkStore(t *testing.T) {
 	for _, dbk := range databases {
 		t.Run(dbk.name, func(t *testing.T) {
@@ -252,32 +255,31 @@ func TestChunkStore(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			put("s1", recall.OutputPrefix+"a_1.txt", data)
-			put("s1", recall.OutputPrefix+"b.txt", []byte("b"))
+			put("s1", outputPrefix+"a_1.txt", data)
+			put("s1", outputPrefix+"b.txt", []byte("b"))
 			put("s1", "adkctx-tool-outputXa.txt", []byte("not the prefix: '_' and '-' are literal"))
-			put("s2", recall.OutputPrefix+"other-session.txt", []byte("secret"))
-			put("s1", "user:"+recall.OutputPrefix+"u.txt", []byte("user-scoped"))
-			put("s1", recall.OutputPrefix+"a_1.txt", data) // version 2, now the newest
+			put("s2", outputPrefix+"other-session.txt", []byte("secret"))
+			put("s1", "user:"+outputPrefix+"u.txt", []byte("user-scoped"))
+			put("s1", outputPrefix+"a_1.txt", data) // version 2, now the newest
 
-			key := recall.Key{AppName: "app", UserID: "u", SessionID: "s1", Name: recall.OutputPrefix + "a_1.txt"}
-			lay, err := svc.OutputLayout(ctx, key)
+			st := svc.RecallStore("app", "u", "s1")
+			lay, err := st.Layout(ctx, outputPrefix+"a_1.txt")
 			if err != nil {
 				t.Fatal(err)
 			}
 			want, chunks := recall.Split(data, 4096)
 			want.Version, want.MIMEType, want.Created = 2, "text/plain", lay.Created
-			if diff := cmp.Diff(want, lay, cmpopts.IgnoreUnexported(recall.Layout{})); diff != "" {
+			if diff := cmp.Diff(want, lay); diff != "" {
 				t.Errorf("layout (-want +got):\n%s", diff)
 			}
-			key.Version = 2
-			got, err := svc.ReadOutputChunks(ctx, key, 3, 2)
+			got, err := st.ReadChunks(ctx, outputPrefix+"a_1.txt", 2, 3, 2)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(chunks[3:5], got); diff != "" {
 				t.Errorf("chunks 3-4 (-want +got):\n%s", diff)
 			}
-			recent, err := svc.RecentOutputs(ctx, recall.Key{AppName: "app", UserID: "u", SessionID: "s1"}, recall.OutputPrefix, 0, 10)
+			recent, err := st.Recent(ctx, outputPrefix, 0, 10)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -285,11 +287,28 @@ func TestChunkStore(t *testing.T) {
 			for _, r := range recent {
 				names = append(names, r.Name)
 			}
-			if diff := cmp.Diff([]string{recall.OutputPrefix + "a_1.txt", recall.OutputPrefix + "b.txt"}, names); diff != "" {
+			if diff := cmp.Diff([]string{outputPrefix + "a_1.txt", outputPrefix + "b.txt"}, names); diff != "" {
 				t.Errorf("recent outputs (-want +got):\n%s", diff)
 			}
-			if _, err := svc.OutputLayout(ctx, recall.Key{AppName: "app", UserID: "u", SessionID: "s1", Name: recall.OutputPrefix + "other-session.txt"}); !errors.Is(err, fs.ErrNotExist) {
+			if _, err := st.Layout(ctx, outputPrefix+"other-session.txt"); !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("another session's output from s1: %v, want not found", err)
+			}
+			// What recall saves (history segments, excerpts) is the session's artifact, until
+			// it deletes it.
+			const saved = "adkctx-history-000001.txt"
+			v, err := st.Save(ctx, saved, []byte{0xff, 0, '\n'}, "application/octet-stream")
+			if err != nil {
+				t.Fatal(err)
+			}
+			lay, err = st.Layout(ctx, saved)
+			if err != nil || lay.Version != v || lay.Text || lay.Size != 3 || lay.MIMEType != "application/octet-stream" {
+				t.Errorf("saved version %d: layout %+v, %v", v, lay, err)
+			}
+			if err := st.Delete(ctx, saved, v); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := svc.Load(ctx, &artifact.LoadRequest{AppName: "app", UserID: "u", SessionID: "s1", FileName: saved}); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("Load after Delete: %v, want not found", err)
 			}
 		})
 	}
@@ -385,7 +404,7 @@ func TestNotMigratedIsSaid(t *testing.T) {
 		save("s1", "f", genai.NewPartFromText("x")), load("s1", "f", 0), del("s1", "f", 0),
 		list("u", "s1"), versions("s1", "f"), getVersion("s1", "f", 0),
 		raw("recent outputs", func(ctx context.Context, s artifact.Service) error {
-			_, err := s.(recall.ChunkStore).RecentOutputs(ctx, recall.Key{AppName: "app", UserID: "u", SessionID: "s1"}, "", 0, 10)
+			_, err := s.(recall.ChunkStore).RecallStore("app", "u", "s1").Recent(ctx, "", 0, 10)
 			return err
 		}),
 	}

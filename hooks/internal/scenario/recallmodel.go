@@ -101,11 +101,10 @@ func (m *RecallModel) answer(s recallStep, req *request.LLMRequest) *genai.Conte
 		return &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: fc}}}
 	}
 	if s.calls == 0 {
-		in := recall.InstalledIn(req.Config)
 		switch {
 		case strings.Contains(jsonOf(req.Contents), f.Value):
 			return say(RecallOutcome{Fact: f, InRequest: true, Reached: true}, f.Value)
-		case !in.Outputs || !in.History:
+		case !declaresRecall(req.Config):
 			return say(RecallOutcome{Fact: f}, "I no longer have it.")
 		case f.Kind == FactTruncated:
 			return call(&genai.FunctionCall{Name: recall.ToolSearchOutputs, Args: map[string]any{"query": f.Key}})
@@ -148,7 +147,7 @@ func declarationTokens(tools []*genai.Tool) int {
 			continue
 		}
 		for _, d := range t.FunctionDeclarations {
-			if d != nil && recall.IsTool(d.Name) {
+			if d != nil && slices.Contains(recallTools, d.Name) {
 				decls = append(decls, d)
 			}
 		}
@@ -231,11 +230,37 @@ func (s RecallSummary) String() string {
 		c := s.ByKind[k]
 		fmt.Fprintf(&b, "\n  %-16s in request %2d · 1 call %2d · 2 calls %2d · not reached %2d", k, c[0], c[1], c[2], c[3])
 	}
-	for _, name := range recall.ToolNames() {
+	for _, name := range recallTools {
 		if t, ok := s.ByTool[name]; ok {
 			fmt.Fprintf(&b, "\n  %-20s %2d calls · result %5d bytes, %4d tokens on average (largest %5d bytes) · read from storage %8d bytes on average, %8d at most",
 				name, t.Calls, t.MeanResultBytes, t.MeanResultTokens, t.MaxResultBytes, t.MeanBytesRead, t.MaxBytesRead)
 		}
 	}
 	return b.String()
+}
+
+// recallTools are the recall tools' names, in the order the tools are declared.
+var recallTools = []string{recall.ToolReadOutput, recall.ToolSearchOutputs, recall.ToolSearchHistory, recall.ToolReadTurn}
+
+// declaresRecall reports whether a request's config declares every recall tool.
+func declaresRecall(cfg *genai.GenerateContentConfig) bool {
+	declared := map[string]bool{}
+	if cfg != nil {
+		for _, t := range cfg.Tools {
+			if t == nil {
+				continue
+			}
+			for _, d := range t.FunctionDeclarations {
+				if d != nil {
+					declared[d.Name] = true
+				}
+			}
+		}
+	}
+	for _, name := range recallTools {
+		if !declared[name] {
+			return false
+		}
+	}
+	return true
 }

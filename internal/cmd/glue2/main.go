@@ -45,10 +45,10 @@ var packages = []pkg{
 	{src: "hooks/internal/geminitest", dst: "example/internal/geminitest"},
 	// adk-go's events table is the same in v1 and v2: the package imports neither.
 	{src: "hooks/sessiondb", dst: "adk2/hooks/sessiondb"},
-	{src: "hooks/recalltools", dst: "adk2/hooks/recalltools", own: []string{"version.go", "version_test.go"},
-		tests: []string{"bench_test.go", "example_test.go", "tools_test.go"}},
+	{src: "hooks/internal/recalltools", dst: "adk2/internal/recalltools", own: []string{"version.go", "version_test.go"},
+		tests: []string{"bench_test.go", "tools_test.go"}},
 	{src: "hooks/dbartifact", dst: "adk2/hooks/dbartifact", own: []string{"version.go", "databases_test.go"},
-		tests: []string{"service_test.go"}},
+		tests: []string{"example_test.go", "layout_test.go", "service_test.go"}},
 }
 
 // Import path prefixes, v1 → v2 (the more specific first).

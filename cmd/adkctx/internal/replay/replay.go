@@ -408,7 +408,9 @@ func (r *Replayer) withAdkctx(ctx context.Context, s *trajectory.Session, plan *
 	scorer := refs.NewScorer(plan)
 	var reach *reacher
 	if cfg.Recall {
-		reach = newReacher(h.artifacts)
+		if reach, err = newReacher(h.artifacts); err != nil {
+			return nil, err
+		}
 	}
 	// drain reads adkctx's log entries since the last call: compactions are placed before step
 	// k; the newest budget decision is step k's.
