@@ -64,7 +64,7 @@
 //
 // Every call counts afresh: no cache, no state (about as much as json.Marshal of the same
 // contents). The hooks count only what is new in a request: they reuse the previous request's
-// figures for contents that did not change (internal/engine's BenchmarkBeforeModel).
+// figures for contents that did not change (glue/internal/engine's BenchmarkBeforeModel).
 //
 // # Calibration
 //

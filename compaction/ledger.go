@@ -16,7 +16,7 @@ import (
 
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/internal/textcut"
-	"github.com/adkctx/adkctx/internal/toolnames"
+	"github.com/adkctx/adkctx/recall"
 )
 
 // UserTextTokens is the budget of the user's own messages in a ledger, in estimated tokens
@@ -208,7 +208,7 @@ func deltaOf(events []Event, invocations int) *LedgerDelta {
 			if p == nil {
 				continue
 			}
-			if fc := p.FunctionCall; fc != nil && !toolnames.IsRecall(fc.Name) {
+			if fc := p.FunctionCall; fc != nil && !isRecallTool(fc.Name) {
 				if name := textcut.Runes(oneLine(fc.Name), 80); name != "" {
 					d.Calls = append(d.Calls, ledgerCall{Name: name, Paths: argPaths(fc.Args)})
 					s := stepOf(fc, name)
@@ -220,7 +220,7 @@ func deltaOf(events []Event, invocations int) *LedgerDelta {
 					}
 				}
 			}
-			if fr := p.FunctionResponse; fr != nil && !toolnames.IsRecall(fr.Name) {
+			if fr := p.FunctionResponse; fr != nil && !isRecallTool(fr.Name) {
 				if msg := responseError(fr.Response); msg != "" {
 					d.Errors = append(d.Errors, "tool "+oneLine(fr.Name)+": "+msg)
 				}
@@ -792,4 +792,14 @@ func (r *ledgerLayout) drop() bool {
 		return true
 	}
 	return r.rec.drop()
+}
+
+// isRecallTool reports whether name is one of the recall tools: reading back what a request left
+// out is not work on the task, so the ledger leaves those calls out of its counts.
+func isRecallTool(name string) bool {
+	switch name {
+	case recall.ToolReadOutput, recall.ToolSearchOutputs, recall.ToolSearchHistory, recall.ToolReadTurn:
+		return true
+	}
+	return false
 }

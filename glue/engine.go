@@ -13,13 +13,13 @@ import (
 	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/glue/internal/compactor"
+	"github.com/adkctx/adkctx/glue/internal/engine"
+	"github.com/adkctx/adkctx/glue/internal/history"
+	"github.com/adkctx/adkctx/glue/internal/readback"
 	"github.com/adkctx/adkctx/instructions"
-	"github.com/adkctx/adkctx/internal/compactor"
-	"github.com/adkctx/adkctx/internal/engine"
 	"github.com/adkctx/adkctx/internal/errkind"
-	"github.com/adkctx/adkctx/internal/history"
 	"github.com/adkctx/adkctx/internal/lru"
-	"github.com/adkctx/adkctx/internal/recallinternal"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/response"
 	"github.com/adkctx/adkctx/recall"
@@ -214,7 +214,7 @@ var errNoArtifacts = errors.New("the recall tools cannot read anything here: thi
 // the store, or of the time bound, named and logged once (tool, session, error kind; never the
 // query or the result).
 func (e *Engine) Recall(ctx context.Context, c Call, rc RecallCall) (string, error) {
-	var v recallinternal.Viewer
+	var v readback.Viewer
 	if c != nil {
 		v.Branch = c.Branch()
 	}
@@ -229,11 +229,11 @@ func (e *Engine) Recall(ctx context.Context, c Call, rc RecallCall) (string, err
 	}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err := recallinternal.Run(runCtx, rc.Store, rc.Tool, rc.Args, v, e.e.RecallLimits())
+	res, err := readback.Run(runCtx, rc.Store, rc.Tool, rc.Args, v, e.e.RecallLimits())
 	if err == nil {
 		return res.Text, nil
 	}
-	if recallinternal.IsInputError(err) {
+	if readback.IsInputError(err) {
 		return "", err
 	}
 	kind, msg := errkind.Of(err)

@@ -11,9 +11,9 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/compaction"
-	"github.com/adkctx/adkctx/internal/compactor"
+	"github.com/adkctx/adkctx/glue/internal/compactor"
+	"github.com/adkctx/adkctx/glue/internal/history"
 	"github.com/adkctx/adkctx/internal/errkind"
-	"github.com/adkctx/adkctx/internal/history"
 	"github.com/adkctx/adkctx/internal/lru"
 )
 

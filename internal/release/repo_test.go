@@ -21,12 +21,12 @@ import (
 
 // fixture is a repository with adkctx's layout of modules, a few files each, committed.
 var fixture = map[string]string{
-	"VERSION":                   "v0.1.0\n",
-	"LICENSE":                   "the license\n",
-	".gitignore":                "*.db\n",
-	"go.mod":                    "module github.com/adkctx/adkctx\n\ngo 1.25.0\n",
-	"doc.go":                    "// Package adkctx.\npackage adkctx\n",
-	"internal/engine/engine.go": "package engine\n",
+	"VERSION":                        "v0.1.0\n",
+	"LICENSE":                        "the license\n",
+	".gitignore":                     "*.db\n",
+	"go.mod":                         "module github.com/adkctx/adkctx\n\ngo 1.25.0\n",
+	"doc.go":                         "// Package adkctx.\npackage adkctx\n",
+	"glue/internal/engine/engine.go": "package engine\n",
 	"hooks/go.mod": "module github.com/adkctx/adkctx/hooks\n\ngo 1.25.0\n\nrequire golang.org/x/text v0.41.0\n\n" +
 		"require github.com/adkctx/adkctx v0.1.0\n\n// Inside this repository.\nreplace github.com/adkctx/adkctx => ../\n",
 	"hooks/go.sum":   "golang.org/x/text v0.41.0 h1:T\ngolang.org/x/text v0.41.0/go.mod h1:M\n",
@@ -175,7 +175,7 @@ func TestProxyIsWhatTheMirrorBuildsFromTheTag(t *testing.T) {
 		t.Errorf("released hooks/go.sum (-want +got):\n%s", diff)
 	}
 	for name := range zipFiles(t, at(candidate, core, ".zip")) {
-		if strings.Contains(name, "/") && !strings.HasPrefix(name, "internal/engine/") {
+		if strings.Contains(name, "/") && !strings.HasPrefix(name, "glue/internal/engine/") {
 			t.Errorf("the core's zip holds %s, a file of a nested module", name)
 		}
 	}

@@ -10,7 +10,7 @@
 //	event with content and an invalid marker           TestContentBesideAnInvalidMarkerIsShown
 //	tool output nested 150 levels deep                 processors/truncate TestValueBoundsAnyShape, budget TestEstimateValueUnwalkable
 //	one result of 20,000 small strings                 processors/truncate TestValueBoundsAnyShape
-//	8 parallel results over a 16K window               internal/steps TestEnforceBudgetParallelResultsShareOneBudget, TestParallelResultsThroughTheRunner
+//	8 parallel results over a 16K window               glue/internal/steps TestEnforceBudgetParallelResultsShareOneBudget, TestParallelResultsThroughTheRunner
 //	binary / invalid UTF-8 output, []byte results      hooks TestFullOutputArtifactsAreByteExact
 //	1 GB tool output with an artifact service          hooks BenchmarkHugeToolOutput (peak heap ÷ output)
 //	directory swapped with a symlink (AGENTS.md)       agentsmd TestDiscoverSymlinkSwappedBetweenCheckAndOpen, TestDiscoverSymlinkSwapRace

@@ -20,7 +20,7 @@ import (
 // in full for the rest. Providers cache the prefixes of recent requests for minutes after their
 // last use (OpenAI, Gemini's implicit caching; Anthropic at the request's cache breakpoints);
 // the scripted session has no clock, so it counts every one of those requests as recent. adkctx
-// keeps as many of the agent's requests for its summarizer (internal/engine).
+// keeps as many of the agent's requests for its summarizer (glue/internal/engine).
 const (
 	// CacheReadPrice is the price of a prompt token served from a provider's cache, relative to
 	// a fresh one (Gemini, Claude and OpenAI bill cache reads at 10–25%; the figures use 10%).

@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx"
+	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/glue/internal/compactor"
+	"github.com/adkctx/adkctx/processors/request"
+	"github.com/adkctx/adkctx/processors/response"
+)
+
+// A token compaction comes when the window needs it, not a tool result earlier: a request a
+// little under the soft limit schedules none (the next one may stay under it: before, any
+// request within one tool result at the truncation limit of the soft limit scheduled one, so at
+// small windows, where that result is a large part of the limit, nearly every request did); the
+// event that takes the next request past the soft limit schedules one, before that request is
+// built (Synchronous: it is built from the new summary), once per request sent.
+// triggerSession is an engine over a session of six turns whose seventh turn's first request,
+// of a user message of userTokens, is sent about 1,500 tokens under the soft limit; it returns
+// the request's estimate and the number of token compactions attempted.
+func triggerSession(t *testing.T, userTokens int) (e *Engine, s compactor.Session, call testCall, last int, limits budget.Limits, attempts func() int) {
+	t.Helper()
+	core, logs := observer.New(zapcore.DebugLevel)
+	info := budget.ModelInfo{Name: "m", ContextWindow: 32_768, MaxOutputTokens: 1024}
+	e, err := New(adkctx.Config{Logger: zap.New(core), Models: []budget.ModelInfo{info},
+		Compaction: &compaction.Config{Synchronous: true, Interval: 50}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	store := &memStore{}
+	if err := e.UseStore(store); err != nil {
+		t.Fatal(err)
+	}
+	s = compactor.Session{App: "app", User: "user", ID: "s1"}
+	limits = e.Limits(info.Name)
+	var contents []*genai.Content
+	for i := range 6 {
+		inv := fmt.Sprint("inv-", i)
+		q := genai.NewContentFromText(textOf(fmt.Sprint("question ", i), (limits.Soft-1500-userTokens)/12), genai.RoleUser)
+		a := genai.NewContentFromText(textOf(fmt.Sprint("answer ", i), (limits.Soft-1500-userTokens)/12), genai.RoleModel)
+		store.events = append(store.events,
+			compaction.Event{ID: inv + "-q", InvocationID: inv, Author: "user", Timestamp: time.Unix(int64(100+2*i), 0), Content: q},
+			compaction.Event{ID: inv + "-a", InvocationID: inv, Author: "agent", Final: true, Timestamp: time.Unix(int64(101+2*i), 0), Content: a})
+		contents = append(contents, q, a)
+	}
+	question := genai.NewContentFromText(textOf("question 6", userTokens), genai.RoleUser)
+	store.events = append(store.events, compaction.Event{ID: "inv-6-q", InvocationID: "inv-6", Author: "user", Timestamp: time.Unix(120, 0), Content: question})
+	call = testCall{inv: "inv-6"}
+	e.BeforeRun(ctx, s, call.inv, question, true, func() []compaction.Event { return nil })
+	req := &request.LLMRequest{Model: info.Name, Contents: append(contents, question)}
+	if err := e.BeforeModel(ctx, call, nil, req, nil); err != nil {
+		t.Fatal(err)
+	}
+	st := e.state(s)
+	st.mu.Lock()
+	last = st.lastEstimate
+	st.mu.Unlock()
+	if last > limits.Soft-1000 || last < limits.Soft-2500 {
+		t.Fatalf("the request is %d tokens, want within 1,000–2,500 of the soft limit %d", last, limits.Soft)
+	}
+	e.AfterModel(ctx, call, &response.LLMResponse{UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: int32(last)}})
+	attempts = func() int {
+		return logs.FilterMessage("compaction").FilterField(zap.String("trigger", string(compaction.TriggerTokens))).Len()
+	}
+	return e, s, call, last, limits, attempts
+}
+
+func TestTokenCompactionWhenTheNextRequestPassesTheSoftLimit(t *testing.T) {
+	e, s, call, last, limits, attempts := triggerSession(t, 20)
+	ctx := context.Background()
+	if n := attempts(); n != 0 {
+		t.Fatalf("a request %d tokens under the soft limit scheduled %d compactions, want none", limits.Soft-last, n)
+	}
+	result := func(tokens int) *genai.Content {
+		return &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{
+			Name: "read_file", Response: map[string]any{"content": textOf("output", tokens)}}}}}
+	}
+	steps := []struct {
+		name    string
+		content *genai.Content
+		want    int
+	}{
+		{"the model's call", &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{Name: "read_file"}}}}, 0},
+		{"a result that keeps the next request under the soft limit", result((limits.Soft - last) / 2), 0},
+		{"a result that takes it past the soft limit", result(limits.Soft - last), 1},
+		{"another one before the next request", result(200), 1},
+	}
+	for _, step := range steps {
+		e.OnEvent(ctx, s, call.inv, step.content, false)
+		if n := attempts(); n != step.want {
+			t.Errorf("after %s: %d compactions, want %d", step.name, n, step.want)
+		}
+	}
+}
+
+// The final answer of a turn schedules the token compaction when the next turn's first request,
+// with a user message as large as this turn's, passes the soft limit: it is built from the new
+// summary (before, nothing projected the next turn's message, and that request went out over the
+// soft limit).
+func TestTokenCompactionBeforeTheNextTurn(t *testing.T) {
+	e, s, call, last, limits, attempts := triggerSession(t, 1200)
+	answer := genai.NewContentFromText(textOf("final answer", limits.Soft-last-600), genai.RoleModel)
+	e.OnEvent(context.Background(), s, call.inv, answer, true)
+	if n := attempts(); n != 1 {
+		t.Errorf("%d compactions after the final answer, want 1: the next turn's request passes the soft limit", n)
+	}
+}
