@@ -1,6 +1,6 @@
 # adkctx — every check CI runs is behind `make test`; `make check` is the quick one.
 #
-# The repository holds six Go modules (see README.md, "Layout"):
+# The repository holds six Go modules (docs/how-it-works.md, "Modules, and why"):
 #   .        github.com/adkctx/adkctx          the core: no adk-go dependency
 #   hooks    github.com/adkctx/adkctx/hooks    the glue for adk-go v1 (google.golang.org/adk)
 #   adk2     github.com/adkctx/adkctx/adk2     the glue for adk-go v2 (google.golang.org/adk/v2)
