@@ -21,7 +21,7 @@ RELEASE      := $(GO) -C internal/release run
 
 # The full check, CI's. Its unit step includes the consumer test (internal/release): the modules
 # built into a module proxy at VERSION, then installed, built and run as a user does.
-# Measured on a 2-core machine: 18–21 minutes from a clean clone, as .ci/run runs it.
+# Measured on a 2-core machine: 17–21 minutes from a clean clone, as .ci/run runs it.
 test: tidy generated api-check vet staticcheck unit figures fuzz
 
 # The quick check, for the edit-test loop: tidy, the generated v2 glue, the API files, vet and
