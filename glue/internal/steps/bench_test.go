@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adkctx/adkctx/internal/fixtures"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/truncate"
 )
@@ -15,7 +16,7 @@ import (
 // "within_limits" is the same request after one pass (the steady state when AfterTool already
 // truncates), where nothing is cut.
 func BenchmarkTruncateFunctionResponses1000(b *testing.B) {
-	raw := nzHistory(1000, false)
+	raw := fixtures.History(1000, false)
 	done := &request.LLMRequest{Contents: raw}
 	TruncateFunctionResponses(done, truncate.Config{})
 	for _, bc := range []struct {
@@ -27,7 +28,7 @@ func BenchmarkTruncateFunctionResponses1000(b *testing.B) {
 		{"within_limits", done.Contents, false},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			jsonCost := nzJSONCost(b, bc.orig)
+			jsonCost := fixtures.JSONCost(b, bc.orig)
 			req := &request.LLMRequest{}
 			b.ReportAllocs()
 			b.ResetTimer()
