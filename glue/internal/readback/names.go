@@ -2,6 +2,7 @@ package readback
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/adkctx/adkctx/recall"
@@ -12,15 +13,9 @@ func ToolNames() []string {
 	return []string{recall.ToolReadOutput, recall.ToolSearchOutputs, recall.ToolSearchHistory, recall.ToolReadTurn}
 }
 
-// IsTool reports whether name is one of the recall tools. The ledger leaves recall calls out of
-// its tool and path counts: reading back an output is not work the agent did on the task.
-func IsTool(name string) bool {
-	switch name {
-	case recall.ToolReadOutput, recall.ToolSearchOutputs, recall.ToolSearchHistory, recall.ToolReadTurn:
-		return true
-	}
-	return false
-}
+// IsTool reports whether name is one of the recall tools (their outputs are not saved again, and
+// their notes are rewritten only when they are declared).
+func IsTool(name string) bool { return slices.Contains(ToolNames(), name) }
 
 // Name prefixes of what recall reads. Only names with these prefixes are reachable through the
 // tools: an application's own artifacts, and user-scoped ("user:") ones, which every session of
