@@ -262,21 +262,36 @@ func (vs *viewSession) UserID() string            { return vs.sess().UserID() }
 func (vs *viewSession) State() session.State      { return vs.sess().State() }
 func (vs *viewSession) LastUpdateTime() time.Time { return vs.sess().LastUpdateTime() }
 
-// Events returns the session's events: see viewSession.
-func (vs *viewSession) Events() session.Events { return viewEvents{vs} }
+// Events returns the session's events: see viewSession. The value takes the model's view once,
+// at its first use, so its Len, At and All agree with each other whatever the view does after
+// (adk-go's runner calls Len, then At): a later call of Events sees the later state, as adk-go's
+// own sessions do.
+func (vs *viewSession) Events() session.Events {
+	return &viewEvents{vs: vs, claimed: vs.v.Claimed()}
+}
 
-type viewEvents struct{ vs *viewSession }
+type viewEvents struct {
+	vs      *viewSession
+	claimed bool // whether a run had claimed the view when Events was called
+	once    sync.Once
+	events  []*session.Event // the model's view, taken once
+}
+
+func (v *viewEvents) model() []*session.Event {
+	v.once.Do(func() { v.events = v.vs.model() })
+	return v.events
+}
 
 // Len and At are the model's view, for adk-go's runner and flows.
-func (v viewEvents) Len() int {
-	v.vs.traced("Len")
-	return len(v.vs.model())
+func (v *viewEvents) Len() int {
+	v.traced("Len")
+	return len(v.model())
 }
 
 // At returns event i of the model's view (nil out of range).
-func (v viewEvents) At(i int) *session.Event {
-	v.vs.traced("At")
-	evs := v.vs.model()
+func (v *viewEvents) At(i int) *session.Event {
+	v.traced("At")
+	evs := v.model()
 	if i < 0 || i >= len(evs) {
 		return nil
 	}
@@ -284,18 +299,18 @@ func (v viewEvents) At(i int) *session.Event {
 }
 
 // All is the model's view in a run, every stored event outside one (see viewSession).
-func (v viewEvents) All() iter.Seq[*session.Event] {
-	v.vs.traced("All")
-	if v.vs.v.Claimed() {
-		return slices.Values(v.vs.model())
+func (v *viewEvents) All() iter.Seq[*session.Event] {
+	v.traced("All")
+	if v.claimed {
+		return slices.Values(v.model())
 	}
 	return slices.Values(v.vs.people())
 }
 
 // traced reports a call of the events' method to the service's trace, if any.
-func (vs *viewSession) traced(method string) {
-	if f := vs.s.trace; f != nil {
-		f(method, vs.v.Claimed())
+func (v *viewEvents) traced(method string) {
+	if f := v.vs.s.trace; f != nil {
+		f(method, v.claimed)
 	}
 }
 
