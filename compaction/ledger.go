@@ -411,7 +411,7 @@ func responseError(resp map[string]any) string {
 	if v, ok := resp["error"]; ok && v != nil && v != "" && v != false {
 		return firstLine(fmt.Sprint(v))
 	}
-	for _, key := range []string{"exit_code", "exitCode", "exit_status", "returncode"} {
+	for _, key := range exitKeys {
 		code, ok := resp[key]
 		if !ok || isZero(code) {
 			continue

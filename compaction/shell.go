@@ -91,7 +91,7 @@ func knownCommand(name string) bool {
 // as prose rather than a script: no command the vocabulary above knows and no path-like command
 // name, or a single known command with neither a flag nor a path among three or more words
 // ("find flights from SFO to JFK").
-func readShell(s string) (sc *shellScript, ok bool) {
+func readShell(s string, only bool) (sc *shellScript, ok bool) {
 	if len(s) > maxScriptBytes || strings.TrimSpace(s) == "" || strings.ContainsRune(s, 0) {
 		return nil, false
 	}
@@ -103,7 +103,7 @@ func readShell(s string) (sc *shellScript, ok bool) {
 		}
 	}()
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(s), "")
-	if err != nil || len(f.Stmts) == 0 || !scriptLike(f) {
+	if err != nil || len(f.Stmts) == 0 || !scriptLike(f, only) {
 		return nil, false
 	}
 	r := &scriptReader{}
@@ -119,8 +119,10 @@ func readShell(s string) (sc *shellScript, ok bool) {
 // is one the vocabulary knows or is named by a path (./run.sh), and something is a shell's own:
 // a flag, a path argument, an operator (| && ;), a redirection, a substitution, a loop, or a known
 // command with fewer than three words after it. "find flights from SFO to JFK" and "change of
-// plans; user asked" are prose.
-func scriptLike(f *syntax.File) bool {
+// plans; user asked" are prose. When the string is its call's only argument (a shell tool's
+// command), any program name counts (mypy src/, ./gradlew test, terraform plan -out p.bin): the
+// vocabulary only tells a script from prose beside other arguments.
+func scriptLike(f *syntax.File, only bool) bool {
 	var calls, scripty, strong int
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch n := n.(type) {
@@ -140,9 +142,14 @@ func scriptLike(f *syntax.File) bool {
 				}
 			} else if executablePath(args[0]) {
 				scripty++
+				if only && (strings.HasPrefix(args[0], "./") || strings.HasPrefix(args[0], "../")) {
+					strong++ // ./run.sh: a program in the working tree, run as the shell runs it
+				}
+			} else if only && programName(args[0]) {
+				scripty++
 			}
 			for _, a := range args[1:] {
-				if isFlag(a) || pathLike(a) {
+				if isFlag(a) || pathLike(a) || only && (a == "." || a == "..") {
 					strong++
 				}
 			}
@@ -166,6 +173,20 @@ func bareWord(f *syntax.File) bool {
 	}
 	c, ok := f.Stmts[0].Cmd.(*syntax.CallExpr)
 	return ok && len(c.Args) == 1 && len(c.Assigns) == 0
+}
+
+// programName reports whether a word names a program as shells find them: lower-case letters
+// first, then letters, digits and . _ + - (mypy, ruff, clang-tidy, python3.12).
+func programName(s string) bool {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._+-", r)) {
+			return false
+		}
+	}
+	return true
 }
 
 // executablePath reports whether a command name is a path to a program: ./run.sh, /usr/bin/x,

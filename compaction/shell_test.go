@@ -74,7 +74,7 @@ func TestReadShell(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.script, func(t *testing.T) {
-			sc, ok := readShell(tc.script)
+			sc, ok := readShell(tc.script, true)
 			if !ok {
 				t.Fatalf("readShell(%q) not read as a script", tc.script)
 			}
@@ -112,8 +112,10 @@ func TestReadShellProse(t *testing.T) {
 		"",
 		"   ",
 	} {
-		if sc, ok := readShell(s); ok {
-			t.Errorf("readShell(%q) read as a script: %+v", s, sc)
+		for _, only := range []bool{false, true} {
+			if sc, ok := readShell(s, only); ok {
+				t.Errorf("readShell(%q, only %v) read as a script: %+v", s, only, sc)
+			}
 		}
 	}
 }
@@ -132,6 +134,17 @@ func TestShellArg(t *testing.T) {
 		{map[string]any{"command": "view", "path": "src/app.py"}, ""},
 		{map[string]any{"cwd": "/testbed", "reason": "user asked"}, ""},
 		{map[string]any{"user_id": "mia_li_3668", "note": "find flights from SFO to JFK"}, ""},
+		// A shell tool's only argument runs any program, not only the ones the vocabulary names.
+		{map[string]any{"command": "mypy src/"}, "mypy src/"},
+		{map[string]any{"command": "ruff check ."}, "ruff check ."},
+		{map[string]any{"cmd": "terraform plan -out plan.bin"}, "terraform plan -out plan.bin"},
+		{map[string]any{"command": "./gradlew test"}, "./gradlew test"},
+		{map[string]any{"command": "./run.sh"}, "./run.sh"},
+		{map[string]any{"script": "jq .id out.json"}, "jq .id out.json"},
+		{map[string]any{"command": "rspec spec/a_spec.rb"}, "rspec spec/a_spec.rb"},
+		// Beside other arguments, an unknown program is not enough.
+		{map[string]any{"command": "mypy src/", "note": "x"}, ""},
+		{map[string]any{"endpoint": "/api/v1/users"}, ""},
 	}
 	for _, tc := range cases {
 		got := ""

@@ -122,12 +122,12 @@ func shellArg(args map[string]any) *shellScript {
 		}
 		switch v := args[k].(type) {
 		case string:
-			if sc, ok := readShell(v); ok && (!sc.bare || len(args) == 1) {
+			if sc, ok := readShell(v, len(args) == 1); ok && (!sc.bare || len(args) == 1) {
 				return sc
 			}
 		case []any:
 			if argv, ok := quoteArgv(v); ok {
-				if sc, ok := readShell(argv); ok {
+				if sc, ok := readShell(argv, true); ok {
 					return sc
 				}
 			}
@@ -213,8 +213,9 @@ func (s *ledgerStep) facts() bool {
 	return s.Command != "" || s.Call != "" || len(s.Files) > 0 || len(s.Failing) > 0 || len(s.Values) > 0 || s.FilesOver > 0 || s.ValuesOver > 0
 }
 
-// exitKeys are result fields that hold an exit status.
-var exitKeys = []string{"exit_code", "exitCode", "exit_status", "exitStatus", "returncode", "returnCode", "return_code", "status_code"}
+// exitKeys are result fields that hold a process's exit status (the ledger's steps and its errors
+// read the same ones; an HTTP status_code is not one).
+var exitKeys = []string{"exit_code", "exitCode", "exit_status", "exitStatus", "returncode", "returnCode", "return_code"}
 
 // exitText finds an exit status in an output's first or last lines: "<returncode>1</returncode>",
 // "Exit code: 1", "exit status 2", "[Command finished with exit code 0]", "Process exited with
@@ -568,13 +569,25 @@ func (w *valueWalk) walk(v any, key string, depth int) {
 			w.add(key, s)
 		} else if r := reflect.ValueOf(v); r.Kind() == reflect.Map || r.Kind() == reflect.Slice || r.Kind() == reflect.Struct || r.Kind() == reflect.Pointer {
 			// A Go value a tool returned as is: read it as the JSON a model is sent.
-			if b, err := json.Marshal(v); err == nil && len(b) <= maxJSONText {
+			if b, ok := marshalValue(v); ok && len(b) <= maxJSONText {
 				if decoded, ok := decodeJSON(string(b)); ok {
 					w.walk(decoded, key, depth+1)
 				}
 			}
 		}
 	}
+}
+
+// marshalValue encodes a Go value a tool returned. A MarshalJSON of the tool's own may panic:
+// that value is left out of the ledger, not the compaction.
+func marshalValue(v any) (b []byte, ok bool) {
+	defer func() {
+		if recover() != nil {
+			b, ok = nil, false
+		}
+	}()
+	b, err := json.Marshal(v)
+	return b, err == nil
 }
 
 func decodeJSON(s string) (any, bool) {

@@ -207,3 +207,39 @@ func TestIDLike(t *testing.T) {
 		}
 	}
 }
+
+// The ledger's exit status and its error line read the same fields; an HTTP status is neither.
+func TestExitFields(t *testing.T) {
+	for _, key := range exitKeys {
+		resp := map[string]any{key: 2.0, "stderr": "boom"}
+		if got := exitStatus(resp, nil); got == nil || *got != 2 {
+			t.Errorf("exitStatus(%v) = %v, want 2", resp, got)
+		}
+		if got := responseError(resp); got == "" {
+			t.Errorf("responseError(%v) is empty, want the failure", resp)
+		}
+	}
+	http := map[string]any{"status_code": 200.0, "body": "ok"}
+	if got := exitStatus(http, nil); got != nil {
+		t.Errorf("exitStatus(%v) = %d, want none", http, *got)
+	}
+	if got := responseError(http); got != "" {
+		t.Errorf("responseError(%v) = %q, want none", http, got)
+	}
+}
+
+// panicky is a tool's own value whose JSON encoding panics.
+type panicky struct{ ID string }
+
+func (panicky) MarshalJSON() ([]byte, error) { panic("broken encoder") }
+
+// A value whose encoder panics is left out of the record; the values beside it are kept.
+func TestResultValuePanics(t *testing.T) {
+	b, ok := marshalValue(panicky{ID: "ord_12345"})
+	if ok || b != nil {
+		t.Fatalf("marshalValue = %q, %v: want nothing", b, ok)
+	}
+	if b, ok := marshalValue(map[string]any{"id": "ord_12345"}); !ok || string(b) != `{"id":"ord_12345"}` {
+		t.Fatalf("marshalValue = %q, %v", b, ok)
+	}
+}
