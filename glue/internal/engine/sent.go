@@ -27,11 +27,11 @@ const (
 	sentWindows = 2
 )
 
-// sentRequest is one request as sent, with its contents' prints and estimated sizes.
+// sentRequest is one request as sent, with its contents' prints (their sizes are kept with the
+// shared contents, keptContent).
 type sentRequest struct {
 	req    *request.LLMRequest
 	prints []uint64
-	sizes  []int
 	at     time.Time
 }
 
@@ -77,7 +77,7 @@ func (l *sentLog) add(req *request.LLMRequest, prints []uint64, sizes []int, usa
 		k.refs++
 		l.kept[p] = k
 	}
-	l.entries = append(l.entries, sentRequest{req: req, prints: prints, sizes: sizes, at: now})
+	l.entries = append(l.entries, sentRequest{req: req, prints: prints, at: now})
 	l.prune(usable, now)
 }
 

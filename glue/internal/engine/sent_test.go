@@ -231,7 +231,7 @@ func TestSentLogBounds(t *testing.T) {
 	})
 }
 
-// distinctTokens is the estimated size of the distinct contents of entries.
+// distinctTokens is the estimated size of the distinct contents of entries, estimated afresh.
 func distinctTokens(entries []sentRequest) int {
 	seen := map[uint64]bool{}
 	n := 0
@@ -239,7 +239,7 @@ func distinctTokens(entries []sentRequest) int {
 		for i, p := range e.prints {
 			if !seen[p] {
 				seen[p] = true
-				n += e.sizes[i]
+				n += budget.EstimateContent(e.req.Contents[i])
 			}
 		}
 	}
