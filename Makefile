@@ -14,15 +14,22 @@ STATICCHECK  := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN          := $(CURDIR)/.bin
 MODULES      := . hooks adk2 example cmd/adkctx internal/release
 FUZZTIME     ?= 3000x
+# Figures left out of a figures run (a go test -skip pattern; make test leaves out the cadence).
+FIGURESKIP   ?=
 # The release tooling's commands, run from its module.
 RELEASE      := $(GO) -C internal/release run
 
 .PHONY: test check tidy generated api api-check apistats vet staticcheck unit quick consumer figures fuzz bench run run-adk2 screenshot generate
 
-# The full check, CI's. Its unit step includes the consumer test (internal/release): the modules
-# built into a module proxy at VERSION, then installed, built and run as a user does.
-# Measured on a 2-core machine: 17–21 minutes from a clean clone, as .ci/run runs it.
-test: tidy generated api-check vet staticcheck unit figures fuzz
+# The full check, CI's: the quick static checks, then staticcheck, the race suites, the figures
+# and a short run of every fuzzer at once (each one's output printed whole when it ends). The
+# unit step includes the consumer test (internal/release): the modules built into a module proxy
+# at VERSION, then installed, built and run as a user does. The figures step leaves out the
+# cadence sweep (docs/cost.md), which only `make figures` runs; the fuzzers run 500 inputs each.
+# Measured on a 2-core machine: TESTTIME from a clean clone, as .ci/run runs it.
+test: tidy generated api-check vet
+	@$(MAKE) --no-print-directory -j4 --output-sync=target staticcheck unit figures fuzz \
+	  FIGURESKIP='^TestFigureCadence$$' FUZZTIME=500x
 
 # The quick check, for the edit-test loop: tidy, the generated v2 glue, the API files, vet and
 # every module's tests with -short, without -race, staticcheck, figures, fuzzers or the consumer
@@ -79,11 +86,12 @@ consumer:
 # and the v2 glue's, each through its own adk-go runner, and the retention figure replaying the
 # generated corpora of real agents' sessions (cmd/adkctx).
 # The three run at once (each is partly sequential), their logs printed one after the other.
+FIGUREFLAGS = -count=1 -timeout 30m -run '^TestFigure' $(if $(FIGURESKIP),-skip '$(FIGURESKIP)') -v
 figures:
 	@d=$$(mktemp -d); \
-	(cd hooks && $(GO) test -count=1 -timeout 30m -run '^TestFigure' -v . >$$d/v1 2>&1; echo $$? >$$d/v1.rc) & \
-	(cd adk2 && $(GO) test -count=1 -timeout 30m -run '^TestFigure' -v ./hooks/ >$$d/v2 2>&1; echo $$? >$$d/v2.rc) & \
-	(cd cmd/adkctx && $(GO) test -count=1 -timeout 30m -run '^TestFigure' -v . >$$d/replay 2>&1; echo $$? >$$d/replay.rc) & \
+	(cd hooks && $(GO) test $(FIGUREFLAGS) . >$$d/v1 2>&1; echo $$? >$$d/v1.rc) & \
+	(cd adk2 && $(GO) test $(FIGUREFLAGS) ./hooks/ >$$d/v2 2>&1; echo $$? >$$d/v2.rc) & \
+	(cd cmd/adkctx && $(GO) test $(FIGUREFLAGS) . >$$d/replay 2>&1; echo $$? >$$d/replay.rc) & \
 	wait; cat $$d/v1 $$d/v2 $$d/replay; \
 	rc=$$(($$(cat $$d/v1.rc) + $$(cat $$d/v2.rc) + $$(cat $$d/replay.rc))); rm -rf $$d; exit $$rc
 

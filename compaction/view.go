@@ -29,6 +29,7 @@ const maxResolved = 4096
 type Viewer struct {
 	log      *zap.Logger
 	resolved *lru.Cache[resolvedKey, resolvedMarker]
+	records  *lru.Cache[string, parsedRecord] // by marker event id
 }
 
 // resolvedKey identifies a marker record: its event's id and a hash of the whole record (ids
@@ -57,7 +58,8 @@ func NewViewer(logger *zap.Logger) *Viewer {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	return &Viewer{log: logger, resolved: lru.New[resolvedKey, resolvedMarker](maxResolved)}
+	return &Viewer{log: logger, resolved: lru.New[resolvedKey, resolvedMarker](maxResolved),
+		records: lru.New[string, parsedRecord](maxRecords)}
 }
 
 // Remember records the whole ledger and the summary of the marker stored as event id (the
@@ -137,8 +139,9 @@ type liveMarker struct {
 }
 
 type candidate struct {
-	at int
-	m  *Marker
+	at  int
+	m   *Marker
+	key resolvedKey // of its resolved ledger
 }
 
 // newer reports whether a wins over b: higher Seq, then more covered events, then later in the
@@ -182,7 +185,7 @@ func (v *Viewer) Resolve(events []Event, markerID string) (ledger *Ledger, summa
 func (v *Viewer) resolver(events []Event, cands []candidate, byID map[string]int) func(k int) (resolvedMarker, bool) {
 	return func(k int) (resolvedMarker, bool) {
 		c := cands[k]
-		key := keyOfMarker(events[c.at].ID, c.m)
+		key := c.key
 		if r, ok := v.resolved.Get(key); ok {
 			return r, true
 		}
@@ -217,7 +220,7 @@ func (v *Viewer) candidates(events []Event, p *plan) ([]candidate, map[string]in
 		if !hasRecord(e) {
 			continue
 		}
-		m, err := ReadMarker(e)
+		m, key, err := v.readMarker(e)
 		if err != nil {
 			p.invalid++
 			v.log.Warn("compaction: ignoring marker", zap.String("event_id", e.ID), zap.Int("position", i), zap.String("reason", reasonOf(err)))
@@ -226,7 +229,7 @@ func (v *Viewer) candidates(events []Event, p *plan) ([]candidate, map[string]in
 		if _, dup := byID[e.ID]; !dup && e.ID != "" {
 			byID[e.ID] = len(cands)
 		}
-		cands = append(cands, candidate{at: i, m: m})
+		cands = append(cands, candidate{at: i, m: m, key: key})
 	}
 	return cands, byID
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -166,12 +167,7 @@ func TestFigureContinuity(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("figure run skipped in -short and -race mode; run: cd hooks && go test -run TestFigure .")
 	}
-	// Without adkctx the model sees the same requests whatever its window: one run per session
-	// serves all.
-	without := map[bool]scenarioRun{
-		false: runScenario(t, 1_048_576, scenario.Invocations, false),
-		true:  runSession(t, figureRun{session: scenario.Rereads(), window: 1_048_576, invocations: scenario.Invocations}),
-	}
+	without := map[bool]scenarioRun{false: withoutAdkctx(t, false), true: withoutAdkctx(t, true)}
 	llm := func(model string) compaction.Config {
 		return compaction.Config{Synchronous: true, Summarizer: &compaction.LLMSummarizer{Model: scenario.NewSummarizerModel(model)}}
 	}
@@ -298,7 +294,7 @@ func TestFigureCadence(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("figure run skipped in -short and -race mode; run: cd hooks && go test -run TestFigure .")
 	}
-	without := runScenario(t, 1_048_576, scenario.Invocations, false)
+	without := withoutAdkctx(t, false)
 	for _, interval := range []int{2, 3, 4, 5, 6, 8} {
 		for _, retain := range []int{1, 2} {
 			t.Run(fmt.Sprintf("θ=%d/R=%d", interval, retain), func(t *testing.T) {
@@ -410,4 +406,34 @@ func TestHardLimitHoldsWhileACompactionIsPending(t *testing.T) {
 			f.PreviousTurnRaw, f.PreviousTurnChecked, f.SummaryPresent, f.SummaryChecked)
 	}
 	t.Logf("largest %d (soft %d, hard %d), over soft %d of %d", f.Largest, run.soft, run.hard, f.OverSoft, f.Requests)
+}
+
+// withoutAdkctx plays a session without adkctx (the plain one, or scenario.Rereads) once per
+// test binary: the model sees the same requests whatever its window, so every figure compares
+// with the same run. They are the longest runs of the figures (their requests grow to 2.6M
+// tokens): playing each once saves make test minutes.
+func withoutAdkctx(t *testing.T, rereads bool) scenarioRun {
+	w := &withoutRuns[0]
+	if rereads {
+		w = &withoutRuns[1]
+	}
+	w.once.Do(func() {
+		var run scenarioRun
+		if rereads {
+			run = runSession(t, figureRun{session: scenario.Rereads(), window: 1_048_576, invocations: scenario.Invocations})
+		} else {
+			run = runScenario(t, 1_048_576, scenario.Invocations, false)
+		}
+		w.run = &run
+	})
+	if w.run == nil {
+		t.Fatal("the session without adkctx did not play (see the first figure's failure)")
+	}
+	return *w.run
+}
+
+// withoutRuns holds the runs withoutAdkctx played: the plain session's, then the rereads'.
+var withoutRuns [2]struct {
+	once sync.Once
+	run  *scenarioRun
 }

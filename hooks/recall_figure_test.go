@@ -130,8 +130,21 @@ func TestFigureRecall(t *testing.T) {
 		t.Skip("figure run skipped in -short and -race mode; run: cd hooks && go test -run TestFigureRecall -v .")
 	}
 	core, logs := observer.New(zap.DebugLevel)
-	with := playRecall(t, true, true, zap.New(core))
-	without := playRecall(t, false, false, zap.NewNop())
+	// The two sessions are independent (a database each): played at once.
+	var with, without scenario.RecallFigures
+	t.Run("play", func(t *testing.T) {
+		t.Run("with-tools", func(t *testing.T) {
+			t.Parallel()
+			with = playRecall(t, true, true, zap.New(core))
+		})
+		t.Run("without-tools", func(t *testing.T) {
+			t.Parallel()
+			without = playRecall(t, false, false, zap.NewNop())
+		})
+	})
+	if t.Failed() {
+		return
+	}
 	sw := with.Summary()
 	t.Logf("with the recall tools: %s", sw)
 	t.Logf("session (%d requests): %d prompt tokens with the tools, %d without (+%.2f%%); their declarations: %d tokens per request; largest request %d / %d",

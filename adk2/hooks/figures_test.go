@@ -3,6 +3,7 @@ package hooks_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -116,10 +117,7 @@ func TestFigureContinuity(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("figure run skipped in -short and -race mode; run: go test -run TestFigure ./hooks/")
 	}
-	without := map[bool]scenarioRun{
-		false: runScenario(t, 1_048_576, false),
-		true:  runSession(t, figureRun{session: scenario.Rereads(), window: 1_048_576, invocations: scenario.Invocations}),
-	}
+	without := map[bool]scenarioRun{false: withoutAdkctx(t, false), true: withoutAdkctx(t, true)}
 	for _, rereads := range []bool{false, true} {
 		for _, window := range []int{1_048_576, 32_768, 8_192} {
 			for _, llm := range []bool{false, true} {
@@ -259,4 +257,34 @@ func checkLedger(t *testing.T, base session.Service) {
 	if p := scenario.LedgerProblem(hidden, ledger); p != "" {
 		t.Error(p)
 	}
+}
+
+// withoutAdkctx plays a session without adkctx (the plain one, or scenario.Rereads) once per
+// test binary: the model sees the same requests whatever its window, so every figure compares
+// with the same run. They are the longest runs of the figures (their requests grow to 2.6M
+// tokens): playing each once saves make test minutes.
+func withoutAdkctx(t *testing.T, rereads bool) scenarioRun {
+	w := &withoutRuns[0]
+	if rereads {
+		w = &withoutRuns[1]
+	}
+	w.once.Do(func() {
+		var run scenarioRun
+		if rereads {
+			run = runSession(t, figureRun{session: scenario.Rereads(), window: 1_048_576, invocations: scenario.Invocations})
+		} else {
+			run = runScenario(t, 1_048_576, false)
+		}
+		w.run = &run
+	})
+	if w.run == nil {
+		t.Fatal("the session without adkctx did not play (see the first figure's failure)")
+	}
+	return *w.run
+}
+
+// withoutRuns holds the runs withoutAdkctx played: the plain session's, then the rereads'.
+var withoutRuns [2]struct {
+	once sync.Once
+	run  *scenarioRun
 }

@@ -62,15 +62,16 @@ func (r *Repo) API(m Module) (API, error) {
 		return API{}, err
 	}
 	api := API{Module: m, Names: map[string]int{}}
+	public := publicNames(pkgs)
 	var errs []error
 	for _, p := range pkgs {
 		for _, e := range p.Errors {
 			errs = append(errs, fmt.Errorf("%s: %s", p.PkgPath, e))
 		}
-		if p.Name == "main" || slices.Contains(strings.Split(p.PkgPath, "/"), "internal") || p.Types == nil {
+		if p.Name == "main" || isInternal(p.PkgPath) || p.Types == nil {
 			continue
 		}
-		lines, names := packageAPI(p.Types)
+		lines, names := packageAPI(p.Types, public)
 		api.Lines = append(api.Lines, lines...)
 		api.Names[p.PkgPath] = names
 	}
@@ -81,10 +82,48 @@ func (r *Repo) API(m Module) (API, error) {
 	return api, nil
 }
 
+// isInternal reports whether importPath is an internal package, importable by its module only.
+func isInternal(importPath string) bool {
+	return slices.Contains(strings.Split(importPath, "/"), "internal")
+}
+
+// publicNames maps each type of an internal package that a public package re-exports by an
+// alias to that alias, across pkgs and every package they import: the API names the type by its
+// public name, the only one users can write.
+func publicNames(pkgs []*packages.Package) map[*types.TypeName]*types.TypeName {
+	public := map[*types.TypeName]*types.TypeName{}
+	seen := map[*types.Package]bool{}
+	var walk func(p *types.Package)
+	walk = func(p *types.Package) {
+		if p == nil || seen[p] {
+			return
+		}
+		seen[p] = true
+		if !isInternal(p.Path()) {
+			for _, name := range p.Scope().Names() {
+				o, ok := p.Scope().Lookup(name).(*types.TypeName)
+				if !ok || !o.Exported() || !o.IsAlias() {
+					continue
+				}
+				if n, ok := types.Unalias(o.Type()).(*types.Named); ok && n.Obj().Pkg() != nil && isInternal(n.Obj().Pkg().Path()) {
+					public[n.Obj()] = o
+				}
+			}
+		}
+		for _, q := range p.Imports() {
+			walk(q)
+		}
+	}
+	for _, p := range pkgs {
+		walk(p.Types)
+	}
+	return public
+}
+
 // packageAPI returns the declarations of pkg's exported API and its count of exported
-// identifiers.
-func packageAPI(pkg *types.Package) (lines []string, names int) {
-	w := &typeWriter{pkg: pkg}
+// identifiers. public maps internal types to the aliases that re-export them.
+func packageAPI(pkg *types.Package, public map[*types.TypeName]*types.TypeName) (lines []string, names int) {
+	w := &typeWriter{pkg: pkg, public: public}
 	emit := func(format string, args ...any) {
 		lines = append(lines, "pkg "+pkg.Path()+", "+fmt.Sprintf(format, args...))
 	}
@@ -117,11 +156,17 @@ func packageAPI(pkg *types.Package) (lines []string, names int) {
 // returns the number of its exported methods.
 func (w *typeWriter) typeDecl(o *types.TypeName, emit func(string, ...any)) int {
 	name := o.Name()
-	if o.IsAlias() {
-		emit("type %s = %s", name, w.typ(types.Unalias(o.Type())))
-		return 0
-	}
 	named, ok := o.Type().(*types.Named)
+	if o.IsAlias() {
+		// An alias of an internal type declares it for users: its fields and methods are this
+		// package's API (users reach them by no other name).
+		target := types.Unalias(o.Type())
+		named, ok = target.(*types.Named)
+		if !ok || named.Obj().Pkg() == nil || !isInternal(named.Obj().Pkg().Path()) {
+			emit("type %s = %s", name, w.typ(target))
+			return 0
+		}
+	}
 	if !ok {
 		return 0
 	}
@@ -206,7 +251,11 @@ func receiverExported(m *types.Func) bool {
 
 // typeWriter writes types the way Go's API files do: qualified by package name (unqualified in
 // their own package), function parameters unnamed.
-type typeWriter struct{ pkg *types.Package }
+type typeWriter struct {
+	pkg *types.Package
+	// public maps internal types to the aliases that re-export them (written by those names).
+	public map[*types.TypeName]*types.TypeName
+}
 
 func (w *typeWriter) qualifier(p *types.Package) string {
 	if p == w.pkg {
@@ -278,6 +327,12 @@ func (w *typeWriter) typ(t types.Type) string {
 		s := types.TypeString(t.Origin(), w.qualifier)
 		if i := strings.IndexByte(s, '['); i >= 0 {
 			s = s[:i]
+		}
+		if a, ok := w.public[t.Origin().Obj()]; ok {
+			s = a.Name()
+			if q := w.qualifier(a.Pkg()); q != "" {
+				s = q + "." + s
+			}
 		}
 		if args := t.TypeArgs(); args.Len() > 0 {
 			var as []string

@@ -91,7 +91,7 @@ func (hiddenType) Exported() {}
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines, names := packageAPI(pkg)
+	lines, names := packageAPI(pkg, nil)
 	want := []string{
 		`const Untyped = 8192`,
 		`const Timeout time.Duration = 10000000000`,
@@ -142,4 +142,69 @@ func sorted(s []string) []string {
 	out := slices.Clone(s)
 	slices.Sort(out)
 	return out
+}
+
+// importerFunc imports with a function.
+type importerFunc func(path string) (*types.Package, error)
+
+func (f importerFunc) Import(path string) (*types.Package, error) { return f(path) }
+
+// A public alias of an internal type declares that type for users: its fields and methods are
+// listed and counted under the alias, and the type is written by its public name everywhere.
+func TestAliasOfInternalType(t *testing.T) {
+	check := func(path, src string, imp types.Importer) *types.Package {
+		t.Helper()
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, "x.go", src, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pkg, err := (&types.Config{Importer: imp}).Check(path, fset, []*ast.File{f}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pkg
+	}
+	impl := check("example.com/m/internal/impl", `package impl
+type Config struct{ Limit int; hidden int }
+func (c Config) Validate() error { return nil }
+func (c *Config) reset() {}
+type Other struct{}
+func Use(c *Config) Other { return Other{} }
+`, importer.Default())
+	pub := check("example.com/m/pub", `package pub
+import "example.com/m/internal/impl"
+type Config = impl.Config
+type Renamed = Config
+func Make() *impl.Config { return nil }
+`, importerFunc(func(path string) (*types.Package, error) {
+		if path == impl.Path() {
+			return impl, nil
+		}
+		return importer.Default().Import(path)
+	}))
+	public := map[*types.TypeName]*types.TypeName{
+		impl.Scope().Lookup("Config").(*types.TypeName): pub.Scope().Lookup("Config").(*types.TypeName),
+	}
+	lines, names := packageAPI(pub, public)
+	want := []string{
+		`type Config struct`,
+		`type Config struct, Limit int`,
+		`method (Config) Validate() error`,
+		`func Make() *Config`,
+		`type Renamed struct`,
+		`type Renamed struct, Limit int`,
+		`method (Renamed) Validate() error`,
+	}
+	for i := range want {
+		want[i] = "pkg example.com/m/pub, " + want[i]
+	}
+	slices.Sort(lines)
+	slices.Sort(want)
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Errorf("API (-want +got):\n%s", diff)
+	}
+	if names != 5 {
+		t.Errorf("names = %d, want 5 (Config, Validate, Make, Renamed, Validate)", names)
+	}
 }

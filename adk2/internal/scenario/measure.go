@@ -77,6 +77,9 @@ type Figures struct {
 	sent        []printed // the CacheDepth newest requests, oldest first
 	seed        maphash.Seed
 	summarySeen bool
+	// estimates holds the estimated tokens of each content seen, by its JSON text (exact): a
+	// session's requests repeat their history, estimated once.
+	estimates map[string]int
 }
 
 // printed is a request as a cache sees it: the print of its system instruction and tools, and
@@ -222,8 +225,17 @@ func (f *Figures) prefix(system *genai.Content, tools []*genai.Tool, contents []
 	sizes := make([]int, len(contents))
 	fixed := budget.EstimateRequest(nil, &genai.GenerateContentConfig{SystemInstruction: system, Tools: tools})
 	p := sharedPrefix{total: fixed}
+	if f.estimates == nil {
+		f.estimates = map[string]int{}
+	}
 	for i, c := range contents {
-		req.contents[i], sizes[i] = maphash.String(f.seed, jsonOf(c)), budget.EstimateContent(c)
+		text := jsonOf(c)
+		n, ok := f.estimates[text]
+		if !ok {
+			n = budget.EstimateContent(c)
+			f.estimates[text] = n
+		}
+		req.contents[i], sizes[i] = maphash.String(f.seed, text), n
 	}
 	held := map[uint64]int{} // most occurrences in one request, so a repeated result is fresh
 	for _, prev := range f.sent {

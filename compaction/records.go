@@ -1,0 +1,151 @@
+package compaction
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+)
+
+// maxRecords bounds the marker records a Viewer keeps parsed: the markers of the reads of about
+// a few hundred active sessions.
+const maxRecords = 2048
+
+// maxCachedRecordBytes is the largest record (as JSON text, or estimated for a map) a Viewer
+// keeps parsed: a ledger snapshot is far below it; a larger record is parsed on each view.
+const maxCachedRecordBytes = 256 << 10
+
+// parsedRecord is a marker record as a Viewer parsed it: a copy of the record and what it
+// parsed to (a marker, or why it is invalid), and the key of the marker's resolved ledger.
+type parsedRecord struct {
+	raw any
+	m   *Marker
+	err error
+	key resolvedKey
+}
+
+// readMarker returns what e's record parses to, parsing it only when the Viewer has not parsed
+// an equal record under e's id before: a view parses each marker of a session once, not once per
+// request. Equal means equal values, compared in full (ids are not trusted to be unique); a
+// record holding anything but JSON values is parsed every time. The marker returned is shared:
+// callers never change it.
+func (v *Viewer) readMarker(e *Event) (*Marker, resolvedKey, error) {
+	raw := e.Metadata[MetadataKey]
+	if e.ID != "" {
+		if p, ok := v.records.Get(e.ID); ok && sameRecord(p.raw, raw) {
+			return p.m, p.key, p.err
+		}
+	}
+	m, err := ReadMarker(e)
+	var key resolvedKey
+	if err == nil {
+		key = keyOfMarker(e.ID, m)
+	}
+	if e.ID != "" {
+		if cp, size, ok := copyRecord(raw, 0); ok && size <= maxCachedRecordBytes {
+			v.records.Put(e.ID, parsedRecord{raw: cp, m: m, err: err, key: key})
+		}
+	}
+	return m, key, err
+}
+
+// sameRecord reports whether records a and b hold the same values: the same text, or maps and
+// lists of the same JSON values (numbers compared bit for bit).
+func sameRecord(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case float64:
+		y, ok := b.(float64)
+		return ok && math.Float64bits(x) == math.Float64bits(y)
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case json.Number:
+		y, ok := b.(json.Number)
+		return ok && x == y
+	case json.RawMessage:
+		y, ok := b.(json.RawMessage)
+		return ok && bytes.Equal(x, y)
+	case []byte:
+		y, ok := b.([]byte)
+		return ok && bytes.Equal(x, y)
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !sameRecord(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, xv := range x {
+			yv, ok := y[k]
+			if !ok || !sameRecord(xv, yv) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// copyRecord returns a deep copy of a record made of JSON values, and about how many bytes its
+// text takes; ok is false for a record holding any other value (not kept) or nested past
+// maxRecordDepth.
+func copyRecord(r any, depth int) (cp any, size int, ok bool) {
+	if depth > maxRecordDepth {
+		return nil, 0, false
+	}
+	switch x := r.(type) {
+	case nil:
+		return nil, 4, true
+	case bool:
+		return x, 5, true
+	case float64:
+		return x, 24, true
+	case string:
+		return x, len(x) + 2, true
+	case json.Number:
+		return x, len(x), true
+	case json.RawMessage:
+		return bytes.Clone(x), len(x), true
+	case []byte:
+		return bytes.Clone(x), len(x), true
+	case []any:
+		out := make([]any, len(x))
+		size = 2
+		for i := range x {
+			c, n, ok := copyRecord(x[i], depth+1)
+			if !ok {
+				return nil, 0, false
+			}
+			out[i], size = c, size+n+1
+		}
+		return out, size, true
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		size = 2
+		for k, xv := range x {
+			c, n, ok := copyRecord(xv, depth+1)
+			if !ok {
+				return nil, 0, false
+			}
+			out[k], size = c, size+len(k)+n+4
+		}
+		return out, size, true
+	}
+	return nil, 0, false
+}
+
+// maxRecordDepth bounds the nesting of a record a Viewer keeps (a marker nests a few levels).
+const maxRecordDepth = 64
