@@ -28,7 +28,7 @@ RELEASE      := $(GO) -C internal/release run
 # cadence sweep (docs/cost.md), which only `make figures` runs; the fuzzers run 500 inputs each.
 # Measured on a 2-core machine: TESTTIME from a clean clone, as .ci/run runs it.
 test: tidy generated api-check vet
-	@$(MAKE) --no-print-directory -j4 --output-sync=target staticcheck unit figures fuzz \
+	@$(MAKE) --no-print-directory -j4 --output-sync=target figures $(UNITS) fuzz staticcheck \
 	  FIGURESKIP='^TestFigureCadence$$' FUZZTIME=500x
 
 # The quick check, for the edit-test loop: tidy, the generated v2 glue, the API files, vet and
@@ -70,9 +70,24 @@ $(BIN)/staticcheck:
 staticcheck: $(BIN)/staticcheck
 	@set -e; for m in $(MODULES); do echo "staticcheck $$m"; (cd $$m && $(BIN)/staticcheck ./...); done
 
-unit:
-	@set -e; for m in $(MODULES); do echo "test $$m"; \
-	  (cd $$m && $(GO) test -race -shuffle=on -count=1 -timeout 15m ./...); done
+# Every module's tests with -race, a target per module so that make -j runs them at once (vet
+# runs in its own step).
+RACE = $(GO) test -race -shuffle=on -count=1 -vet=off -timeout 15m ./...
+UNITS = unit-hooks unit-cmd unit-adk2 unit-core unit-example unit-release
+.PHONY: $(UNITS)
+unit: $(UNITS)
+unit-core:
+	$(RACE)
+unit-hooks:
+	cd hooks && $(RACE)
+unit-adk2:
+	cd adk2 && $(RACE)
+unit-example:
+	cd example && $(RACE)
+unit-cmd:
+	cd cmd/adkctx && $(RACE)
+unit-release:
+	cd internal/release && $(RACE)
 
 quick:
 	@set -e; for m in $(MODULES); do echo "test -short $$m"; \

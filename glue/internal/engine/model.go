@@ -281,6 +281,17 @@ func readCallRecord(e *compaction.Event) (callRecord, bool) {
 	return r, true
 }
 
+// callRecordModel returns the model an event's call record names, read without decoding the
+// record; false when it holds no record of that shape.
+func callRecordModel(e *compaction.Event) (string, bool) {
+	m, ok := e.Metadata[CallRecordKey].(map[string]any)
+	if !ok {
+		return "", false
+	}
+	model, ok := m["model"].(string)
+	return model, ok
+}
+
 // Restore rebuilds a session's calibration and accounting from its stored events when this
 // process did not see every model call stored in them: a new process, an evicted session, or a
 // replica behind a load balancer that is not sticky (another process served the last turns).
@@ -294,6 +305,9 @@ func (e *Engine) Restore(s compactor.Session, invocation string, events func() [
 	seen := map[string]bool{}
 	added := 0 // what was stored after the newest call: part of the next request
 	for i := len(evs) - 1; i >= 0; i-- {
+		if model, ok := callRecordModel(&evs[i]); ok && seen[model] {
+			continue // an older call of a model whose newest record is read: not decoded
+		}
 		rec, ok := readCallRecord(&evs[i])
 		if len(newest) == 0 && !ok {
 			added += budget.EstimateContent(evs[i].Content)
