@@ -316,6 +316,81 @@ func TestCreateIndexConcurrently(t *testing.T) {
 	}
 }
 
+// Another connection holding SQLite's write lock past the busy timeout delays CreateIndex; it
+// does not fail it: CreateIndex tries again until the lock is free, or gives up with the
+// database's error when its context ends first.
+func TestCreateIndexWaitsForSQLiteWriteLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	svc, holder, _ := openService(t, sqlite.Open(path), sqlite.Open(path))
+	storeSession(t, svc, holder, backends()["sqlite"], 3)
+	// No busy timeout: a locked database answers SQLITE_BUSY at once.
+	locked := &failures{}
+	db, err := gorm.Open(sqlite.Open(path+"?_pragma=busy_timeout(0)"), &gorm.Config{Logger: locked})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sqlDB, err := db.DB(); err == nil {
+		t.Cleanup(func() { sqlDB.Close() })
+	}
+	tx := holder.Begin()
+	defer tx.Rollback()
+	if err := tx.Exec("INSERT INTO events (id, app_name, user_id, session_id, timestamp) VALUES ('lock', 'a', 'u', 's', datetime('now'))").Error; err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := observed()
+
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	err = sessiondb.CreateIndex(ctx, db, cfg)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "locked") {
+		t.Fatalf("CreateIndex canceled while the database stays locked: %v; want the database's error and the deadline", err)
+	}
+
+	refused := locked.count()
+	done := make(chan error, 1)
+	go func() { done <- sessiondb.CreateIndex(t.Context(), db, cfg) }()
+	for locked.count() == refused { // CreateIndex found the database locked again
+		select {
+		case err := <-done:
+			t.Fatalf("CreateIndex returned %v while another connection held the write lock", err)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	if err := tx.Rollback().Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("CreateIndex after the lock was released: %v", err)
+	}
+	if got := indexColumns(t, db); len(got) != 4 {
+		t.Errorf("index columns %v", got)
+	}
+}
+
+// failures is a gorm logger that counts the statements SQLite refused as locked.
+type failures struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (f *failures) LogMode(gormlogger.LogLevel) gormlogger.Interface { return f }
+func (f *failures) Info(context.Context, string, ...any)             {}
+func (f *failures) Warn(context.Context, string, ...any)             {}
+func (f *failures) Error(context.Context, string, ...any)            {}
+func (f *failures) Trace(_ context.Context, _ time.Time, _ func() (string, int64), err error) {
+	if err != nil && strings.Contains(err.Error(), "SQLITE_BUSY") {
+		f.mu.Lock()
+		f.n++
+		f.mu.Unlock()
+	}
+}
+
+func (f *failures) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n
+}
+
 // Bad input gets a typed error and changes nothing.
 func TestCreateIndexErrors(t *testing.T) {
 	for name, b := range backends() {

@@ -12,6 +12,8 @@ import (
 
 	"go.uber.org/zap"
 	"gorm.io/gorm"
+
+	"github.com/adkctx/adkctx/glue"
 )
 
 // IndexName is the name of the index CreateIndex creates.
@@ -38,7 +40,8 @@ type Config struct {
 	// process's build, and a Warn entry when it rebuilds an invalid one. Default: no logs.
 	Logger *zap.Logger
 	// PollInterval is how often CreateIndex checks an index another process is building
-	// (PostgreSQL). Default 200 ms.
+	// (PostgreSQL), or tries again while another connection holds SQLite's write lock past the
+	// connection's busy timeout. Default 200 ms.
 	PollInterval time.Duration
 }
 
@@ -93,7 +96,7 @@ func CreateIndex(ctx context.Context, db *gorm.DB, cfg Config) error {
 	}
 	switch dialect := db.Dialector.Name(); dialect {
 	case "sqlite":
-		return createSQLite(db.WithContext(ctx), cfg.Logger)
+		return createSQLiteWhenFree(ctx, db.WithContext(ctx), cfg)
 	case "postgres":
 		if _, inTx := db.Statement.ConnPool.(gorm.TxCommitter); inTx {
 			return ErrInTransaction
@@ -170,6 +173,23 @@ func check(table string, columns []string) error {
 		return &ConflictError{Table: table, Columns: columns}
 	}
 	return nil
+}
+
+// createSQLiteWhenFree creates the index on SQLite, trying again every cfg.PollInterval while the
+// database answers that it is locked (processes starting together each create the index; one
+// holds the write lock meanwhile), until ctx is done.
+func createSQLiteWhenFree(ctx context.Context, db *gorm.DB, cfg Config) error {
+	for {
+		err := createSQLite(db, cfg.Logger)
+		if kind, _ := glue.ErrorKind(err); err == nil || kind != "busy" {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (gave up: %w)", err, context.Cause(ctx))
+		case <-time.After(cfg.PollInterval):
+		}
+	}
 }
 
 func createSQLite(db *gorm.DB, log *zap.Logger) error {
