@@ -14,6 +14,9 @@ STATICCHECK  := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN          := $(CURDIR)/.bin
 MODULES      := . hooks adk2 example cmd/adkctx internal/release
 FUZZTIME     ?= 3000x
+# Fuzzing workers per target (go test -parallel; empty: one per core). Each worker first runs the
+# seed corpus, so make test, which runs the fuzzers beside everything else, uses one.
+FUZZPARALLEL ?=
 # Figures left out of a figures run (a go test -skip pattern; make test leaves out the cadence).
 FIGURESKIP   ?=
 # The release tooling's commands, run from its module.
@@ -25,11 +28,12 @@ RELEASE      := $(GO) -C internal/release run
 # and a short run of every fuzzer at once (each one's output printed whole when it ends). The
 # unit step includes the consumer test (internal/release): the modules built into a module proxy
 # at VERSION, then installed, built and run as a user does. The figures step leaves out the
-# cadence sweep (docs/cost.md), which only `make figures` runs; the fuzzers run 500 inputs each.
+# cadence sweep (docs/cost.md), which only `make figures` runs; each fuzzer runs 500 inputs on one
+# worker.
 # Measured on a 2-core machine: TESTTIME from a clean clone, as .ci/run runs it.
 test: tidy generated api-check vet
 	@$(MAKE) --no-print-directory -j4 --output-sync=target figures $(UNITS) fuzz staticcheck \
-	  FIGURESKIP='^TestFigureCadence$$' FUZZTIME=500x
+	  FIGURESKIP='^TestFigureCadence$$' FUZZTIME=500x FUZZPARALLEL=1
 
 # The quick check, for the edit-test loop: tidy, the generated v2 glue, the API files, vet and
 # every module's tests with -short, without -race, staticcheck, figures, fuzzers or the consumer
@@ -120,7 +124,7 @@ fuzz:
 	  $(GO) list -f '{{.ImportPath}} {{.Dir}}' ./... | while read -r pkg dir; do \
 	    for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/^func //'); do \
 	      echo "fuzz $$pkg $$f"; \
-	      $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	      $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $(if $(FUZZPARALLEL),-parallel $(FUZZPARALLEL)) $$pkg; \
 	    done; \
 	  done); done
 
