@@ -338,24 +338,34 @@ func TestCreateIndexWaitsForSQLiteWriteLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg, _ := observed()
-
-	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
-	defer cancel()
-	err = sessiondb.CreateIndex(ctx, db, cfg)
-	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "locked") {
-		t.Fatalf("CreateIndex canceled while the database stays locked: %v; want the database's error and the deadline", err)
-	}
-
-	refused := locked.count()
-	done := make(chan error, 1)
-	go func() { done <- sessiondb.CreateIndex(t.Context(), db, cfg) }()
-	for locked.count() == refused { // CreateIndex found the database locked again
-		select {
-		case err := <-done:
-			t.Fatalf("CreateIndex returned %v while another connection held the write lock", err)
-		case <-time.After(5 * time.Millisecond):
+	// refusedOnce waits until CreateIndex found the database locked once more than refused times.
+	refusedOnce := func(refused int, done <-chan error) {
+		t.Helper()
+		for locked.count() == refused {
+			select {
+			case err := <-done:
+				t.Fatalf("CreateIndex returned %v while another connection held the write lock", err)
+			case <-time.After(5 * time.Millisecond):
+			}
 		}
 	}
+
+	// Canceled while it waits to try again, it gives up with the database's error.
+	ctx, cancel := context.WithCancel(t.Context())
+	waiting := cfg
+	waiting.PollInterval = time.Hour
+	done := make(chan error, 1)
+	go func() { done <- sessiondb.CreateIndex(ctx, db, waiting) }()
+	refusedOnce(0, done)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "locked") {
+		t.Fatalf("CreateIndex canceled while the database stays locked: %v; want the database's error and the cancellation", err)
+	}
+
+	// Once the lock is released, it creates the index.
+	refused := locked.count()
+	go func() { done <- sessiondb.CreateIndex(t.Context(), db, cfg) }()
+	refusedOnce(refused, done)
 	if err := tx.Rollback().Error; err != nil {
 		t.Fatal(err)
 	}
