@@ -3,7 +3,8 @@ package compaction
 import (
 	"bytes"
 	"encoding/json"
-	"math"
+
+	"github.com/adkctx/adkctx/internal/exact"
 )
 
 // maxRecords bounds the marker records a Viewer keeps parsed: the markers of the reads of about
@@ -25,13 +26,13 @@ type parsedRecord struct {
 
 // readMarker returns what e's record parses to, parsing it only when the Viewer has not parsed
 // an equal record under e's id before: a view parses each marker of a session once, not once per
-// request. Equal means equal values, compared in full (ids are not trusted to be unique); a
-// record holding anything but JSON values is parsed every time. The marker returned is shared:
+// request. Equal means equal values, compared in full (exact.ValueEqual: ids are not trusted to
+// be unique); a record holding anything but JSON values is parsed every time. The marker returned is shared:
 // callers never change it.
 func (v *Viewer) readMarker(e *Event) (*Marker, resolvedKey, error) {
 	raw := e.Metadata[MetadataKey]
 	if e.ID != "" {
-		if p, ok := v.records.Get(e.ID); ok && sameRecord(p.raw, raw) {
+		if p, ok := v.records.Get(e.ID); ok && exact.ValueEqual(p.raw, raw) {
 			return p.m, p.key, p.err
 		}
 	}
@@ -46,57 +47,6 @@ func (v *Viewer) readMarker(e *Event) (*Marker, resolvedKey, error) {
 		}
 	}
 	return m, key, err
-}
-
-// sameRecord reports whether records a and b hold the same values: the same text, or maps and
-// lists of the same JSON values (numbers compared bit for bit).
-func sameRecord(a, b any) bool {
-	switch x := a.(type) {
-	case nil:
-		return b == nil
-	case bool:
-		y, ok := b.(bool)
-		return ok && x == y
-	case float64:
-		y, ok := b.(float64)
-		return ok && math.Float64bits(x) == math.Float64bits(y)
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
-	case json.Number:
-		y, ok := b.(json.Number)
-		return ok && x == y
-	case json.RawMessage:
-		y, ok := b.(json.RawMessage)
-		return ok && bytes.Equal(x, y)
-	case []byte:
-		y, ok := b.([]byte)
-		return ok && bytes.Equal(x, y)
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !sameRecord(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, xv := range x {
-			yv, ok := y[k]
-			if !ok || !sameRecord(xv, yv) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
 }
 
 // copyRecord returns a deep copy of a record made of JSON values, and about how many bytes its

@@ -2,7 +2,6 @@ package compaction
 
 import (
 	"encoding/json"
-	"math"
 	"testing"
 )
 
@@ -73,25 +72,5 @@ func TestViewerParsesEachRecordOnce(t *testing.T) {
 	odd := changed(func(r map[string]any) { r["extra"] = 3 })
 	if a, b := read(t, odd), read(t, odd); a == b {
 		t.Error("a record holding an int was served from the cache")
-	}
-}
-
-func TestSameRecord(t *testing.T) {
-	for _, tc := range []struct {
-		a, b any
-		want bool
-	}{
-		{nil, nil, true},
-		{map[string]any{"a": []any{1.0, "x", nil, true}}, map[string]any{"a": []any{1.0, "x", nil, true}}, true},
-		{map[string]any{"a": 1.0}, map[string]any{"b": 1.0}, false},
-		{map[string]any{"a": 0.0}, map[string]any{"a": math.Copysign(0, -1)}, false}, // bit for bit
-		{[]any{1.0}, []any{1.0, 2.0}, false},
-		{"x", []byte("x"), false},
-		{json.RawMessage(`{}`), json.RawMessage(`{}`), true},
-		{3, 3, false}, // not a JSON value: never equal
-	} {
-		if got := sameRecord(tc.a, tc.b); got != tc.want {
-			t.Errorf("sameRecord(%#v, %#v) = %v, want %v", tc.a, tc.b, got, tc.want)
-		}
 	}
 }

@@ -481,6 +481,11 @@ func objectEqual(a, b map[string]any, omitted bool, depth int) bool {
 	return true
 }
 
+// ValueEqual reports whether a and b are the same value as a content's values are compared:
+// JSON values (maps, lists, strings, numbers bit for bit, booleans, nil) compared in full, any
+// other value through its JSON encoding.
+func ValueEqual(a, b any) bool { return valueEqual(a, b, 0) }
+
 // valueEqual compares two values as encoder.value writes them.
 func valueEqual(a, b any, depth int) bool {
 	if depth > maxDepth {

@@ -284,3 +284,23 @@ func jsonOf(v any) string {
 	}
 	return string(b)
 }
+
+func TestValueEqual(t *testing.T) {
+	for _, tc := range []struct {
+		a, b any
+		want bool
+	}{
+		{nil, nil, true},
+		{map[string]any{"a": []any{1.0, "x", nil, true}}, map[string]any{"a": []any{1.0, "x", nil, true}}, true},
+		{map[string]any{"a": 1.0}, map[string]any{"b": 1.0}, false},
+		{map[string]any{"a": 0.0}, map[string]any{"a": math.Copysign(0, -1)}, false}, // bit for bit
+		{[]any{1.0}, []any{1.0, 2.0}, false},
+		{[]any{}, []any(nil), false},
+		{"x", []byte("x"), false},
+		{json.RawMessage(`{}`), json.RawMessage(`{}`), true},
+	} {
+		if got := exact.ValueEqual(tc.a, tc.b); got != tc.want {
+			t.Errorf("ValueEqual(%#v, %#v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
