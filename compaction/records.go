@@ -27,8 +27,8 @@ type parsedRecord struct {
 // readMarker returns what e's record parses to, parsing it only when the Viewer has not parsed
 // an equal record under e's id before: a view parses each marker of a session once, not once per
 // request. Equal means equal values, compared in full (exact.ValueEqual: ids are not trusted to
-// be unique); a record holding anything but JSON values is parsed every time. The marker returned is shared:
-// callers never change it.
+// be unique); a record holding anything but JSON values is parsed every time. The marker
+// returned is shared: callers never change it.
 func (v *Viewer) readMarker(e *Event) (*Marker, resolvedKey, error) {
 	raw := e.Metadata[MetadataKey]
 	if e.ID != "" {
