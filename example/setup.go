@@ -13,6 +13,7 @@ import (
 	"github.com/glebarez/sqlite"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"google.golang.org/adk/artifact"
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/model/gemini"
 	"google.golang.org/adk/session"
@@ -43,7 +44,7 @@ func usagef(format string, args ...any) error {
 // so they survive a restart with the sessions.
 type store struct {
 	session.Service
-	artifacts *dbartifact.Service
+	artifacts artifact.Service
 	db        *sql.DB
 }
 
@@ -86,7 +87,7 @@ func openStore(ctx context.Context, path string) (*store, error) {
 	if err == nil {
 		err = createIndex(ctx, db, quiet)
 	}
-	var artifacts *dbartifact.Service
+	var artifacts artifact.Service
 	if err == nil {
 		artifacts, err = openArtifacts(db)
 	}
@@ -99,13 +100,13 @@ func openStore(ctx context.Context, path string) (*store, error) {
 
 // openArtifacts returns the artifact service on the sessions' database: the full tool outputs
 // adkctx saves, and what the recall tools read.
-func openArtifacts(db *sql.DB) (*dbartifact.Service, error) {
+func openArtifacts(db *sql.DB) (artifact.Service, error) {
 	gdb, err := gorm.Open(&sqlite.Dialector{Conn: db}, &gorm.Config{Logger: gormlogger.Discard})
 	if err != nil {
 		return nil, err
 	}
 	artifacts := dbartifact.NewService(gdb, dbartifact.Config{})
-	return artifacts, artifacts.Migrate(context.Background())
+	return artifacts, dbartifact.Migrate(context.Background(), gdb)
 }
 
 // createIndex creates the session index through the store's own connections.

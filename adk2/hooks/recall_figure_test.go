@@ -48,7 +48,7 @@ func startRecallProcess(t *testing.T, path string, m model.LLM, withTools bool, 
 	store := sqlitetest.Open(t, path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
 	sessions := store.Sessions
 	artifacts := dbartifact.NewService(store.DB, dbartifact.Config{})
-	if err := artifacts.Migrate(context.Background()); err != nil {
+	if err := dbartifact.Migrate(context.Background(), store.DB); err != nil {
 		t.Fatal(err)
 	}
 	h, err := hooks.New(adkctx.Config{Logger: logger,

@@ -53,7 +53,7 @@ const recallApp = "recall-app"
 type recallStack struct {
 	h         *hooks.Hooks
 	sessions  session.Service
-	artifacts *dbartifact.Service
+	artifacts artifact.Service
 	logs      *observer.ObservedLogs
 }
 
@@ -62,7 +62,7 @@ func newRecallStack(t *testing.T) *recallStack {
 	store := sqlitetest.Open(t, sqlitetest.TempDSN(t))
 	sessions := store.Sessions
 	artifacts := dbartifact.NewService(store.DB, dbartifact.Config{})
-	if err := artifacts.Migrate(context.Background()); err != nil {
+	if err := dbartifact.Migrate(context.Background(), store.DB); err != nil {
 		t.Fatal(err)
 	}
 	core, logs := observer.New(zap.DebugLevel)

@@ -485,7 +485,7 @@ func TestRecallToolsNeedAWorkingArtifactService(t *testing.T) {
 	if !errors.As(err, &nm) || !strings.Contains(err.Error(), "Migrate") {
 		t.Errorf("Wire with a dbartifact service not migrated: %v, want a *dbartifact.NotMigratedError", err)
 	}
-	if err := artifacts.Migrate(t.Context()); err != nil {
+	if err := dbartifact.Migrate(t.Context(), store.DB); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.Wire(runner.Config{AppName: wiringApp, Agent: a, SessionService: store.Sessions, ArtifactService: artifacts}); err != nil {

@@ -122,7 +122,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return err
 	}
 	artifacts := dbartifact.NewService(db, dbartifact.Config{})
-	if err := artifacts.Migrate(ctx); err != nil {
+	if err := dbartifact.Migrate(ctx, db); err != nil {
 		return err
 	}
 

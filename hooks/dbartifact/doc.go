@@ -11,13 +11,13 @@
 //
 // Each version is stored in chunks (rows of at most [Config.ChunkBytes] bytes, cut after a line
 // break where one is near: [recall.Split]) beside its layout: size, MIME type, whether it is
-// text, and each chunk's size and line count, recorded at save time. Through [Service.RecallStore]
+// text, and each chunk's size and line count, recorded at save time. Through its RecallStore method
 // (recall.ChunkStore) the recall tools read one page of a 2 MB output in one or two chunks
 // instead of the whole.
 //
 //	db, err := gorm.Open(sqlite.Open("sessions.db?_pragma=busy_timeout(10000)"))
 //	artifacts := dbartifact.NewService(db, dbartifact.Config{})
-//	err = artifacts.Migrate(ctx)
+//	err = dbartifact.Migrate(ctx, db)
 //
 // Tables: adkctx_artifact_versions and adkctx_artifact_chunks.
 package dbartifact

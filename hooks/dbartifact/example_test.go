@@ -18,9 +18,9 @@ import (
 )
 
 // The artifact service lives in the sessions' database: its tables are created once when the
-// application starts (Migrate); before that, Ready and every call say so by type. Pass it to
-// hooks' Wire as runner.Config.ArtifactService: the tool outputs adkctx truncates are saved
-// whole in it, in chunks the recall tools read a page at a time.
+// application starts (Migrate); before that, every call says so by type, and so do hooks' Wire
+// and Check. Pass it to hooks' Wire as runner.Config.ArtifactService: the tool outputs adkctx
+// truncates are saved whole in it, in chunks the recall tools read a page at a time.
 func ExampleNewService() {
 	dir, err := os.MkdirTemp("", "artifacts")
 	if err != nil {
@@ -38,13 +38,13 @@ func ExampleNewService() {
 	artifacts := dbartifact.NewService(db, dbartifact.Config{})
 
 	var notMigrated *dbartifact.NotMigratedError
-	if err := artifacts.Ready(ctx); errors.As(err, &notMigrated) {
+	_, err = artifacts.List(ctx, &artifact.ListRequest{AppName: "app", UserID: "u", SessionID: "s1"})
+	if errors.As(err, &notMigrated) {
 		fmt.Println("missing:", notMigrated.Tables)
 	}
-	if err := artifacts.Migrate(ctx); err != nil {
+	if err := dbartifact.Migrate(ctx, db); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("ready:", artifacts.Ready(ctx) == nil)
 
 	// ... runner.Config{ArtifactService: artifacts, ...}; what adkctx saves, and any artifact:
 	saved, err := artifacts.Save(ctx, &artifact.SaveRequest{AppName: "app", UserID: "u", SessionID: "s1",
@@ -59,6 +59,5 @@ func ExampleNewService() {
 	fmt.Printf("version %d: %q\n", saved.Version, loaded.Part.Text)
 	// Output:
 	// missing: [adkctx_artifact_versions adkctx_artifact_chunks]
-	// ready: true
 	// version 1: "all 412 tests pass\n"
 }

@@ -19,44 +19,48 @@ import (
 	"github.com/adkctx/adkctx/recall"
 )
 
-// Config configures a Service.
+// Config configures the service NewService returns.
 type Config struct {
 	// ChunkBytes is the chunk size aimed at (recall.Split). Default 32 KiB, more for outputs
 	// over 128 MiB so that none has more than 4096 chunks.
 	ChunkBytes int
 }
 
-// Service is an artifact.Service on a gorm database. It also implements recall.ChunkStore.
-// It is safe for concurrent use.
-type Service struct {
+// service is the artifact.Service NewService returns. It also implements recall.ChunkStore and
+// Ready, which adkctx's hooks find by interface. It is safe for concurrent use.
+type service struct {
 	db  *gorm.DB
 	cfg Config
 }
 
 var (
-	_ artifact.Service  = (*Service)(nil)
-	_ recall.ChunkStore = (*Service)(nil)
+	_ artifact.Service  = (*service)(nil)
+	_ recall.ChunkStore = (*service)(nil)
 )
 
-// NewService returns a Service storing artifacts in db. Call Migrate once before use.
-func NewService(db *gorm.DB, cfg Config) *Service {
-	return &Service{db: db, cfg: cfg}
+// NewService returns an artifact.Service storing artifacts in db, as adk-go's constructors
+// return theirs. Call Migrate once before use. Beside adk-go's methods, the service saves and
+// reads outputs in chunks (recall.ChunkStore), and adkctx's hooks ask it at Wire whether its
+// tables exist ([NotMigratedError]).
+func NewService(db *gorm.DB, cfg Config) artifact.Service {
+	return &service{db: db, cfg: cfg}
 }
 
-// Migrate creates or updates the service's tables.
-func (s *Service) Migrate(ctx context.Context) error {
-	return s.db.WithContext(ctx).AutoMigrate(&versionRow{}, &chunkRow{})
+// Migrate creates or updates the service's tables in db.
+func Migrate(ctx context.Context, db *gorm.DB) error {
+	return db.WithContext(ctx).AutoMigrate(&versionRow{}, &chunkRow{})
 }
 
 // NotMigratedError says that the service's tables do not exist in its database: Migrate was
-// not run there. Ready returns it, and every method whose statement fails for that reason.
+// not run there. hooks' Wire and Check return it, and so does every method whose statement
+// fails for that reason.
 type NotMigratedError struct {
 	Tables []string // the tables missing
-	Err    error    // the database's error, when a statement failed (nil from Ready)
+	Err    error    // the database's error, when a statement failed (nil before any statement)
 }
 
 func (e *NotMigratedError) Error() string {
-	msg := fmt.Sprintf("dbartifact: the table(s) %s do not exist: call (*dbartifact.Service).Migrate(ctx) once when the "+
+	msg := fmt.Sprintf("dbartifact: the table(s) %s do not exist: call dbartifact.Migrate(ctx, db) once when the "+
 		"application starts, before the service is used", strings.Join(e.Tables, ", "))
 	if e.Err != nil {
 		msg += " (" + e.Err.Error() + ")"
@@ -71,8 +75,8 @@ var tables = []string{versionRow{}.TableName(), chunkRow{}.TableName()}
 
 // Ready reports whether the service can serve: nil when its tables exist, a *NotMigratedError
 // when they do not, the error of asking the database otherwise. It reads the database's
-// catalog (one query). adkctx's hooks call it at Wire.
-func (s *Service) Ready(ctx context.Context) error {
+// catalog (one query). adkctx's hooks call it at Wire (an interface they look for).
+func (s *service) Ready(ctx context.Context) error {
 	missing, err := s.missingTables(ctx)
 	switch {
 	case err != nil:
@@ -84,7 +88,7 @@ func (s *Service) Ready(ctx context.Context) error {
 }
 
 // missingTables returns the service's tables the database does not hold.
-func (s *Service) missingTables(ctx context.Context) ([]string, error) {
+func (s *service) missingTables(ctx context.Context) ([]string, error) {
 	have, err := s.db.WithContext(ctx).Migrator().GetTables()
 	if err != nil {
 		return nil, err
@@ -101,7 +105,7 @@ func (s *Service) missingTables(ctx context.Context) ([]string, error) {
 // explain returns err, as a *NotMigratedError when the service's tables are missing (the cause
 // of a statement's failure that the database reports only as an SQL error). It asks the catalog
 // only for a failure, never for a missing artifact.
-func (s *Service) explain(ctx context.Context, err error) error {
+func (s *service) explain(ctx context.Context, err error) error {
 	if err == nil || errors.Is(err, fs.ErrNotExist) || ctx.Err() != nil {
 		return err
 	}
@@ -161,7 +165,7 @@ func (k key) where(db *gorm.DB) *gorm.DB {
 const maxSaveAttempts = 16
 
 // Save implements artifact.Service: it stores the part as the next version, in chunks.
-func (s *Service) Save(ctx context.Context, req *artifact.SaveRequest) (*artifact.SaveResponse, error) {
+func (s *service) Save(ctx context.Context, req *artifact.SaveRequest) (*artifact.SaveResponse, error) {
 	if err := req.Validate(); err != nil {
 		return nil, fmt.Errorf("request validation failed: %w", err)
 	}
@@ -232,7 +236,7 @@ func (e errVersionTaken) Error() string { return e.err.Error() }
 func (e errVersionTaken) Unwrap() error { return e.err }
 
 // find returns the row of version (0: the newest) of k.
-func (s *Service) find(ctx context.Context, k key, version int64) (*versionRow, error) {
+func (s *service) find(ctx context.Context, k key, version int64) (*versionRow, error) {
 	var rows []versionRow
 	q := k.where(s.db.WithContext(ctx))
 	if version > 0 {
@@ -248,7 +252,7 @@ func (s *Service) find(ctx context.Context, k key, version int64) (*versionRow, 
 }
 
 // readChunks returns chunks [first, first+count) of version of k (count < 0: all).
-func (s *Service) readChunks(ctx context.Context, k key, version int64, first, count int) ([][]byte, error) {
+func (s *service) readChunks(ctx context.Context, k key, version int64, first, count int) ([][]byte, error) {
 	var rows []chunkRow
 	q := k.where(s.db.WithContext(ctx)).Where("version = ? AND seq >= ?", version, first)
 	if count >= 0 {
@@ -268,7 +272,7 @@ func (s *Service) readChunks(ctx context.Context, k key, version int64, first, c
 }
 
 // Load implements artifact.Service.
-func (s *Service) Load(ctx context.Context, req *artifact.LoadRequest) (*artifact.LoadResponse, error) {
+func (s *service) Load(ctx context.Context, req *artifact.LoadRequest) (*artifact.LoadResponse, error) {
 	if err := req.Validate(); err != nil {
 		return nil, fmt.Errorf("request validation failed: %w", err)
 	}
@@ -296,7 +300,7 @@ func (s *Service) Load(ctx context.Context, req *artifact.LoadRequest) (*artifac
 
 // Delete implements artifact.Service: one version, or every version when req.Version is 0.
 // Deleting what does not exist is not an error.
-func (s *Service) Delete(ctx context.Context, req *artifact.DeleteRequest) error {
+func (s *service) Delete(ctx context.Context, req *artifact.DeleteRequest) error {
 	if err := req.Validate(); err != nil {
 		return fmt.Errorf("request validation failed: %w", err)
 	}
@@ -317,7 +321,7 @@ func (s *Service) Delete(ctx context.Context, req *artifact.DeleteRequest) error
 
 // List implements artifact.Service: the session's artifact names and the user's user-scoped
 // ones, sorted.
-func (s *Service) List(ctx context.Context, req *artifact.ListRequest) (*artifact.ListResponse, error) {
+func (s *service) List(ctx context.Context, req *artifact.ListRequest) (*artifact.ListResponse, error) {
 	if err := req.Validate(); err != nil {
 		return nil, fmt.Errorf("request validation failed: %w", err)
 	}
@@ -336,7 +340,7 @@ func (s *Service) List(ctx context.Context, req *artifact.ListRequest) (*artifac
 
 // Versions implements artifact.Service: newest first; an error wrapping fs.ErrNotExist when
 // there is none.
-func (s *Service) Versions(ctx context.Context, req *artifact.VersionsRequest) (*artifact.VersionsResponse, error) {
+func (s *service) Versions(ctx context.Context, req *artifact.VersionsRequest) (*artifact.VersionsResponse, error) {
 	if err := req.Validate(); err != nil {
 		return nil, fmt.Errorf("request validation failed: %w", err)
 	}
@@ -353,7 +357,7 @@ func (s *Service) Versions(ctx context.Context, req *artifact.VersionsRequest) (
 
 // GetArtifactVersion implements artifact.Service: the version's MIME type ("text/plain" for a
 // text part) and creation time; CustomMetadata holds "size_bytes".
-func (s *Service) GetArtifactVersion(ctx context.Context, req *artifact.GetArtifactVersionRequest) (*artifact.GetArtifactVersionResponse, error) {
+func (s *service) GetArtifactVersion(ctx context.Context, req *artifact.GetArtifactVersionRequest) (*artifact.GetArtifactVersionResponse, error) {
 	if err := req.Validate(); err != nil {
 		return nil, fmt.Errorf("request validation failed: %w", err)
 	}
@@ -371,13 +375,13 @@ func (s *Service) GetArtifactVersion(ctx context.Context, req *artifact.GetArtif
 
 // RecallStore implements recall.ChunkStore: the saved outputs of one session, read a chunk
 // range at a time.
-func (s *Service) RecallStore(app, user, session string) recall.Store {
+func (s *service) RecallStore(app, user, session string) recall.Store {
 	return &sessionOutputs{s: s, app: app, user: user, session: session}
 }
 
 // sessionOutputs is one session's artifacts as recall reads and writes them.
 type sessionOutputs struct {
-	s                  *Service
+	s                  *service
 	app, user, session string
 }
 

@@ -46,10 +46,10 @@ func openSQLiteAt(t testing.TB, path string) *gorm.DB {
 	return db
 }
 
-func newService(t testing.TB, db *gorm.DB, cfg dbartifact.Config) *dbartifact.Service {
+func newService(t testing.TB, db *gorm.DB, cfg dbartifact.Config) artifact.Service {
 	t.Helper()
 	svc := dbartifact.NewService(db, cfg)
-	if err := svc.Migrate(context.Background()); err != nil {
+	if err := dbartifact.Migrate(context.Background(), db); err != nil {
 		t.Fatal(err)
 	}
 	return svc
@@ -260,7 +260,7 @@ func TestChunkStore(t *testing.T) {
 			put("s1", "user:"+outputPrefix+"u.txt", []byte("user-scoped"))
 			put("s1", outputPrefix+"a_1.txt", data) // version 2, now the newest
 
-			st := svc.RecallStore("app", "u", "s1")
+			st := svc.(recall.ChunkStore).RecallStore("app", "u", "s1")
 			lay, err := st.Layout(ctx, outputPrefix+"a_1.txt")
 			if err != nil {
 				t.Fatal(err)
@@ -409,9 +409,12 @@ func TestNotMigratedIsSaid(t *testing.T) {
 	for _, d := range databases {
 		t.Run(d.name, func(t *testing.T) {
 			ctx := t.Context()
-			svc := dbartifact.NewService(d.open(t), dbartifact.Config{})
+			db := d.open(t)
+			svc := dbartifact.NewService(db, dbartifact.Config{})
+			// Ready is what hooks' Wire asks the service (by interface) before it serves.
+			ready := svc.(interface{ Ready(context.Context) error })
 			var nm *dbartifact.NotMigratedError
-			if err := svc.Ready(ctx); !errors.As(err, &nm) || len(nm.Tables) != 2 || !strings.Contains(err.Error(), "Migrate") {
+			if err := ready.Ready(ctx); !errors.As(err, &nm) || len(nm.Tables) != 2 || !strings.Contains(err.Error(), "Migrate") {
 				t.Errorf("Ready before Migrate: %v, want a *NotMigratedError naming both tables and Migrate", err)
 			}
 			for _, o := range ops {
@@ -419,10 +422,10 @@ func TestNotMigratedIsSaid(t *testing.T) {
 					t.Errorf("%s before Migrate: %v, want a *NotMigratedError wrapping the database's error", o.name, err)
 				}
 			}
-			if err := svc.Migrate(ctx); err != nil {
+			if err := dbartifact.Migrate(ctx, db); err != nil {
 				t.Fatal(err)
 			}
-			if err := svc.Ready(ctx); err != nil {
+			if err := ready.Ready(ctx); err != nil {
 				t.Errorf("Ready after Migrate: %v", err)
 			}
 			for _, o := range ops {

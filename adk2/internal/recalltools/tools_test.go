@@ -61,7 +61,7 @@ func testLog(n, at int, fact string) string {
 type env struct {
 	runner    *runner.Runner
 	sessions  session.Service
-	artifacts *dbartifact.Service
+	artifacts artifact.Service
 	model     *llmtest.Model
 }
 
@@ -70,7 +70,7 @@ func newEnv(t *testing.T, m *llmtest.Model, cfg adkctx.Config, runTests func(ses
 	store := sqlitetest.Open(t, sqlitetest.TempDSN(t))
 	sessions := store.Sessions
 	artifacts := dbartifact.NewService(store.DB, dbartifact.Config{})
-	if err := artifacts.Migrate(context.Background()); err != nil {
+	if err := dbartifact.Migrate(context.Background(), store.DB); err != nil {
 		t.Fatal(err)
 	}
 	type noArgs struct{}

@@ -23,12 +23,12 @@ const benchOutput = outputPrefix + "run_tests-call1.txt"
 
 // countingChunks is the database service, counting the chunk bytes recall reads through it.
 type countingChunks struct {
-	*dbartifact.Service
+	artifact.Service
 	read atomic.Int64
 }
 
 func (c *countingChunks) RecallStore(app, user, session string) recall.Store {
-	return countingStore{Store: c.Service.RecallStore(app, user, session), read: &c.read}
+	return countingStore{Store: c.Service.(recall.ChunkStore).RecallStore(app, user, session), read: &c.read}
 }
 
 type countingStore struct {
@@ -66,7 +66,7 @@ func benchStores(b *testing.B) (map[string]artifact.Service, int) {
 		b.Cleanup(func() { conns.Close() })
 	}
 	dbSvc := dbartifact.NewService(db, dbartifact.Config{})
-	if err := dbSvc.Migrate(context.Background()); err != nil {
+	if err := dbartifact.Migrate(context.Background(), db); err != nil {
 		b.Fatal(err)
 	}
 	services := map[string]artifact.Service{"sqlite": &countingChunks{Service: dbSvc}, "inmemory": artifact.InMemoryService()}
