@@ -26,6 +26,7 @@ import (
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
 	"github.com/adkctx/adkctx/hooks/internal/llmtest"
+	"github.com/adkctx/adkctx/hooks/internal/longrun"
 )
 
 // countingService counts the events its Get returns (what a session read costs).
@@ -116,7 +117,8 @@ func run(ctx context.Context, t *testing.T, r *runner.Runner, sessionID, text st
 // (its runner's Get, the compaction it triggers, the appends) reads at most twice the events the
 // view shows plus the events stamped within the read margin before them — however long the
 // session grows.
-func TestBoundedReadsPerTurn(t *testing.T) {
+func TestLongBoundedReadsPerTurn(t *testing.T) {
+	longrun.Test(t)
 	for name, newBase := range backends(t) {
 		t.Run(name, func(t *testing.T) {
 			counted := &countingService{Service: newBase()}
@@ -174,7 +176,8 @@ func TestBoundedReadsPerTurn(t *testing.T) {
 
 // The model's requests are byte for byte those of the same build reading the whole session on
 // every read: a bounded read changes what the process reads, never what the model sees.
-func TestBoundedReadsSendTheSameRequests(t *testing.T) {
+func TestLongBoundedReadsSendTheSameRequests(t *testing.T) {
+	longrun.Test(t)
 	for name, newBase := range backends(t) {
 		t.Run(name, func(t *testing.T) {
 			requests := func(whole bool) []string {
@@ -376,7 +379,8 @@ func TestClockChangesLoseNoEvent(t *testing.T) {
 // A call still waiting for its answer stays raw at any age, so the bounded reads of its session
 // reach back to it and grow with the session: adkctx says so once, with what the read costs
 // (events read and shown, how far back), and stays silent for a session nothing holds back.
-func TestWideReadIsReported(t *testing.T) {
+func TestLongWideReadIsReported(t *testing.T) {
+	longrun.Test(t)
 	for name, newBase := range backends(t) {
 		t.Run(name, func(t *testing.T) {
 			m := codingModel()
@@ -438,7 +442,8 @@ func TestWideReadIsReported(t *testing.T) {
 // session probes its newest events, learns from the newest marker how far back the view
 // reaches, and reads that, not the session. The session's events are stamped by adk-go's time
 // provider, a clock running ahead of the compacting process's, as another writer's may.
-func TestFirstReadInAProcessIsBounded(t *testing.T) {
+func TestLongFirstReadInAProcessIsBounded(t *testing.T) {
+	longrun.Test(t)
 	for name, newBase := range backends(t) {
 		t.Run(name, func(t *testing.T) {
 			counted := &countingService{Service: newBase()}

@@ -29,6 +29,7 @@ import (
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
 	"github.com/adkctx/adkctx/hooks/internal/llmtest"
+	"github.com/adkctx/adkctx/hooks/internal/longrun"
 	"github.com/adkctx/adkctx/hooks/internal/sqlitetest"
 )
 
@@ -244,6 +245,7 @@ func textOfEvent(e *session.Event) string {
 // session takes in each stored marker's whole chain at its next event, so no request is
 // trimmed while the summary, the task and the newest call fit.
 func TestLongToolLoopStaysInTheView(t *testing.T) {
+	longrun.Test(t)
 	for _, store := range viewStores {
 		t.Run(store.name, func(t *testing.T) {
 			const calls = 90

@@ -29,6 +29,7 @@ import (
 	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/adk2/hooks"
 	"github.com/adkctx/adkctx/adk2/internal/llmtest"
+	"github.com/adkctx/adkctx/adk2/internal/longrun"
 	"github.com/adkctx/adkctx/adk2/internal/sqlitetest"
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
@@ -246,6 +247,7 @@ func textOfEvent(e *session.Event) string {
 // session takes in each stored marker's whole chain at its next event, so no request is
 // trimmed while the summary, the task and the newest call fit.
 func TestLongToolLoopStaysInTheView(t *testing.T) {
+	longrun.Test(t)
 	for _, store := range viewStores {
 		t.Run(store.name, func(t *testing.T) {
 			const calls = 90

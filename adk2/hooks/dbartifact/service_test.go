@@ -23,6 +23,7 @@ import (
 	gormlogger "gorm.io/gorm/logger"
 
 	"github.com/adkctx/adkctx/adk2/hooks/dbartifact"
+	"github.com/adkctx/adkctx/adk2/internal/longrun"
 	"github.com/adkctx/adkctx/recall"
 )
 
@@ -205,7 +206,8 @@ func observe(v any, err error) result {
 }
 
 // The database service behaves as adk-go's in-memory service on every call of the script.
-func TestConformsToInMemory(t *testing.T) {
+func TestLongConformsToInMemory(t *testing.T) {
+	longrun.Test(t)
 	for _, dbk := range databases {
 		t.Run(dbk.name, func(t *testing.T) {
 			ctx := context.Background()

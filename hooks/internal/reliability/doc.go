@@ -16,7 +16,7 @@
 //	directory swapped with a symlink (AGENTS.md)       agentsmd TestDiscoverSymlinkSwappedBetweenCheckAndOpen, TestDiscoverSymlinkSwapRace
 //	AGENTS.md swapped with a FIFO                      agentsmd TestDiscoverFIFOSwappedBetweenCheckAndOpen, TestDiscoverFIFOSwapNeverBlocks, instructions TestLoaderFIFOSwap
 //	an AGENTS.md importing 1,000 files of 64 KiB       agentsmd BenchmarkDiscoverImportAmplification
-//	8,192-token window over 200 turns                  TestProviderCountNeverPassesTheHardLimit
+//	8,192-token window over 200 turns                  TestLongProviderCountNeverPassesTheHardLimit
 //	4 runners on one session                           TestRunnersShareOneCompaction
 //	distinct model names                               TestPerNameStateIsBounded
 //	background marker vs a running turn (stale, busy)  hooks TestBackgroundMarkerNeverFailsARunningTurn

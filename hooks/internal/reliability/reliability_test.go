@@ -39,6 +39,7 @@ import (
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
+	"github.com/adkctx/adkctx/hooks/internal/longrun"
 	"github.com/adkctx/adkctx/hooks/sessiondb"
 )
 
@@ -443,7 +444,8 @@ type fileArgs struct {
 // An 8,192-token window over 200 turns, each reading a file after a chat turn: by the
 // provider's own count, no request passes the hard limit — most of all right after large new
 // content, where the learned ratio under-counts it.
-func TestProviderCountNeverPassesTheHardLimit(t *testing.T) {
+func TestLongProviderCountNeverPassesTheHardLimit(t *testing.T) {
+	longrun.Test(t)
 	if testing.Short() {
 		t.Skip("200 turns")
 	}

@@ -39,6 +39,7 @@ var packages = []pkg{
 	{src: "hooks", dst: "adk2/hooks", own: []string{"doc.go", "version.go"}, tests: []string{"people_test.go", "recall_test.go", "recall_figure_test.go", "views_test.go", "wiring_test.go"}},
 	{src: "hooks/internal/llmtest", dst: "adk2/internal/llmtest", own: []string{"version.go"}},
 	{src: "hooks/internal/sqlitetest", dst: "adk2/internal/sqlitetest"},
+	{src: "hooks/internal/longrun", dst: "adk2/internal/longrun"},
 	// Test support: the scripted sessions the figures play (adk-go-free; tested in hooks), and
 	// the loopback Gemini API the example's tests also use (the example is a module of its own).
 	{src: "hooks/internal/scenario", dst: "adk2/internal/scenario"},
