@@ -372,3 +372,44 @@ func plainMatch(query string, isRegexp bool, line string) bool {
 	}
 	return strings.Contains(string(foldASCII(nil, []byte(line))), string(foldASCII(nil, []byte(query))))
 }
+
+// stalledStore is a store whose reads after the first wait until ctx ends: a process starved on
+// a busy machine past both its scan deadline and the call's own.
+type stalledStore struct {
+	*memStore
+	reads int
+}
+
+func (s *stalledStore) ReadChunks(ctx context.Context, name string, version int64, first, count int) ([][]byte, error) {
+	if s.reads++; s.reads > 1 {
+		<-ctx.Done()
+	}
+	return s.memStore.ReadChunks(ctx, name, version, first, count)
+}
+
+// A search that finds the call's context ended once it can go on (the scan's deadline passed
+// too) returns what it found with a cursor, stopped by the time bound — not the context's
+// error, which would lose the work done and give the model no way to continue.
+func TestSearchStarvedPastItsDeadlineKeepsItsCursor(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	var b strings.Builder
+	for i := 0; b.Len() < 64<<10; i++ {
+		b.WriteString(base64Line(rng, 200))
+		b.WriteByte('\n')
+	}
+	st := &stalledStore{memStore: newMemStore(4096)}
+	saveLog(t, st.memStore, logName, b.String())
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	res, _, err := searchOutputs(ctx, st, SearchRequest{Query: "#KEY-", Name: logName}, Limits{MaxScanTime: time.Minute},
+		searchEnv{now: time.Now, pieceWork: 1 << 10})
+	if err != nil {
+		t.Fatalf("search: %v; want a result stopped by the time bound", err)
+	}
+	if st.reads < 2 || ctx.Err() == nil {
+		t.Fatalf("%d reads, context %v: the search was not stalled past its deadline", st.reads, ctx.Err())
+	}
+	if !strings.Contains(res.Text, "time bound") || !regexp.MustCompile(`cursor="[^"]+"`).MatchString(res.Text) {
+		t.Errorf("result:\n%s\nwant a stop by the time bound, with a cursor", res.Text)
+	}
+}

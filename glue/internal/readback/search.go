@@ -291,11 +291,13 @@ func (s *search) match(ctx context.Context, line []byte, off int64) (start, end 
 		to := min(len(line), from+s.piece)
 		work := int64(to-from) * m.perByte
 		if work > 0 {
-			if err := ctx.Err(); err != nil {
-				return -1, -1, -1, err
-			}
+			// The time bound first: a process starved past both its deadline and ctx's (a busy
+			// machine) still returns what it found, with a cursor, not ctx's error.
 			if s.late(work) {
 				return -1, -1, off + int64(from), nil
+			}
+			if err := ctx.Err(); err != nil {
+				return -1, -1, -1, err
 			}
 		}
 		s.pieced = s.pieced || to-from < len(line)
@@ -534,10 +536,8 @@ func (ls *lineScanner) next(ctx context.Context, canRead func(int) bool) (line [
 		if ls.chunk == len(ls.o.lay.Chunks) {
 			return nil, 0, 0, false, nil
 		}
-		if err := ctx.Err(); err != nil {
-			return nil, 0, 0, false, err
-		}
-		// Read up to scanBatch chunks in one store call, as many as the bound allows.
+		// Read up to scanBatch chunks in one store call, as many as the bound allows (canRead
+		// asks the time bound before ctx is asked, as match does).
 		n, size := 0, 0
 		for ls.chunk+n < len(ls.o.lay.Chunks) && n < scanBatch && canRead(size+ls.o.lay.Chunks[ls.chunk+n].Size) {
 			size += ls.o.lay.Chunks[ls.chunk+n].Size
@@ -546,6 +546,9 @@ func (ls *lineScanner) next(ctx context.Context, canRead func(int) bool) (line [
 		if n == 0 {
 			ls.stoppedAt = ls.off
 			return nil, 0, 0, false, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, 0, 0, false, err
 		}
 		cs, err := ls.o.chunks(ctx, ls.chunk, ls.chunk+n-1)
 		if err != nil {
