@@ -125,12 +125,21 @@ figures:
 # target with a bare "context deadline exceeded" when the time runs out (go.dev/issue/75804).
 # Longer runs: make fuzz FUZZTIME=200000x (or a duration, accepting that race).
 # The targets are found in the test sources (go test -list would build every package's tests).
+# Each package's fuzzing test binary is built once (go test -c -fuzz) and run once per target,
+# as go test -fuzz runs it (its worker processes, the fuzz cache in GOCACHE): go test -fuzz
+# would link it again for every target, which cost most of the step.
 fuzz:
-	@set -e; for m in $(MODULES); do (cd $$m && \
+	@set -e; bins=$$(mktemp -d); trap 'rm -rf $$bins' EXIT; cache=$$($(GO) env GOCACHE)/fuzz; \
+	for m in $(MODULES); do (cd $$m && \
 	  $(GO) list -f '{{.ImportPath}} {{.Dir}}' ./... | while read -r pkg dir; do \
-	    for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/^func //'); do \
+	    targets=$$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/^func //'); \
+	    [ -n "$$targets" ] || continue; \
+	    bin=$$bins/$$(echo $$pkg | tr / _).test; \
+	    $(GO) test -c -fuzz=. -o $$bin $$pkg; \
+	    for f in $$targets; do \
 	      echo "fuzz $$pkg $$f"; \
-	      $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $(if $(FUZZPARALLEL),-parallel $(FUZZPARALLEL)) $$pkg; \
+	      (cd $$dir && $$bin -test.paniconexit0 -test.timeout=10m -test.run='^$$' -test.fuzz="^$$f$$" \
+	        -test.fuzztime=$(FUZZTIME) -test.fuzzcachedir=$$cache/$$pkg $(if $(FUZZPARALLEL),-test.parallel=$(FUZZPARALLEL))); \
 	    done; \
 	  done); done
 
