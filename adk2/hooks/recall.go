@@ -80,7 +80,7 @@ func (r *recallWiring) inUse() bool {
 }
 
 // readier is an artifact service that can say whether it is ready to serve
-// (dbartifact.Service: its tables exist).
+// (the one dbartifact.NewService returns: its tables exist).
 type readier interface {
 	Ready(ctx context.Context) error
 }
