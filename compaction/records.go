@@ -27,7 +27,8 @@ type parsedRecord struct {
 // readMarker returns what e's record parses to, parsing it only when the Viewer has not parsed
 // an equal record under e's id before: a view parses each marker of a session once, not once per
 // request. Equal means equal values, compared in full (exact.ValueEqual: ids are not trusted to
-// be unique); a record holding anything but JSON values is parsed every time. The marker
+// be unique); a record holding anything but JSON values (or JSON text as bytes) is parsed every
+// time. The record is read from e once: what is parsed is what is compared and kept. The marker
 // returned is shared: callers never change it.
 func (v *Viewer) readMarker(e *Event) (*Marker, resolvedKey, error) {
 	raw := e.Metadata[MetadataKey]
@@ -36,7 +37,7 @@ func (v *Viewer) readMarker(e *Event) (*Marker, resolvedKey, error) {
 			return p.m, p.key, p.err
 		}
 	}
-	m, err := ReadMarker(e)
+	m, err := parseRecord(raw, e.ID) // the value compared and kept, read once
 	var key resolvedKey
 	if err == nil {
 		key = keyOfMarker(e.ID, m)
