@@ -105,7 +105,7 @@ consumer:
 	cd internal/release && $(GO) test -count=1 -run '^TestConsumer$$' -v .
 
 # Tests that assert measured figures (token counts, not time), and the long runs of one session
-# (hooks/internal/longrun: tests named TestLong...), all too slow under -race: the v1 glue's and
+# (TestLong...; both call hooks/internal/longrun.Test), all too slow under -race: the v1 glue's and
 # the v2 glue's, each through its own adk-go runner, and the retention figure replaying the
 # generated corpora of real agents' sessions (cmd/adkctx). A package whose tests call
 # longrun.Test is named here (internal/release's TestLongRunsAreRunWithoutRace checks it).

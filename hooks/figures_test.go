@@ -19,6 +19,7 @@ import (
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
 	"github.com/adkctx/adkctx/hooks/internal/llmtest"
+	"github.com/adkctx/adkctx/hooks/internal/longrun"
 	"github.com/adkctx/adkctx/hooks/internal/scenario"
 	"github.com/adkctx/adkctx/processors/truncate"
 )
@@ -164,9 +165,10 @@ func runSession(tb testing.TB, fr figureRun) scenarioRun {
 // forever. Two turns and the summary may pass the soft limit (5,161) there: the largest request
 // is held to the hard limit instead.
 func TestFigureContinuity(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("figure run skipped in -short and -race mode; run: cd hooks && go test -run TestFigure .")
+	if testing.Short() {
+		t.Skip("figure run skipped in -short mode; run: cd hooks && go test -run TestFigure .")
 	}
+	longrun.Test(t)
 	without := map[bool]scenarioRun{false: withoutAdkctx(t, false), true: withoutAdkctx(t, true)}
 	llm := func(model string) compaction.Config {
 		return compaction.Config{Synchronous: true, Summarizer: &compaction.LLMSummarizer{Model: scenario.NewSummarizerModel(model)}}
@@ -247,9 +249,10 @@ func TestFigureContinuity(t *testing.T) {
 // it writes the goal and the decisions its prompt holds and quotes no rule, so a rule in its
 // summary comes from the ledger's facts appended to it.
 func TestFigureInstructionPhrasings(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("figure run skipped in -short and -race mode; run: cd hooks && go test -run TestFigure .")
+	if testing.Short() {
+		t.Skip("figure run skipped in -short mode; run: cd hooks && go test -run TestFigure .")
 	}
+	longrun.Test(t)
 	s := scenario.Phrasings()
 	userTokens := 0
 	for i := range scenario.PhrasingTurns {
@@ -291,9 +294,10 @@ func TestFigureInstructionPhrasings(t *testing.T) {
 // small θ: no setting meets the cache bounds of the 1M case above together (README, "Cost and
 // latency").
 func TestFigureCadence(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("figure run skipped in -short and -race mode; run: cd hooks && go test -run TestFigure .")
+	if testing.Short() {
+		t.Skip("figure run skipped in -short mode; run: cd hooks && go test -run TestFigure .")
 	}
+	longrun.Test(t)
 	without := withoutAdkctx(t, false)
 	for _, interval := range []int{2, 3, 4, 5, 6, 8} {
 		for _, retain := range []int{1, 2} {

@@ -27,6 +27,7 @@ import (
 	"github.com/adkctx/adkctx/hooks"
 	"github.com/adkctx/adkctx/hooks/dbartifact"
 	"github.com/adkctx/adkctx/hooks/internal/llmtest"
+	"github.com/adkctx/adkctx/hooks/internal/longrun"
 	"github.com/adkctx/adkctx/hooks/internal/scenario"
 )
 
@@ -126,9 +127,10 @@ func playRecall(t *testing.T, withTools, questions bool, logger *zap.Logger) sce
 // every fact is reached with at most two calls. The same session without the tools shows what
 // they cost on every request (their declarations) and what the request alone still holds.
 func TestFigureRecall(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("figure run skipped in -short and -race mode; run: cd hooks && go test -run TestFigureRecall -v .")
+	if testing.Short() {
+		t.Skip("figure run skipped in -short mode; run: cd hooks && go test -run TestFigureRecall -v .")
 	}
+	longrun.Test(t)
 	core, logs := observer.New(zap.DebugLevel)
 	// The two sessions are independent (a database each): played at once.
 	var with, without scenario.RecallFigures

@@ -15,6 +15,7 @@ import (
 	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/adk2/hooks"
 	"github.com/adkctx/adkctx/adk2/internal/llmtest"
+	"github.com/adkctx/adkctx/adk2/internal/longrun"
 	"github.com/adkctx/adkctx/adk2/internal/scenario"
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
@@ -114,9 +115,10 @@ func runSession(tb testing.TB, fr figureRun) scenarioRun {
 // and 32K run on the session whose checklist reads and test runs differ only in their middle too
 // (scenario.Rereads, issue 26).
 func TestFigureContinuity(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("figure run skipped in -short and -race mode; run: go test -run TestFigure ./hooks/")
+	if testing.Short() {
+		t.Skip("figure run skipped in -short mode; run: go test -run TestFigure ./hooks/")
 	}
+	longrun.Test(t)
 	without := map[bool]scenarioRun{false: withoutAdkctx(t, false), true: withoutAdkctx(t, true)}
 	for _, rereads := range []bool{false, true} {
 		for _, window := range []int{1_048_576, 32_768, 8_192} {
@@ -187,9 +189,10 @@ func checkSummaryCost(t *testing.T, f scenario.Figures, total float64, window in
 // 32K window, with the extractive summarizer and the LLM one (scenario.SummarizerModel on the
 // agent's model, which quotes no rule: a rule in its summary comes from the ledger's facts).
 func TestFigureInstructionPhrasings(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("figure run skipped in -short and -race mode; run: go test -run TestFigure ./hooks/")
+	if testing.Short() {
+		t.Skip("figure run skipped in -short mode; run: go test -run TestFigure ./hooks/")
 	}
+	longrun.Test(t)
 	s := scenario.Phrasings()
 	userTokens := 0
 	for i := range scenario.PhrasingTurns {

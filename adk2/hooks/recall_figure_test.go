@@ -27,6 +27,7 @@ import (
 	"github.com/adkctx/adkctx/adk2/hooks"
 	"github.com/adkctx/adkctx/adk2/hooks/dbartifact"
 	"github.com/adkctx/adkctx/adk2/internal/llmtest"
+	"github.com/adkctx/adkctx/adk2/internal/longrun"
 	"github.com/adkctx/adkctx/adk2/internal/scenario"
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
@@ -128,9 +129,10 @@ func playRecall(t *testing.T, withTools, questions bool, logger *zap.Logger) sce
 // every fact is reached with at most two calls. The same session without the tools shows what
 // they cost on every request (their declarations) and what the request alone still holds.
 func TestFigureRecall(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("figure run skipped in -short and -race mode; run: cd hooks && go test -run TestFigureRecall -v .")
+	if testing.Short() {
+		t.Skip("figure run skipped in -short mode; run: cd hooks && go test -run TestFigureRecall -v .")
 	}
+	longrun.Test(t)
 	core, logs := observer.New(zap.DebugLevel)
 	// The two sessions are independent (a database each): played at once.
 	var with, without scenario.RecallFigures
