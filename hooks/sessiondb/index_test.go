@@ -479,6 +479,56 @@ func TestCreateIndexRebuildsAnInvalidIndex(t *testing.T) {
 	}
 }
 
+// PostgreSQL ends a build's progress row before the transaction that marks the index valid
+// commits: in that window a second process finds the index invalid with no build, and dropping it
+// then fails ("tuple concurrently updated"). CreateIndex looks again a poll interval later before
+// it drops an invalid index. The window is held open here by a REINDEX that has marked the index
+// valid in a transaction not yet committed.
+func TestCreateIndexLooksAgainBeforeDroppingAnInvalidIndex(t *testing.T) {
+	b := backends()["postgres"]
+	svc, db, _ := b.open(t)
+	storeSession(t, svc, db, b, 3)
+	// An invalid index of the name: a unique build fails on two events stamped alike.
+	if err := db.Exec(`INSERT INTO events (id, app_name, user_id, session_id, "timestamp")
+		SELECT 'twin-' || g, 'app', 'other', 'filler', timestamptz '2024-01-01' FROM generate_series(1, 2) AS g`).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Exec(fmt.Sprintf(`CREATE UNIQUE INDEX CONCURRENTLY "%s" ON events (app_name, user_id, session_id, "timestamp")`, sessiondb.IndexName)).Error; err == nil {
+		t.Fatal("the unique build succeeded: no invalid index to start from")
+	}
+	if err := db.Exec(`DELETE FROM events WHERE id LIKE 'twin-%'`).Error; err != nil {
+		t.Fatal(err)
+	}
+	build := db.Begin()
+	defer build.Rollback()
+	if err := build.Exec(fmt.Sprintf(`REINDEX INDEX "%s"`, sessiondb.IndexName)).Error; err != nil {
+		t.Fatal(err)
+	}
+	cfg, logs := observed()
+	cfg.PollInterval = 2 * time.Second // the commit below lands within it
+	done := make(chan error, 1)
+	go func() { done <- sessiondb.CreateIndex(t.Context(), db, cfg) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for logs.FilterMessage("session index invalid with no build: looking again").Len() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("CreateIndex did not look again: %v", logs.All())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := build.Commit().Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := indexColumns(t, db); len(got) != 4 {
+		t.Errorf("valid index columns: %v", got)
+	}
+	if n := logs.FilterMessage("session index invalid: rebuilding it").Len() + logs.FilterMessage("session index created").Len(); n != 0 {
+		t.Errorf("the index the REINDEX made valid was rebuilt: %v", logs.All())
+	}
+}
+
 // A process that finds another one's build running waits for it, and does not build again.
 func TestCreateIndexWaitsForAnotherBuild(t *testing.T) {
 	b := backends()["postgres"]

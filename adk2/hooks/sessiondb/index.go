@@ -29,15 +29,17 @@ var indexColumns = []string{"app_name", "user_id", "session_id", "timestamp"}
 // Defaults of Config.
 const (
 	defaultPollInterval = 200 * time.Millisecond
-	// maxAttempts bounds how often CreateIndex finds the index gone or invalid again (another
-	// process dropping it meanwhile) before it gives up.
-	maxAttempts = 5
+	// maxAttempts bounds how often CreateIndex reads the index's state and acts on it (an
+	// invalid index takes three: look again, drop, build) before it gives up on an index another
+	// process keeps dropping.
+	maxAttempts = 8
 )
 
 // Config configures CreateIndex. The zero value is ready to use.
 type Config struct {
-	// Logger receives an Info entry when CreateIndex builds the index or waits for another
-	// process's build, and a Warn entry when it rebuilds an invalid one. Default: no logs.
+	// Logger receives an Info entry when CreateIndex builds the index, waits for another
+	// process's build or looks again at an invalid index, and a Warn entry when it rebuilds an
+	// invalid one. Default: no logs.
 	Logger *zap.Logger
 	// PollInterval is how often CreateIndex checks an index another process is building
 	// (PostgreSQL), or tries again while another connection holds SQLite's write lock past the

@@ -71,6 +71,7 @@ func readPGIndex(db *gorm.DB) (pgIndex, error) {
 // another process's build and rebuilds an invalid index no build is working on.
 func createPostgres(ctx context.Context, db *gorm.DB, cfg Config) error {
 	log := cfg.Logger.With(zap.String("index", IndexName), zap.String("dialect", "postgres"))
+	settled := false // the index was seen invalid with no build one poll interval ago too
 	for range maxAttempts {
 		st, err := readPGIndex(db)
 		switch {
@@ -83,6 +84,9 @@ func createPostgres(ctx context.Context, db *gorm.DB, cfg Config) error {
 				return err
 			}
 		}
+		if st.valid || st.building || !st.exists {
+			settled = false
+		}
 		switch {
 		case st.valid:
 			return nil
@@ -90,11 +94,28 @@ func createPostgres(ctx context.Context, db *gorm.DB, cfg Config) error {
 			if err := waitForBuild(ctx, db, cfg.PollInterval, log); err != nil {
 				return err
 			}
+		case st.exists && !settled:
+			// Invalid and no build running: an interrupted CREATE INDEX CONCURRENTLY left it, or
+			// a build has just ended and the commit that marks it valid is not yet seen
+			// (PostgreSQL ends a build's progress row before that commit). Look again a poll
+			// interval later before dropping it.
+			settled = true
+			log.Info("session index invalid with no build: looking again", zap.Int64("poll_ms", cfg.PollInterval.Milliseconds()))
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("sessiondb: waiting to look at the invalid %s again: %w", IndexName, ctx.Err())
+			case <-time.After(cfg.PollInterval):
+			}
+			continue
 		case st.exists:
-			// Invalid and no build running: an interrupted CREATE INDEX CONCURRENTLY left it.
+			// A drop that meets that commit anyway fails with "tuple concurrently updated": read
+			// the catalog again and go on unless the index is still invalid with no build.
 			log.Warn("session index invalid: rebuilding it")
 			if err := db.Exec("DROP INDEX CONCURRENTLY IF EXISTS " + st.name).Error; err != nil {
-				return fmt.Errorf("sessiondb: dropping the invalid %s: %w", IndexName, err)
+				if again, rerr := readPGIndex(db); rerr != nil || (again.exists && !again.valid && !again.building) {
+					return fmt.Errorf("sessiondb: dropping the invalid %s: %w", IndexName, err)
+				}
+				log.Info("session index changed while it was dropped: reading it again")
 			}
 		default:
 			start := time.Now()
