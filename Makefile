@@ -17,8 +17,15 @@ FUZZTIME     ?= 3000x
 # Fuzzing workers per target (go test -parallel; empty: one per core). Each worker first runs the
 # seed corpus, so make test, which runs the fuzzers beside everything else, uses one.
 FUZZPARALLEL ?=
+# How long a fuzzer minimizes an input it found (go test -fuzzminimizetime; empty: Go's 60 s). A
+# new input that widens coverage is minimized before it is cached: make test, whose fuzzers run
+# 500 inputs, caps that at 20 runs (a failing input is still written to testdata/fuzz).
+FUZZMINIMIZE ?=
 # Figures left out of a figures run (a go test -skip pattern; make test leaves out the cadence).
 FIGURESKIP   ?=
+# The v2 glue's figures: all of them (empty), or quick: its rows at 32K only, no recall figure
+# (make test; each row repeats one of the v1 glue's through adk-go v2's runner).
+V2FIGURES    ?=
 # The release tooling's commands, run from its module.
 RELEASE      := $(GO) -C internal/release run
 
@@ -34,7 +41,7 @@ RELEASE      := $(GO) -C internal/release run
 # 736 s; about 22 CPU-minutes: the figures 8, the race suites 10, the fuzzers 3, staticcheck 1).
 test: tidy generated api-check vet
 	@$(MAKE) --no-print-directory -j5 --output-sync=target figures unit-hooks fuzz $(filter-out unit-hooks,$(UNITS)) staticcheck \
-	  FIGURESKIP='^TestFigureCadence$$' FUZZTIME=500x FUZZPARALLEL=1
+	  FIGURESKIP='^TestFigureCadence$$' V2FIGURES=quick FUZZTIME=500x FUZZPARALLEL=1 FUZZMINIMIZE=20x
 
 # The quick check, for the edit-test loop: tidy, the generated v2 glue, the API files, vet and
 # every module's tests with -short, without -race, staticcheck, figures, fuzzers or the consumer
@@ -114,7 +121,7 @@ FIGUREFLAGS = -count=1 -timeout 30m -run '^Test(Figure|Long)' $(if $(FIGURESKIP)
 figures:
 	@d=$$(mktemp -d); \
 	(cd hooks && $(GO) test $(FIGUREFLAGS) . ./dbartifact/ ./internal/reliability/ >$$d/v1 2>&1; echo $$? >$$d/v1.rc) & \
-	(cd adk2 && $(GO) test $(FIGUREFLAGS) ./hooks/ ./hooks/dbartifact/ >$$d/v2 2>&1; echo $$? >$$d/v2.rc) & \
+	(cd adk2 && ADKCTX_V2_FIGURES=$(V2FIGURES) $(GO) test $(FIGUREFLAGS) ./hooks/ ./hooks/dbartifact/ >$$d/v2 2>&1; echo $$? >$$d/v2.rc) & \
 	(cd cmd/adkctx && $(GO) test $(FIGUREFLAGS) . >$$d/replay 2>&1; echo $$? >$$d/replay.rc) & \
 	wait; cat $$d/v1 $$d/v2 $$d/replay; \
 	rc=$$(($$(cat $$d/v1.rc) + $$(cat $$d/v2.rc) + $$(cat $$d/replay.rc))); rm -rf $$d; exit $$rc
@@ -138,7 +145,8 @@ fuzz:
 	    for f in $$targets; do \
 	      echo "fuzz $$pkg $$f"; \
 	      (cd $$dir && $$bin -test.paniconexit0 -test.timeout=10m -test.run='^$$' -test.fuzz="^$$f$$" \
-	        -test.fuzztime=$(FUZZTIME) -test.fuzzcachedir=$$cache/$$pkg $(if $(FUZZPARALLEL),-test.parallel=$(FUZZPARALLEL))); \
+	        -test.fuzztime=$(FUZZTIME) -test.fuzzcachedir=$$cache/$$pkg $(if $(FUZZPARALLEL),-test.parallel=$(FUZZPARALLEL)) \
+	        $(if $(FUZZMINIMIZE),-test.fuzzminimizetime=$(FUZZMINIMIZE))); \
 	    done; \
 	  done); done
 

@@ -169,7 +169,7 @@ func TestFigureContinuity(t *testing.T) {
 		t.Skip("figure run skipped in -short mode; run: cd hooks && go test -run TestFigure .")
 	}
 	longrun.Test(t)
-	without := map[bool]scenarioRun{false: withoutAdkctx(t, false), true: withoutAdkctx(t, true)}
+	without := withoutAdkctxRuns(t, false, true)
 	llm := func(model string) compaction.Config {
 		return compaction.Config{Synchronous: true, Summarizer: &compaction.LLMSummarizer{Model: scenario.NewSummarizerModel(model)}}
 	}
@@ -410,6 +410,24 @@ func TestHardLimitHoldsWhileACompactionIsPending(t *testing.T) {
 			f.PreviousTurnRaw, f.PreviousTurnChecked, f.SummaryPresent, f.SummaryChecked)
 	}
 	t.Logf("largest %d (soft %d, hard %d), over soft %d of %d", f.Largest, run.soft, run.hard, f.OverSoft, f.Requests)
+}
+
+// withoutAdkctxRuns plays the sessions without adkctx a figure compares with (the plain one;
+// rereads true: scenario.Rereads) at once, in subtests, and returns them.
+func withoutAdkctxRuns(t *testing.T, rereads ...bool) map[bool]scenarioRun {
+	t.Run("without-adkctx", func(t *testing.T) {
+		for _, r := range rereads {
+			t.Run(map[bool]string{false: "default", true: "rereads"}[r], func(t *testing.T) {
+				t.Parallel()
+				withoutAdkctx(t, r)
+			})
+		}
+	})
+	runs := map[bool]scenarioRun{}
+	for _, r := range rereads {
+		runs[r] = withoutAdkctx(t, r) // played above unless -run left those subtests out
+	}
+	return runs
 }
 
 // withoutAdkctx plays a session without adkctx (the plain one, or scenario.Rereads) once per

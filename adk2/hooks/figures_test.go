@@ -3,6 +3,7 @@ package hooks_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -119,11 +120,19 @@ func TestFigureContinuity(t *testing.T) {
 		t.Skip("figure run skipped in -short mode; run: go test -run TestFigure ./hooks/")
 	}
 	longrun.Test(t)
-	without := map[bool]scenarioRun{false: withoutAdkctx(t, false), true: withoutAdkctx(t, true)}
+	quick := quickFigures()
+	played := []bool{false} // the sessions without adkctx the rows compare with: rereads too unless quick
+	if !quick {
+		played = append(played, true)
+	}
+	without := withoutAdkctxRuns(t, played...)
 	for _, rereads := range []bool{false, true} {
 		for _, window := range []int{1_048_576, 32_768, 8_192} {
 			for _, llm := range []bool{false, true} {
 				if rereads && (!llm || window == 8_192) { // at 8K, two of its turns do not fit beside the summary
+					continue
+				}
+				if quick && (rereads || window != 32_768) {
 					continue
 				}
 				fr := figureRun{window: window, invocations: scenario.Invocations, adkctx: true}
@@ -203,6 +212,9 @@ func TestFigureInstructionPhrasings(t *testing.T) {
 	}
 	for _, window := range []int{1_048_576, 32_768} {
 		for _, summarizer := range []string{"extractive", "llm"} {
+			if quickFigures() && window != 32_768 {
+				continue
+			}
 			t.Run(fmt.Sprintf("%d/%s", window, summarizer), func(t *testing.T) {
 				fr := figureRun{session: s, window: window, invocations: scenario.PhrasingTurns, adkctx: true, noFallback: true}
 				if summarizer == "llm" {
@@ -260,6 +272,31 @@ func checkLedger(t *testing.T, base session.Service) {
 	if p := scenario.LedgerProblem(hidden, ledger); p != "" {
 		t.Error(p)
 	}
+}
+
+// quickFigures reports whether the figures run asked for the v2 glue's quick figures
+// ($ADKCTX_V2_FIGURES=quick, as make test does): the continuity and instruction rows at 32K only,
+// compared with the plain session without adkctx, and no recall figure. Every row repeats one of
+// the v1 glue's (hooks.TestFigure...) through adk-go v2's runner; all of them, which make figures
+// plays, cost make test three CPU-minutes.
+func quickFigures() bool { return os.Getenv("ADKCTX_V2_FIGURES") == "quick" }
+
+// withoutAdkctxRuns plays the sessions without adkctx a figure compares with (the plain one;
+// rereads true: scenario.Rereads) at once, in subtests, and returns them.
+func withoutAdkctxRuns(t *testing.T, rereads ...bool) map[bool]scenarioRun {
+	t.Run("without-adkctx", func(t *testing.T) {
+		for _, r := range rereads {
+			t.Run(map[bool]string{false: "default", true: "rereads"}[r], func(t *testing.T) {
+				t.Parallel()
+				withoutAdkctx(t, r)
+			})
+		}
+	})
+	runs := map[bool]scenarioRun{}
+	for _, r := range rereads {
+		runs[r] = withoutAdkctx(t, r) // played above unless -run left those subtests out
+	}
+	return runs
 }
 
 // withoutAdkctx plays a session without adkctx (the plain one, or scenario.Rereads) once per
