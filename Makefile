@@ -23,8 +23,9 @@ FUZZPARALLEL ?=
 FUZZMINIMIZE ?=
 # Figures left out of a figures run (a go test -skip pattern; make test leaves out the cadence).
 FIGURESKIP   ?=
-# The v2 glue's figures: all of them (empty), or quick: its rows at 32K only, no recall figure
-# (make test; each row repeats one of the v1 glue's through adk-go v2's runner).
+# The v2 glue's figures: all of them (empty), or quick ($ADKCTX_FIGURES=quick): its rows at 32K
+# only, no recall figure (make test; each row repeats one of the v1 glue's through adk-go v2's
+# runner).
 V2FIGURES    ?=
 # The release tooling's commands, run from its module.
 RELEASE      := $(GO) -C internal/release run
@@ -121,7 +122,7 @@ FIGUREFLAGS = -count=1 -timeout 30m -run '^Test(Figure|Long)' $(if $(FIGURESKIP)
 figures:
 	@d=$$(mktemp -d); \
 	(cd hooks && $(GO) test $(FIGUREFLAGS) . ./dbartifact/ ./internal/reliability/ >$$d/v1 2>&1; echo $$? >$$d/v1.rc) & \
-	(cd adk2 && ADKCTX_V2_FIGURES=$(V2FIGURES) $(GO) test $(FIGUREFLAGS) ./hooks/ ./hooks/dbartifact/ >$$d/v2 2>&1; echo $$? >$$d/v2.rc) & \
+	(cd adk2 && ADKCTX_FIGURES=$(V2FIGURES) $(GO) test $(FIGUREFLAGS) ./hooks/ ./hooks/dbartifact/ >$$d/v2 2>&1; echo $$? >$$d/v2.rc) & \
 	(cd cmd/adkctx && $(GO) test $(FIGUREFLAGS) . >$$d/replay 2>&1; echo $$? >$$d/replay.rc) & \
 	wait; cat $$d/v1 $$d/v2 $$d/replay; \
 	rc=$$(($$(cat $$d/v1.rc) + $$(cat $$d/v2.rc) + $$(cat $$d/replay.rc))); rm -rf $$d; exit $$rc

@@ -3,6 +3,7 @@ package hooks_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -169,7 +170,11 @@ func TestFigureContinuity(t *testing.T) {
 		t.Skip("figure run skipped in -short mode; run: cd hooks && go test -run TestFigure .")
 	}
 	longrun.Test(t)
-	without := withoutAdkctxRuns(t, false, true)
+	played := []bool{false} // the sessions without adkctx the rows compare with: rereads too unless quick
+	if !quickFigures() {
+		played = append(played, true)
+	}
+	without := withoutAdkctxRuns(t, played...)
 	llm := func(model string) compaction.Config {
 		return compaction.Config{Synchronous: true, Summarizer: &compaction.LLMSummarizer{Model: scenario.NewSummarizerModel(model)}}
 	}
@@ -205,6 +210,9 @@ func TestFigureContinuity(t *testing.T) {
 		{"rereads/32768/llm-summarizer", 32_768, llm(modelName), 0, false, true, false},
 	}
 	for _, tc := range cases {
+		if quickFigures() && (tc.window != 32_768 || tc.rereads) {
+			continue
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel() // each run is self-contained; both cores halve make test's figures
 			fr := figureRun{window: tc.window, invocations: scenario.Invocations, adkctx: true, cc: tc.cc, resultBytes: tc.resultBytes,
@@ -263,6 +271,9 @@ func TestFigureInstructionPhrasings(t *testing.T) {
 	}
 	for _, window := range []int{1_048_576, 32_768} {
 		for _, summarizer := range []string{"extractive", "llm"} {
+			if quickFigures() && window != 32_768 {
+				continue
+			}
 			t.Run(fmt.Sprintf("%d/%s", window, summarizer), func(t *testing.T) {
 				cc := compaction.Config{Synchronous: true, NoFallback: true}
 				if summarizer == "llm" {
@@ -411,6 +422,13 @@ func TestHardLimitHoldsWhileACompactionIsPending(t *testing.T) {
 	}
 	t.Logf("largest %d (soft %d, hard %d), over soft %d of %d", f.Largest, run.soft, run.hard, f.OverSoft, f.Requests)
 }
+
+// quickFigures reports whether the figures run asked for the quick figures ($ADKCTX_FIGURES=quick):
+// the continuity and instruction rows at 32K only, compared with the plain session without
+// adkctx, and no recall figure. make test asks it of the v2 glue, whose rows each repeat one of
+// the v1 glue's through adk-go v2's runner (all of them cost make test three CPU-minutes); make
+// figures plays every row of both.
+func quickFigures() bool { return os.Getenv("ADKCTX_FIGURES") == "quick" }
 
 // withoutAdkctxRuns plays the sessions without adkctx a figure compares with (the plain one;
 // rereads true: scenario.Rereads) at once, in subtests, and returns them.

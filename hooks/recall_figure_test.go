@@ -131,6 +131,9 @@ func TestFigureRecall(t *testing.T) {
 		t.Skip("figure run skipped in -short mode; run: cd hooks && go test -run TestFigureRecall -v .")
 	}
 	longrun.Test(t)
+	if quickFigures() {
+		t.Skip("the quick figures ($ADKCTX_FIGURES=quick) leave the recall figure out")
+	}
 	core, logs := observer.New(zap.DebugLevel)
 	// The two sessions are independent (a database each): played at once.
 	var with, without scenario.RecallFigures

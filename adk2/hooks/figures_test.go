@@ -274,12 +274,12 @@ func checkLedger(t *testing.T, base session.Service) {
 	}
 }
 
-// quickFigures reports whether the figures run asked for the v2 glue's quick figures
-// ($ADKCTX_V2_FIGURES=quick, as make test does): the continuity and instruction rows at 32K only,
-// compared with the plain session without adkctx, and no recall figure. Every row repeats one of
-// the v1 glue's (hooks.TestFigure...) through adk-go v2's runner; all of them, which make figures
-// plays, cost make test three CPU-minutes.
-func quickFigures() bool { return os.Getenv("ADKCTX_V2_FIGURES") == "quick" }
+// quickFigures reports whether the figures run asked for the quick figures ($ADKCTX_FIGURES=quick):
+// the continuity and instruction rows at 32K only, compared with the plain session without
+// adkctx, and no recall figure. make test asks it of the v2 glue, whose rows each repeat one of
+// the v1 glue's through adk-go v2's runner (all of them cost make test three CPU-minutes); make
+// figures plays every row of both.
+func quickFigures() bool { return os.Getenv("ADKCTX_FIGURES") == "quick" }
 
 // withoutAdkctxRuns plays the sessions without adkctx a figure compares with (the plain one;
 // rereads true: scenario.Rereads) at once, in subtests, and returns them.

@@ -134,7 +134,7 @@ func TestFigureRecall(t *testing.T) {
 	}
 	longrun.Test(t)
 	if quickFigures() {
-		t.Skip("the v2 glue's quick figures leave the recall figure out; make figures plays it")
+		t.Skip("the quick figures ($ADKCTX_FIGURES=quick) leave the recall figure out")
 	}
 	core, logs := observer.New(zap.DebugLevel)
 	// The two sessions are independent (a database each): played at once.
