@@ -317,7 +317,7 @@ func TestWebMode(t *testing.T) {
 	api := fmt.Sprintf("http://127.0.0.1:%d/api", port)
 	s := startREPL(t, noEnv, "-db", db, "-log", filepath.Join(dir, "l.jsonl"), "web", "-port", strconv.Itoa(port), "api", "webui", "-api_server_address", api)
 	var body string
-	for range 200 { // the server starts in the background: wait for it, at most 20 s
+	for range 600 { // the server starts in the background: wait for it, at most 60 s (make test runs five steps at once)
 		resp, err := http.Get(api + "/list-apps")
 		if err == nil {
 			b, _ := io.ReadAll(resp.Body)

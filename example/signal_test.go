@@ -67,13 +67,13 @@ func TestWebModeDrainsOnSIGTERM(t *testing.T) {
 			<-exited
 		}
 	})
-	for i := 0; ; i++ { // the server starts in the background: wait for it, at most 30 s
+	for i := 0; ; i++ { // the server starts in the background: wait for it, at most 60 s (make test runs five steps at once)
 		resp, err := http.Get(api + "/list-apps")
 		if err == nil {
 			resp.Body.Close()
 			break
 		}
-		if i == 300 {
+		if i == 600 {
 			t.Fatalf("the server did not start: %v\n%s", err, stderr.String())
 		}
 		time.Sleep(100 * time.Millisecond)

@@ -563,7 +563,14 @@ func TestCreateIndexWaitsForAnotherBuild(t *testing.T) {
 	secondCfg, secondLogs := observed()
 	second := make(chan error, 1)
 	go func() { second <- sessiondb.CreateIndex(t.Context(), db, secondCfg) }()
-	time.Sleep(100 * time.Millisecond) // the second call finds the build running
+	// The writer commits only once the second call has found the build running.
+	deadline = time.Now().Add(10 * time.Second)
+	for secondLogs.FilterMessage("session index being built by another process: waiting for it").Len() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the second call never found the build running: %v", secondLogs.All())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if err := writer.Commit().Error; err != nil {
 		t.Fatal(err)
 	}

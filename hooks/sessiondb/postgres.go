@@ -89,6 +89,7 @@ func createPostgres(ctx context.Context, db *gorm.DB, cfg Config) error {
 		case st.valid:
 			return nil
 		case st.building:
+			log.Info("session index being built by another process: waiting for it")
 			if err := waitForBuild(ctx, db, cfg.PollInterval, log); err != nil {
 				return err
 			}
