@@ -10,6 +10,10 @@
 # Every check runs in each module, from the module's own directory. The first four are released
 # together at the version in VERSION (docs/RELEASING.md).
 GO           ?= go
+# Every go command builds with -trimpath: the build cache then keys this repository's packages by
+# their content, not by the clone's directory, so a fresh clone reuses what an earlier one
+# compiled (without it, CI's clean clone compiled every package of ours again, three ways).
+export GOFLAGS := -trimpath $(GOFLAGS)
 STATICCHECK  := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN          := $(CURDIR)/.bin
 MODULES      := . hooks adk2 example cmd/adkctx internal/release

@@ -29,8 +29,8 @@ func TestLongRunsAreRunWithoutRace(t *testing.T) {
 	} else {
 		t.Fatal("the Makefile has no figures target")
 	}
-	// (cd MODULE && $(GO) test $(FIGUREFLAGS) PKG PKG ... >...
-	step := regexp.MustCompile(`\(cd (\S+) && \$\(GO\) test \$\(FIGUREFLAGS\) ([^>]*)>`)
+	// (cd MODULE && [VAR=value ...] $(GO) test $(FIGUREFLAGS) PKG PKG ... >...
+	step := regexp.MustCompile(`\(cd (\S+) && (?:\w+=\S* )*\$\(GO\) test \$\(FIGUREFLAGS\) ([^>]*)>`)
 	run := map[string]bool{}
 	for _, m := range step.FindAllStringSubmatch(recipe, -1) {
 		for _, pkg := range strings.Fields(m[2]) {
