@@ -42,8 +42,10 @@ RELEASE      := $(GO) -C internal/release run
 # at VERSION, then installed, built and run as a user does. The figures step leaves out the
 # cadence sweep (docs/cost.md), which only `make figures` runs; each fuzzer runs 500 inputs on one
 # worker.
-# Measured on a 2-core machine: 11–12½ minutes from a clean clone, as .ci/run runs it (672 and
-# 736 s; about 22 CPU-minutes: the figures 8, the race suites 10, the fuzzers 3, staticcheck 1).
+# Measured on a 2-core machine: about 9 minutes from a clean clone, as .ci/run runs it, with the
+# build cache of an earlier run (550 s; about 17 CPU-minutes: the figures 6, the race suites 7½,
+# the fuzzers 2½); about 24 minutes when every package compiles again (1,432 s: a new Go or
+# dependency version, or the first run with -trimpath).
 test: tidy generated api-check vet
 	@$(MAKE) --no-print-directory -j5 --output-sync=target figures unit-hooks fuzz $(filter-out unit-hooks,$(UNITS)) staticcheck \
 	  FIGURESKIP='^TestFigureCadence$$' V2FIGURES=quick FUZZTIME=500x FUZZPARALLEL=1 FUZZMINIMIZE=20x
