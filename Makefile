@@ -13,7 +13,8 @@ GO           ?= go
 # Every go command builds with -trimpath: the build cache then keys this repository's packages by
 # their content, not by the clone's directory, so a fresh clone reuses what an earlier one
 # compiled (without it, CI's clean clone compiled every package of ours again, three ways).
-export GOFLAGS := -trimpath $(GOFLAGS)
+override GOFLAGS := -trimpath $(filter-out -trimpath,$(GOFLAGS))
+export GOFLAGS
 STATICCHECK  := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN          := $(CURDIR)/.bin
 MODULES      := . hooks adk2 example cmd/adkctx internal/release
@@ -127,7 +128,7 @@ consumer:
 FIGUREFLAGS = -count=1 -timeout 30m -run '^Test(Figure|Long)' $(if $(FIGURESKIP),-skip '$(FIGURESKIP)') -v
 figures:
 	@d=$$(mktemp -d); \
-	(cd hooks && $(GO) test $(FIGUREFLAGS) . ./dbartifact/ ./internal/reliability/ >$$d/v1 2>&1; echo $$? >$$d/v1.rc) & \
+	(cd hooks && ADKCTX_FIGURES= $(GO) test $(FIGUREFLAGS) . ./dbartifact/ ./internal/reliability/ >$$d/v1 2>&1; echo $$? >$$d/v1.rc) & \
 	(cd adk2 && ADKCTX_FIGURES=$(V2FIGURES) $(GO) test $(FIGUREFLAGS) ./hooks/ ./hooks/dbartifact/ >$$d/v2 2>&1; echo $$? >$$d/v2.rc) & \
 	(cd cmd/adkctx && $(GO) test $(FIGUREFLAGS) . >$$d/replay 2>&1; echo $$? >$$d/replay.rc) & \
 	wait; cat $$d/v1 $$d/v2 $$d/replay; \

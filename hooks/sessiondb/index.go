@@ -40,8 +40,9 @@ type Config struct {
 	// invalid one. Default: no logs.
 	Logger *zap.Logger
 	// PollInterval is how often CreateIndex checks an index another process is building
-	// (PostgreSQL), or tries again while another connection holds SQLite's write lock past the
-	// connection's busy timeout. Default 200 ms.
+	// (PostgreSQL), how long it waits before it looks again at an invalid index no build is
+	// working on, and how often it tries again while another connection holds SQLite's write
+	// lock past the connection's busy timeout. Default 200 ms.
 	PollInterval time.Duration
 }
 

@@ -26,8 +26,8 @@
 // CONCURRENTLY, so a live table keeps taking writes meanwhile (which is why it refuses a handle
 // inside a transaction: [ErrInTransaction]); when another process is building it, CreateIndex
 // waits for that build; an invalid index left by an interrupted build is dropped and built
-// again, once a second look a poll interval later still finds it invalid with no build (a build's
-// last commit can land between the two). On SQLite the build holds the database's write lock for its duration (0.7 s for 50,000
+// again, once a second look a poll interval later still finds it invalid with no build (a
+// build's last commit can land between the two). On SQLite the build holds the database's write lock for its duration (0.7 s for 50,000
 // events of 3 KB).
 //
 // [CheckIndex] reads the catalog and says whether the index is in place. adkctx's hooks run it

@@ -71,7 +71,8 @@ func readPGIndex(db *gorm.DB) (pgIndex, error) {
 // another process's build and rebuilds an invalid index no build is working on.
 func createPostgres(ctx context.Context, db *gorm.DB, cfg Config) error {
 	log := cfg.Logger.With(zap.String("index", IndexName), zap.String("dialect", "postgres"))
-	settled := false // the index was seen invalid with no build one poll interval ago too
+	settled := false  // the index was seen invalid with no build one poll interval ago too
+	var lastErr error // the last build of this process that failed
 	for range maxAttempts {
 		st, err := readPGIndex(db)
 		switch {
@@ -118,6 +119,7 @@ func createPostgres(ctx context.Context, db *gorm.DB, cfg Config) error {
 				}
 				log.Info("session index changed while it was dropped: reading it again")
 			}
+			settled = false // whatever is there next is looked at twice again
 		default:
 			start := time.Now()
 			if err := db.Exec(createStatement(true)).Error; err != nil {
@@ -125,10 +127,14 @@ func createPostgres(ctx context.Context, db *gorm.DB, cfg Config) error {
 				if again, rerr := readPGIndex(db); rerr != nil || !again.exists {
 					return fmt.Errorf("sessiondb: creating %s: %w", IndexName, err)
 				}
+				lastErr = err
 				continue
 			}
 			log.Info("session index created", zap.Bool("concurrently", true), zap.Int64("duration_ms", time.Since(start).Milliseconds()))
 		}
+	}
+	if lastErr != nil {
+		return fmt.Errorf("sessiondb: %s is still not valid after %d attempts; the last build failed: %w", IndexName, maxAttempts, lastErr)
 	}
 	return fmt.Errorf("sessiondb: %s is still not valid after %d attempts (is another process dropping it?)", IndexName, maxAttempts)
 }
