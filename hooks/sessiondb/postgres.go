@@ -69,7 +69,7 @@ func readPGIndex(db *gorm.DB) (pgIndex, error) {
 // another process's build and rebuilds an invalid index no build is working on.
 func createPostgres(ctx context.Context, db *gorm.DB, cfg Config) error {
 	log := cfg.Logger.With(zap.String("index", IndexName), zap.String("dialect", "postgres"))
-	settled := false // the index was seen invalid with no build one poll interval ago too
+	settled := false  // the index was seen invalid with no build one poll interval ago too
 	var lastErr error // the last build of this process that failed
 	for range maxAttempts {
 		st, err := readPGIndex(db)
