@@ -449,13 +449,14 @@ func TestCreateIndexErrors(t *testing.T) {
 	})
 }
 
-// An interrupted concurrent build leaves an invalid index of that name, which queries never use
-// and IF NOT EXISTS would keep: CreateIndex drops it and builds it again.
-func TestCreateIndexRebuildsAnInvalidIndex(t *testing.T) {
+// withInvalidIndex opens a PostgreSQL database with a stored session and an invalid index of the
+// session index's name, as an interrupted concurrent build leaves it: a unique build of the same
+// columns fails half way on two events stamped alike (ids twin-1 and twin-2).
+func withInvalidIndex(t *testing.T) *gorm.DB {
+	t.Helper()
 	b := backends()["postgres"]
 	svc, db, _ := b.open(t)
 	storeSession(t, svc, db, b, 3)
-	// Two events of a session stamped alike: a unique build of the same columns fails half way.
 	if err := db.Exec(`INSERT INTO events (id, app_name, user_id, session_id, "timestamp")
 		SELECT 'twin-' || g, 'app', 'other', 'filler', timestamptz '2024-01-01' FROM generate_series(1, 2) AS g`).Error; err != nil {
 		t.Fatal(err)
@@ -467,6 +468,13 @@ func TestCreateIndexRebuildsAnInvalidIndex(t *testing.T) {
 	if got := indexColumns(t, db); len(got) != 0 {
 		t.Fatalf("the failed build left a valid index on %v", got)
 	}
+	return db
+}
+
+// An interrupted concurrent build leaves an invalid index of that name, which queries never use
+// and IF NOT EXISTS would keep: CreateIndex drops it and builds it again.
+func TestCreateIndexRebuildsAnInvalidIndex(t *testing.T) {
+	db := withInvalidIndex(t)
 	cfg, logs := observed()
 	if err := sessiondb.CreateIndex(t.Context(), db, cfg); err != nil {
 		t.Fatal(err)
@@ -485,17 +493,7 @@ func TestCreateIndexRebuildsAnInvalidIndex(t *testing.T) {
 // it drops an invalid index. The window is held open here by a REINDEX that has marked the index
 // valid in a transaction not yet committed.
 func TestCreateIndexLooksAgainBeforeDroppingAnInvalidIndex(t *testing.T) {
-	b := backends()["postgres"]
-	svc, db, _ := b.open(t)
-	storeSession(t, svc, db, b, 3)
-	// An invalid index of the name: a unique build fails on two events stamped alike.
-	if err := db.Exec(`INSERT INTO events (id, app_name, user_id, session_id, "timestamp")
-		SELECT 'twin-' || g, 'app', 'other', 'filler', timestamptz '2024-01-01' FROM generate_series(1, 2) AS g`).Error; err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Exec(fmt.Sprintf(`CREATE UNIQUE INDEX CONCURRENTLY "%s" ON events (app_name, user_id, session_id, "timestamp")`, sessiondb.IndexName)).Error; err == nil {
-		t.Fatal("the unique build succeeded: no invalid index to start from")
-	}
+	db := withInvalidIndex(t)
 	if err := db.Exec(`DELETE FROM events WHERE id LIKE 'twin-%'`).Error; err != nil {
 		t.Fatal(err)
 	}
