@@ -28,8 +28,8 @@ var indexColumns = []string{"app_name", "user_id", "session_id", "timestamp"}
 const (
 	defaultPollInterval = 200 * time.Millisecond
 	// maxAttempts bounds how often CreateIndex reads the index's state and acts on it (an
-	// invalid index takes three: look again, drop, build) before it gives up on an index another
-	// process keeps dropping.
+	// invalid index takes two: look again and drop, then build) before it gives up on an index
+	// another process keeps dropping.
 	maxAttempts = 8
 )
 

@@ -449,6 +449,16 @@ func TestCreateIndexErrors(t *testing.T) {
 	})
 }
 
+// waitFor polls cond every 10 ms and fails t when it is still false after 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 10 s for %s", what)
+		}
+	}
+}
+
 // withInvalidIndex opens a PostgreSQL database with a stored session and an invalid index of the
 // session index's name, as an interrupted concurrent build leaves it: a unique build of the same
 // columns fails half way on two events stamped alike (ids twin-1 and twin-2).
@@ -506,13 +516,9 @@ func TestCreateIndexLooksAgainBeforeDroppingAnInvalidIndex(t *testing.T) {
 	cfg.PollInterval = 2 * time.Second // the commit below lands within it
 	done := make(chan error, 1)
 	go func() { done <- sessiondb.CreateIndex(t.Context(), db, cfg) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for logs.FilterMessage("session index invalid with no build: looking again").Len() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("CreateIndex did not look again: %v", logs.All())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, "CreateIndex to look again", func() bool {
+		return logs.FilterMessage("session index invalid with no build: looking again").Len() > 0
+	})
 	if err := build.Commit().Error; err != nil {
 		t.Fatal(err)
 	}
@@ -543,32 +549,21 @@ func TestCreateIndexWaitsForAnotherBuild(t *testing.T) {
 	firstCfg, firstLogs := observed()
 	first := make(chan error, 1)
 	go func() { first <- sessiondb.CreateIndex(t.Context(), db, firstCfg) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	waitFor(t, "the first build to show in pg_stat_progress_create_index", func() bool {
 		var building int64
 		if err := db.Raw(`SELECT count(*) FROM pg_stat_progress_create_index p JOIN pg_class c ON c.oid = p.index_relid
 			WHERE c.relname = ?`, sessiondb.IndexName).Scan(&building).Error; err != nil {
 			t.Fatal(err)
 		}
-		if building > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the first build never showed in pg_stat_progress_create_index")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return building > 0
+	})
 	secondCfg, secondLogs := observed()
 	second := make(chan error, 1)
 	go func() { second <- sessiondb.CreateIndex(t.Context(), db, secondCfg) }()
 	// The writer commits only once the second call has found the build running.
-	deadline = time.Now().Add(10 * time.Second)
-	for secondLogs.FilterMessage("session index being built by another process: waiting for it").Len() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the second call never found the build running: %v", secondLogs.All())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, "the second call to find the build running", func() bool {
+		return secondLogs.FilterMessage("session index being built by another process: waiting for it").Len() > 0
+	})
 	if err := writer.Commit().Error; err != nil {
 		t.Fatal(err)
 	}

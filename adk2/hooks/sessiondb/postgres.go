@@ -71,7 +71,6 @@ func readPGIndex(db *gorm.DB) (pgIndex, error) {
 // another process's build and rebuilds an invalid index no build is working on.
 func createPostgres(ctx context.Context, db *gorm.DB, cfg Config) error {
 	log := cfg.Logger.With(zap.String("index", IndexName), zap.String("dialect", "postgres"))
-	settled := false  // the index was seen invalid with no build one poll interval ago too
 	var lastErr error // the last build of this process that failed
 	for range maxAttempts {
 		st, err := readPGIndex(db)
@@ -85,9 +84,6 @@ func createPostgres(ctx context.Context, db *gorm.DB, cfg Config) error {
 				return err
 			}
 		}
-		if st.valid || st.building || !st.exists {
-			settled = false
-		}
 		switch {
 		case st.valid:
 			return nil
@@ -96,30 +92,10 @@ func createPostgres(ctx context.Context, db *gorm.DB, cfg Config) error {
 			if err := waitForBuild(ctx, db, cfg.PollInterval, log); err != nil {
 				return err
 			}
-		case st.exists && !settled:
-			// Invalid and no build running: an interrupted CREATE INDEX CONCURRENTLY left it, or
-			// a build has just ended and the commit that marks it valid is not yet seen
-			// (PostgreSQL ends a build's progress row before that commit). Look again a poll
-			// interval later before dropping it.
-			settled = true
-			log.Info("session index invalid with no build: looking again", zap.Int64("poll_ms", cfg.PollInterval.Milliseconds()))
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("sessiondb: waiting to look at the invalid %s again: %w", IndexName, ctx.Err())
-			case <-time.After(cfg.PollInterval):
-			}
-			continue
 		case st.exists:
-			// A drop that meets that commit anyway fails with "tuple concurrently updated": read
-			// the catalog again and go on unless the index is still invalid with no build.
-			log.Warn("session index invalid: rebuilding it")
-			if err := db.Exec("DROP INDEX CONCURRENTLY IF EXISTS " + st.name).Error; err != nil {
-				if again, rerr := readPGIndex(db); rerr != nil || (again.exists && !again.valid && !again.building) {
-					return fmt.Errorf("sessiondb: dropping the invalid %s: %w", IndexName, err)
-				}
-				log.Info("session index changed while it was dropped: reading it again")
+			if err := dropAbandoned(ctx, db, st, cfg.PollInterval, log); err != nil {
+				return err
 			}
-			settled = false // whatever is there next is looked at twice again
 		default:
 			start := time.Now()
 			if err := db.Exec(createStatement(true)).Error; err != nil {
@@ -137,6 +113,35 @@ func createPostgres(ctx context.Context, db *gorm.DB, cfg Config) error {
 		return fmt.Errorf("sessiondb: %s is still not valid after %d attempts; the last build failed: %w", IndexName, maxAttempts, lastErr)
 	}
 	return fmt.Errorf("sessiondb: %s is still not valid after %d attempts (is another process dropping it?)", IndexName, maxAttempts)
+}
+
+// abandoned reports an index no build is working on and queries cannot use.
+func (st pgIndex) abandoned() bool { return st.exists && !st.valid && !st.building }
+
+// dropAbandoned drops st, an abandoned index: left by an interrupted CREATE INDEX CONCURRENTLY,
+// or so it seems for a moment after a build ends, since PostgreSQL ends a build's progress row
+// before the commit that marks the index valid. It looks again a poll interval later and drops
+// the index only if it is still abandoned; a drop that meets that commit anyway fails ("tuple
+// concurrently updated"), and the index read again then decides. Nil: the caller reads the
+// catalog again.
+func dropAbandoned(ctx context.Context, db *gorm.DB, st pgIndex, every time.Duration, log *zap.Logger) error {
+	log.Info("session index invalid with no build: looking again", zap.Int64("poll_ms", every.Milliseconds()))
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("sessiondb: waiting to look at the invalid %s again: %w", IndexName, ctx.Err())
+	case <-time.After(every):
+	}
+	if again, err := readPGIndex(db); err != nil || !again.abandoned() {
+		return err
+	}
+	log.Warn("session index invalid: rebuilding it")
+	if err := db.Exec("DROP INDEX CONCURRENTLY IF EXISTS " + st.name).Error; err != nil {
+		if again, rerr := readPGIndex(db); rerr != nil || again.abandoned() {
+			return fmt.Errorf("sessiondb: dropping the invalid %s: %w", IndexName, err)
+		}
+		log.Info("session index changed while it was dropped: reading it again")
+	}
+	return nil
 }
 
 // waitForBuild polls until no build of the index is running.
