@@ -3,7 +3,6 @@ package hooks_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -171,7 +170,7 @@ func TestFigureContinuity(t *testing.T) {
 	}
 	longrun.Test(t)
 	played := []bool{false} // the sessions without adkctx the rows compare with: rereads too unless quick
-	if !quickFigures() {
+	if !scenario.Quick() {
 		played = append(played, true)
 	}
 	without := withoutAdkctxRuns(t, played...)
@@ -210,7 +209,7 @@ func TestFigureContinuity(t *testing.T) {
 		{"rereads/32768/llm-summarizer", 32_768, llm(modelName), 0, false, true, false},
 	}
 	for _, tc := range cases {
-		if quickFigures() && (tc.window != 32_768 || tc.rereads) {
+		if scenario.Quick() && (tc.window != 32_768 || tc.rereads) {
 			continue
 		}
 		t.Run(tc.name, func(t *testing.T) {
@@ -271,7 +270,7 @@ func TestFigureInstructionPhrasings(t *testing.T) {
 	}
 	for _, window := range []int{1_048_576, 32_768} {
 		for _, summarizer := range []string{"extractive", "llm"} {
-			if quickFigures() && window != 32_768 {
+			if scenario.Quick() && window != 32_768 {
 				continue
 			}
 			t.Run(fmt.Sprintf("%d/%s", window, summarizer), func(t *testing.T) {
@@ -422,13 +421,6 @@ func TestHardLimitHoldsWhileACompactionIsPending(t *testing.T) {
 	}
 	t.Logf("largest %d (soft %d, hard %d), over soft %d of %d", f.Largest, run.soft, run.hard, f.OverSoft, f.Requests)
 }
-
-// quickFigures reports whether the figures run asked for the quick figures ($ADKCTX_FIGURES=quick):
-// the continuity and instruction rows at 32K only, compared with the plain session without
-// adkctx, and no recall figure. make test asks it of the v2 glue, whose rows each repeat one of
-// the v1 glue's through adk-go v2's runner (all of them cost make test three CPU-minutes); make
-// figures plays every row of both.
-func quickFigures() bool { return os.Getenv("ADKCTX_FIGURES") == "quick" }
 
 // withoutAdkctxRuns plays the sessions without adkctx a figure compares with (the plain one;
 // rereads true: scenario.Rereads) at once, in subtests, and returns them.

@@ -3,7 +3,6 @@ package hooks_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -120,7 +119,7 @@ func TestFigureContinuity(t *testing.T) {
 		t.Skip("figure run skipped in -short mode; run: go test -run TestFigure ./hooks/")
 	}
 	longrun.Test(t)
-	quick := quickFigures()
+	quick := scenario.Quick()
 	played := []bool{false} // the sessions without adkctx the rows compare with: rereads too unless quick
 	if !quick {
 		played = append(played, true)
@@ -212,7 +211,7 @@ func TestFigureInstructionPhrasings(t *testing.T) {
 	}
 	for _, window := range []int{1_048_576, 32_768} {
 		for _, summarizer := range []string{"extractive", "llm"} {
-			if quickFigures() && window != 32_768 {
+			if scenario.Quick() && window != 32_768 {
 				continue
 			}
 			t.Run(fmt.Sprintf("%d/%s", window, summarizer), func(t *testing.T) {
@@ -273,13 +272,6 @@ func checkLedger(t *testing.T, base session.Service) {
 		t.Error(p)
 	}
 }
-
-// quickFigures reports whether the figures run asked for the quick figures ($ADKCTX_FIGURES=quick):
-// the continuity and instruction rows at 32K only, compared with the plain session without
-// adkctx, and no recall figure. make test asks it of the v2 glue, whose rows each repeat one of
-// the v1 glue's through adk-go v2's runner (all of them cost make test three CPU-minutes); make
-// figures plays every row of both.
-func quickFigures() bool { return os.Getenv("ADKCTX_FIGURES") == "quick" }
 
 // withoutAdkctxRuns plays the sessions without adkctx a figure compares with (the plain one;
 // rereads true: scenario.Rereads) at once, in subtests, and returns them.

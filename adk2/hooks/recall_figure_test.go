@@ -133,7 +133,7 @@ func TestFigureRecall(t *testing.T) {
 		t.Skip("figure run skipped in -short mode; run: cd hooks && go test -run TestFigureRecall -v .")
 	}
 	longrun.Test(t)
-	if quickFigures() {
+	if scenario.Quick() {
 		t.Skip("the quick figures ($ADKCTX_FIGURES=quick) leave the recall figure out")
 	}
 	core, logs := observer.New(zap.DebugLevel)

@@ -310,7 +310,10 @@ func (r *Recorder) Figures() Figures {
 // have the same key exactly when they hold the same values (a value other than a string, map or
 // list as its JSON). Strings are written raw with their length, not escaped as JSON writes them:
 // the figures key every content of every request, and JSON's escaping of the tool results was a
-// third of a long session's time (the figures are the same digit for digit).
+// third of a long session's time (the figures are the same digit for digit). It is the figures'
+// own walk, not the core's internal/exact (adkctx's exact prints): a key must be the whole value
+// for the estimates kept under it, and the hooks module cannot import the core's internal
+// packages.
 func contentKey(c *genai.Content) string {
 	if c == nil {
 		return "null"

@@ -9,6 +9,7 @@ package scenario
 import (
 	"fmt"
 	"hash/fnv"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,6 +19,13 @@ import (
 
 // Invocations is the length of the session the figures run.
 const Invocations = 200
+
+// Quick reports whether the figures run asked for the quick figures ($ADKCTX_FIGURES=quick): the
+// continuity and instruction rows at 32K only, compared with the plain session without adkctx,
+// and no recall figure. make test asks it of the v2 glue, whose rows each repeat one of the v1
+// glue's through adk-go v2's runner (all of them cost make test three CPU-minutes); make figures
+// plays every row of both.
+func Quick() bool { return os.Getenv("ADKCTX_FIGURES") == "quick" }
 
 // Instructions are the standing rules the user gives, by turn.
 var Instructions = map[int]string{
