@@ -147,7 +147,8 @@ var instructionCue = regexp.MustCompile(`(?i)\b(always|never|don'?t|do not|must|
 
 // LedgerDelta is what the events a compaction newly covers add to the ledger it continues: the
 // facts Ledger.add records, in stream order, before any bound applies. A marker stores its
-// ledger whole only every ledgerSnapshotEvery markers, and this in between (see Marker.Ledger):
+// ledger whole every ledgerSnapshotEvery markers, or when this would be larger, and this
+// otherwise (see Marker.Ledger):
 // the ledger of a marker is the last whole one with the deltas after it applied in order, the
 // same ledger, byte for byte, as adding the events themselves.
 type LedgerDelta struct {

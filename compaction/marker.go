@@ -85,10 +85,11 @@ type Marker struct {
 	SummaryTokens int    `json:"summaryTokens,omitempty"`
 	SummaryBytes  int    `json:"summaryBytes,omitempty"`
 	// Ledger is the exact record of what the covered events did (files, tool counts, the user's
-	// messages, errors, what the tools did and returned); the next compaction continues it instead of counting again. It is
-	// stored whole in the first marker and every ledgerSnapshotEvery-th after it; a marker in
-	// between stores LedgerDelta, what its newly covered events add to the ledger of the marker
-	// it rolls up, and LedgerFrom, the timestamp (seconds) of the marker holding the whole
+	// messages, errors, what the tools did and returned); the next compaction continues it
+	// instead of counting again. It is stored whole in the first marker, every
+	// ledgerSnapshotEvery-th after it, and whenever the delta would be the larger record; any
+	// other marker stores LedgerDelta, what its newly covered events add to the ledger of the
+	// marker it rolls up, and LedgerFrom, the timestamp (seconds) of the marker holding the whole
 	// ledger it continues: its ledger is that one with the deltas of the chain applied in order.
 	Ledger      *Ledger      `json:"ledger,omitempty"`
 	LedgerDelta *LedgerDelta `json:"ledgerDelta,omitempty"`

@@ -1,6 +1,7 @@
 package compaction
 
 import (
+	"encoding/json"
 	"maps"
 	"slices"
 
@@ -537,10 +538,26 @@ func buildWindow(events []Event, p *plan, w windowParams, newly []int, invocatio
 	default:
 		m.LedgerDelta, m.LedgerFrom = delta, live.m.LedgerFrom
 	}
-	if m.LedgerDelta != nil && m.LedgerFrom <= 0 { // the marker holding it has no usable timestamp
+	// The whole ledger is stored instead of the delta when the marker holding the ledger it
+	// continues has no usable timestamp, or when the delta is the larger record: the ledger keeps
+	// bounded entries, a delta every step it covers (the first compaction of a long session written
+	// without adkctx, a sliding window over turns of hundreds of tool calls), so the record stays
+	// within the ledger's bounds. Both resolve to the same ledger.
+	if m.LedgerDelta != nil && (m.LedgerFrom <= 0 || !encodesSmaller(m.LedgerDelta, win.input.Ledger)) {
 		m.Ledger, m.LedgerDelta, m.LedgerFrom = win.input.Ledger, nil, 0
 	}
 	return win
+}
+
+// encodesSmaller reports whether delta's stored form is smaller than the whole ledger's (false
+// when either cannot be encoded: the whole ledger is then stored, and its encoding checked).
+func encodesSmaller(delta *LedgerDelta, whole *Ledger) bool {
+	d, err := json.Marshal(delta)
+	if err != nil {
+		return false
+	}
+	w, err := json.Marshal(whole)
+	return err == nil && len(d) < len(w)
 }
 
 // overlapEvents returns the events of the last ω invocations already covered in scope, raw, for
