@@ -7,9 +7,13 @@ import (
 	"github.com/adkctx/adkctx/internal/exact"
 )
 
-// maxRecords bounds the marker records a Viewer keeps parsed: the markers of the reads of about
-// a few hundred active sessions.
-const maxRecords = 2048
+// maxRecords and maxRecordsBytes bound the marker records a Viewer keeps parsed: the markers of
+// the reads of about a few hundred active sessions, at most 32 MiB of record text (about twice
+// that in memory, with the markers parsed from them).
+const (
+	maxRecords      = 2048
+	maxRecordsBytes = 32 << 20
+)
 
 // maxCachedRecordBytes is the largest record (as JSON text, or estimated for a map) a Viewer
 // keeps parsed: a ledger snapshot is far below it; a larger record is parsed on each view.
@@ -18,10 +22,11 @@ const maxCachedRecordBytes = 256 << 10
 // parsedRecord is a marker record as a Viewer parsed it: a copy of the record and what it
 // parsed to (a marker, or why it is invalid), and the key of the marker's resolved ledger.
 type parsedRecord struct {
-	raw any
-	m   *Marker
-	err error
-	key resolvedKey
+	raw  any
+	m    *Marker
+	err  error
+	key  resolvedKey
+	size int // about how many bytes raw's text takes
 }
 
 // readMarker returns what e's record parses to, parsing it only when the Viewer has not parsed
@@ -44,7 +49,7 @@ func (v *Viewer) readMarker(e *Event) (*Marker, resolvedKey, error) {
 	}
 	if e.ID != "" {
 		if cp, size, ok := copyRecord(raw, 0); ok && size <= maxCachedRecordBytes {
-			v.records.Put(e.ID, parsedRecord{raw: cp, m: m, err: err, key: key})
+			v.records.Put(e.ID, parsedRecord{raw: cp, m: m, err: err, key: key, size: size})
 		}
 	}
 	return m, key, err

@@ -19,9 +19,13 @@ import (
 // never in storage.
 const SummaryMetadataKey = "_adk_compaction_summary"
 
-// maxResolved bounds the winning markers a Viewer keeps resolved (their whole ledger and the
-// summary composed with it): about one per active session.
-const maxResolved = 4096
+// maxResolved and maxResolvedBytes bound the winning markers a Viewer keeps resolved (their
+// whole ledger and the summary composed with it): about one per active session, at most 64 MiB
+// of ledger and summary text.
+const (
+	maxResolved      = 4096
+	maxResolvedBytes = 64 << 20
+)
 
 // Viewer computes the compacted view of a session's events. It keeps the markers it resolved
 // (their ledger continued from the last marker holding it whole, and their summary), so a view
@@ -51,15 +55,28 @@ func keyOfMarker(id string, m *Marker) resolvedKey {
 type resolvedMarker struct {
 	ledger  *Ledger
 	summary *genai.Content
+	size    int // the bytes of the ledger's stored form and of the summary's text
+}
+
+func newResolved(ledger *Ledger, summary *genai.Content) resolvedMarker {
+	b, _ := json.Marshal(ledger) // an error (never for a ledger) weighs it 0: still bounded by count
+	return resolvedMarker{ledger: ledger, summary: summary, size: len(b) + len(textOf(summary))}
 }
 
 // NewViewer returns a Viewer logging ignored markers to logger (nil: no logging).
 func NewViewer(logger *zap.Logger) *Viewer {
+	return newViewer(logger, maxResolvedBytes, maxRecordsBytes)
+}
+
+// newViewer returns a Viewer keeping at most resolvedBytes of resolved markers and recordsBytes
+// of parsed records.
+func newViewer(logger *zap.Logger, resolvedBytes, recordsBytes int) *Viewer {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	return &Viewer{log: logger, resolved: lru.New[resolvedKey, resolvedMarker](maxResolved),
-		records: lru.New[string, parsedRecord](maxRecords)}
+	return &Viewer{log: logger,
+		resolved: lru.NewWeighted[resolvedKey](maxResolved, resolvedBytes, func(r resolvedMarker) int { return r.size }),
+		records:  lru.NewWeighted[string](maxRecords, recordsBytes, func(p parsedRecord) int { return p.size })}
 }
 
 // Remember records the whole ledger and the summary of the marker stored as event id (the
@@ -67,7 +84,7 @@ func NewViewer(logger *zap.Logger) *Viewer {
 // older.
 func (v *Viewer) Remember(id string, m *Marker, ledger *Ledger, summary *genai.Content) {
 	if m != nil && id != "" {
-		v.resolved.Put(keyOfMarker(id, m), resolvedMarker{ledger: ledger, summary: summary})
+		v.resolved.Put(keyOfMarker(id, m), newResolved(ledger, summary))
 	}
 }
 
@@ -204,7 +221,7 @@ func (v *Viewer) resolver(events []Event, cands []candidate, byID map[string]int
 		for i := len(deltas) - 1; i >= 0; i-- {
 			l.apply(deltas[i])
 		}
-		r := resolvedMarker{ledger: l, summary: summaryOf(c.m, l)}
+		r := newResolved(l, summaryOf(c.m, l))
 		v.resolved.Put(key, r)
 		return r, true
 	}

@@ -555,3 +555,42 @@ func TestViewSummaryTakesTheRecordsPlace(t *testing.T) {
 		}
 	}
 }
+
+// The Viewer's caches are bounded by bytes as well as by count: markers with long summaries
+// (sessions written by another summarizer, or by hand) fill them no further than the bound, and
+// a view of a marker whose record or resolution was dropped is the same as before.
+func TestViewerCachesBoundedByBytes(t *testing.T) {
+	const bound = 64 << 10
+	v := newViewer(nil, bound, bound)
+	sessions := make([][]Event, 40)
+	for i := range sessions {
+		text := fmt.Sprintf("session %d: %s", i, strings.Repeat("a long summary line. ", 400)) // ~8 KB
+		sessions[i] = stamp(ev("e1"), ev("e2"), mustMarkerEvent(t, "m1", v2(1, "", text, "e1")))
+	}
+	want := make([][]string, len(sessions))
+	for round := range 2 {
+		for i, events := range sessions {
+			got := describe(events, v.View(events))
+			if round == 0 {
+				want[i] = got
+				if len(got) != 2 || !strings.HasPrefix(got[0], fmt.Sprintf("S(m1:session %d: ", i)) {
+					t.Fatalf("view of session %d: %.80q", i, got)
+				}
+			} else if diff := cmp.Diff(want[i], got); diff != "" {
+				t.Fatalf("second view of session %d differs (-first +second):\n%s", i, diff)
+			}
+			if w := v.records.Weight(); w > bound {
+				t.Fatalf("after session %d: %d bytes of records kept, bound %d", i, w, bound)
+			}
+			if w := v.resolved.Weight(); w > bound {
+				t.Fatalf("after session %d: %d bytes of resolved markers kept, bound %d", i, w, bound)
+			}
+		}
+	}
+	if n := v.records.Len(); n == 0 || n >= len(sessions) {
+		t.Errorf("%d records kept of %d: want some, not all", n, len(sessions))
+	}
+	if n := v.resolved.Len(); n == 0 || n >= len(sessions) {
+		t.Errorf("%d resolved markers kept of %d: want some, not all", n, len(sessions))
+	}
+}

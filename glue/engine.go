@@ -74,7 +74,7 @@ func (e *Engine) Sessions(st Store) (*Sessions, error) {
 		return e.sessions, nil
 	}
 	s := &Sessions{e: e, store: st, reader: e.e.Reader(), log: e.e.Logger(),
-		board: lru.New[history.Key, []compaction.Event](maxBoardSessions)}
+		board: lru.NewWeighted[history.Key](maxBoardSessions, maxBoardBytes, recordBytes)}
 	if err := e.e.UseStore(compactorStore{s}); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package glue
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -19,9 +20,10 @@ import (
 
 // Bounds of a store's state.
 const (
-	maxBoardSessions = 10_000 // sessions whose appended markers are remembered
-	maxBoardMarkers  = 4      // markers remembered per session
-	maxQueries       = 4      // reads of one Get before the session is read whole
+	maxBoardSessions = 10_000   // sessions whose appended markers are remembered
+	maxBoardMarkers  = 4        // markers remembered per session
+	maxBoardBytes    = 64 << 20 // bytes of their records, at most
+	maxQueries       = 4        // reads of one Get before the session is read whole
 )
 
 // noticeAuthor is the author of the events that show people a compaction (View.People).
@@ -237,6 +239,16 @@ func (sn *snapshot) AppendMarker(ctx context.Context, invocationID string, ts ti
 		return append(old[max(len(old)+1-maxBoardMarkers, 0):len(old):len(old)], ev)
 	})
 	return ev.ID, nil
+}
+
+// recordBytes weighs the markers on the board: the bytes of their records' stored form.
+func recordBytes(markers []compaction.Event) int {
+	n := 0
+	for _, m := range markers {
+		b, _ := json.Marshal(m.Metadata) // a record the store took encodes; an error weighs 0
+		n += len(b)
+	}
+	return n
 }
 
 // newest returns the newest timestamp among events (zero when none): what the next event

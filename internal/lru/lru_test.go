@@ -67,3 +67,43 @@ func TestCacheConcurrent(t *testing.T) {
 		t.Errorf("DeleteFunc saw %d keys, left %d", len(keys), c.Len())
 	}
 }
+
+// A weighted cache keeps the most recently used entries whose weights fit its bound, whatever
+// their number; a value heavier than the bound is not kept, nor is an older value for its key.
+func TestWeighted(t *testing.T) {
+	size := func(s string) int { return len(s) }
+	kept := func(c *Cache[string, string]) []string {
+		var ks []string
+		for _, k := range []string{"a", "b", "c", "d", "e"} {
+			if _, ok := c.Get(k); ok {
+				ks = append(ks, k)
+			}
+		}
+		return ks
+	}
+	c := NewWeighted[string, string](100, 10, size)
+	c.Put("a", "aaaa")
+	c.Put("b", "bbbb")
+	c.Put("c", "cc")
+	if got := c.Weight(); got != 10 {
+		t.Fatalf("Weight = %d, want 10", got)
+	}
+	c.Put("d", "ddd") // 13 > 10: a, the least recently used, goes
+	if diff := cmp.Diff([]string{"b", "c", "d"}, kept(c)); diff != "" {
+		t.Errorf("kept (-want +got):\n%s", diff)
+	}
+	c.Put("b", "b") // a lighter value for a kept key: the weight follows it
+	if got := c.Weight(); got != 6 {
+		t.Errorf("Weight after replacing b = %d, want 6", got)
+	}
+	c.Put("c", "ccccccccccc") // heavier than the bound: not kept, the old c dropped too
+	if diff := cmp.Diff([]string{"b", "d"}, kept(c)); diff != "" {
+		t.Errorf("kept after a too heavy value (-want +got):\n%s", diff)
+	}
+	c.Update("e", func() string { return "" }, func(v string) string { return v + "eeeeee" })
+	c.Delete("b")
+	c.DeleteFunc(func(k string) bool { return k == "d" })
+	if c.Weight() != 6 || c.Len() != 1 {
+		t.Errorf("after deletes: weight %d over %d entries, want 6 over 1", c.Weight(), c.Len())
+	}
+}
