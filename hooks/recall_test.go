@@ -16,6 +16,8 @@ import (
 
 	"github.com/adkctx/adkctx/hooks/internal/sqlitetest"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/adk/agent"
@@ -411,5 +413,84 @@ func TestRecallToolsNeedWiring(t *testing.T) {
 	again, err := s.h.RecallTools()
 	if err != nil || len(again) != len(recallTools) || again[0] != recallTools[0] {
 		t.Errorf("RecallTools again: %v, %v; want the same tools", again, err)
+	}
+}
+
+// declaredRecall returns the recall tools req declares, in recallTools' order.
+func declaredRecall(req *model.LLMRequest) []string {
+	var out []string
+	for _, name := range recallTools {
+		if req.Config == nil {
+			break
+		}
+		for _, tl := range req.Config.Tools {
+			if tl != nil && slices.ContainsFunc(tl.FunctionDeclarations, func(d *genai.FunctionDeclaration) bool { return d != nil && d.Name == name }) {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
+}
+
+// The recall tools are declared once the conversation gives them a use, not before: no request
+// pays their declarations (about 900 tokens) while nothing was cut or summarized. The output
+// tools come with the first output cut and saved, every tool with the first summary, and stay.
+// A model that calls a tool not declared yet still reaches it.
+func TestRecallToolsDeclaredOnceUseful(t *testing.T) {
+	s := newRecallStack(t)
+	tools, err := s.h.RecallTools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &llmtest.Model{}
+	r := s.runner(t, m, scenarioTools(t, tools...), true)
+	outputs := []string{recall.ToolReadOutput, recall.ToolSearchOutputs}
+	// Turn 0 lists files (a short result); turns 1–4 read one (cut at the truncation limit, saved).
+	m.Script = append(m.Script,
+		llmtest.Call(&genai.FunctionCall{Name: scenario.ListFiles, Args: map[string]any{"path": "."}}),
+		llmtest.Text("Listed."))
+	recallSend(t, r, "s1", scenario.UserMessage(0))
+	for i := 1; i < 5; i++ {
+		m.Script = append(m.Script, readTurn(i)...)
+		recallSend(t, r, "s1", scenario.UserMessage(i))
+	}
+	reqs := m.Requests()
+	if len(reqs) != 10 {
+		t.Fatalf("%d requests, want 10", len(reqs))
+	}
+	summarized := false
+	for k, req := range reqs {
+		var want []string
+		switch {
+		case summaryText(req) != "":
+			summarized, want = true, recallTools
+		case k >= 3: // turn 1's read cut and saved: its note names read_saved_output
+			want = outputs
+		}
+		if diff := cmp.Diff(want, declaredRecall(req), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("request %d declares (-want +got):\n%s", k, diff)
+		}
+		if k == 3 && !strings.Contains(strings.Join(responseTexts(req), " "), "read it with "+recall.ToolReadOutput) {
+			t.Errorf("the truncation note of the first cut does not name the tool: %.300v", responseTexts(req))
+		}
+	}
+	if !summarized {
+		t.Fatal("no request holds a summary: the test shows nothing of the history tools")
+	}
+
+	// Another session: the model calls search_history before anything was summarized.
+	m.Script = append(m.Script,
+		llmtest.Call(&genai.FunctionCall{Name: recall.ToolSearchHistory, Args: map[string]any{"query": "anything"}}),
+		llmtest.Text("Nothing yet."))
+	recallSend(t, r, "s2", "Have we talked before?")
+	all := m.Requests()
+	if got := declaredRecall(all[len(all)-2]); len(got) != 0 {
+		t.Errorf("the first request of a new session declares %v", got)
+	}
+	if got := s.recallResults(t, "s2"); len(got) != 1 || strings.Contains(got[0], "unknown tool") {
+		t.Errorf("a call of a tool not declared yet: %q", got)
+	}
+	if got := declaredRecall(all[len(all)-1]); !slices.Equal(got, []string{recall.ToolSearchHistory, recall.ToolReadTurn}) {
+		t.Errorf("after the model called search_history, the request declares %v", got)
 	}
 }

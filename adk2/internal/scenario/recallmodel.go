@@ -45,8 +45,12 @@ type RecallFigures struct {
 	SessionRequests, SessionPrompt, SessionLargest int
 	// The questions' requests and their prompt tokens summed.
 	QuestionRequests, QuestionPrompt int
-	// DeclarationTokens is what the recall tools' declarations add to one request (estimated).
-	DeclarationTokens int
+	// DeclarationTokens is what the declarations of every recall tool add to one request
+	// (estimated). The hooks declare the tools only once the conversation gives them a use (a
+	// saved output named, a summary): DeclaringRequests of the session's requests declare some,
+	// adding DeclaredTokens in all.
+	DeclarationTokens                 int
+	DeclaringRequests, DeclaredTokens int
 }
 
 // RecallModel plays the recall session's model for either adk-go glue (see the session's
@@ -65,16 +69,24 @@ func (m *RecallModel) Respond(req *request.LLMRequest) *response.LLMResponse {
 	prompt := budget.EstimateRequest(req.Contents, req.Config)
 	s := recallStepOf(req.Contents)
 	m.mu.Lock()
+	var declared int
+	if req.Config != nil {
+		declared = declarationTokens(req.Config.Tools)
+	}
 	if s.question < 0 {
 		m.f.SessionRequests++
 		m.f.SessionPrompt += prompt
 		m.f.SessionLargest = max(m.f.SessionLargest, prompt)
+		if declared > 0 {
+			m.f.DeclaringRequests++
+			m.f.DeclaredTokens += declared
+		}
 	} else {
 		m.f.QuestionRequests++
 		m.f.QuestionPrompt += prompt
 	}
-	if m.f.DeclarationTokens == 0 && req.Config != nil {
-		m.f.DeclarationTokens = declarationTokens(req.Config.Tools)
+	if m.f.DeclarationTokens == 0 && declaresRecall(req.Config) {
+		m.f.DeclarationTokens = declared
 	}
 	var content *genai.Content
 	if s.question < 0 {
