@@ -89,7 +89,7 @@ var decisionFieldNames = []string{
 	"model", "model_known", "window_source", "context_window", "reserved_output", "usable_input", "soft_limit", "hard_limit",
 	"estimated_tokens", "calibration_factor", "predicted_tokens", "safety_margin", "margin_source", "margin_waived",
 	"final_tokens", "prefix_reused_tokens", "action", "turns_dropped", "contents_dropped", "tokens_dropped",
-	"exchanges_dropped", "newest_responses_cut", "summary_present", "summary_tokens", "floor_tokens", "summary_cut", "contents",
+	"exchanges_dropped", "newest_responses_cut", "summary_present", "summary_tokens", "floor_tokens", "summary_cut", "message_cut", "contents",
 	// truncate
 	"responses_truncated", "truncated_bytes",
 	// normalize

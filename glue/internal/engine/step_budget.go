@@ -78,6 +78,7 @@ func (r *budgetReport) logFields(f []zap.Field) []zap.Field {
 		zap.Int("summary_tokens", d.SummaryTokens),
 		zap.Int("floor_tokens", d.FloorTokens),
 		zap.Bool("summary_cut", d.SummaryCut),
+		zap.Bool("message_cut", d.MessageCut),
 		zap.Int("contents", r.contents),
 	)
 }

@@ -80,6 +80,9 @@ type BudgetDecision struct {
 	SummaryPresent bool
 	SummaryTokens  int
 	SummaryCut     bool
+	// MessageCut reports that the newest turn's user message was cut head and tail: nothing
+	// else left made the request fit.
+	MessageCut bool
 	// FloorTokens is the predicted count of what a request keeps before anything it needs is
 	// cut: system instruction and tools, the summary, the newest turn's first content (the
 	// user's message, the task) and its newest step (the model's last content and what follows
@@ -110,11 +113,14 @@ const (
 //     newest step stay);
 //  3. cut the newest turn's function responses to one shared budget (head and tail kept);
 //  4. cut the pinned summary head and tail, with a visible marker;
-//  5. when the margin is a prior (budget.MarginPrior: the model has reported no count yet),
+//  5. keep only the newest turn's user message and newest step, and cut the step's function
+//     responses, the summary and the user's message to shares of what is left, each head and tail
+//     with a visible marker (a long task beside a long system instruction in a small window);
+//  6. when the margin is a prior (budget.MarginPrior: the model has reported no count yet),
 //     drop it (MarginWaived) and, unless the prediction alone fits as is, take steps 1–4 again
 //     against the prediction alone: a first request its estimate fits is sent, and the model's
 //     count calibrates the next ones, rather than refused on a guess;
-//  6. refuse with a *BudgetExceededError, leaving req unchanged.
+//  7. refuse with a *BudgetExceededError, leaving req unchanged.
 //
 // One visible note replaces what was left out. No content of req is modified: changed contents
 // are new values in a new req.Contents slice.
@@ -200,6 +206,9 @@ func (t *trimmer) fit(d *BudgetDecision, in BudgetInput, total int) (out []*gena
 	}
 	if !ok {
 		out, ok = t.cutSummary(d.FixedTokens, hard, f, out, d)
+	}
+	if !ok {
+		out, ok = t.cutToStep(d.FixedTokens, hard, f, d)
 	}
 	return out, k, f, ok
 }
@@ -496,6 +505,147 @@ func (t *trimmer) cutSummary(fixed, hard int, f float64, out []*genai.Content, d
 	d.SummaryCut = true
 	t.cutTokens = t.shrinkage(out, res)
 	return res, true
+}
+
+// minShareTokens is the least a cut content keeps of its share: below it, cutting leaves too
+// little to act on and the request is refused instead.
+const minShareTokens = 64
+
+// cutToStep keeps the pinned contents, the newest turn's user message and its newest step (the
+// model's last content and what follows it), and cuts the step's function responses, the pinned
+// contents and the user's message, head and tail, to shares of what the rest leaves under hard:
+// a part that needs less than an equal share keeps what it needs, the others share the rest.
+func (t *trimmer) cutToStep(fixed, hard int, f float64, d *BudgetDecision) ([]*genai.Content, bool) {
+	first := t.newest()
+	if first >= len(t.contents) || !isUserMessage(t.contents[first]) {
+		return nil, false
+	}
+	step := len(t.contents) - 1
+	for step > first && (t.contents[step] == nil || t.contents[step].Role != genai.RoleModel) {
+		step--
+	}
+	if step == first {
+		step = first + 1 // no model content yet: the user's message and what follows it
+	}
+	older, steps := len(t.starts)-1, 0
+	for j := first + 1; j < step; j++ {
+		if t.contents[j] != nil && t.contents[j].Role == genai.RoleModel {
+			steps++
+		}
+	}
+	var note *genai.Content
+	switch {
+	case steps > 0:
+		note = loopNote(older, steps)
+	case older > 0:
+		note = trimNote(older)
+	}
+	tail := t.contents[step:]
+	respTokens := 0
+	for _, c := range tail {
+		respTokens += responseTokens(c)
+	}
+	message := t.sizes[first]
+	other := fixed + budget.EstimateContent(note) + t.estimate(tail) - respTokens
+	room := int(float64(hard)/f) - other
+	shares := fairShares(room, []int{respTokens, t.pinnedTokens, message})
+	if shares == nil {
+		return nil, false
+	}
+	var skipped []int
+	for i := first + 1; i < step; i++ {
+		skipped = append(skipped, i)
+	}
+	nResp := 0
+	for _, c := range tail {
+		_, r := countFunctionParts(c)
+		nResp += r
+	}
+	for _, bytesPerToken := range []int{3, 2, 1} {
+		cutTail, cutResps := tail, 0
+		if shares[0] < respTokens {
+			cutTail, cutResps = cutNewestResponses(tail, max(shares[0]*bytesPerToken/max(nResp, 1), 256))
+		}
+		msg := t.contents[first]
+		if shares[2] < message {
+			msg = cutText(msg, shares[2]*bytesPerToken, "message cut to fit the context window")
+		}
+		kept := []*genai.Content{msg}
+		if note != nil {
+			kept = append(kept, note)
+		}
+		out := t.assemble(first, skipped, append(kept, cutTail...)...)
+		summaryCut := false
+		if shares[1] < t.pinnedTokens {
+			for i, c := range out {
+				if c != nil && t.isPinned(c) {
+					out[i], summaryCut = cutText(c, shares[1]*bytesPerToken, "summary cut to fit the context window"), true
+				}
+			}
+		}
+		if float64(fixed+t.estimate(out))*f > float64(hard) {
+			continue
+		}
+		d.TurnsDropped, d.ExchangesDropped, d.ResponsesCut = older, steps, cutResps
+		d.SummaryCut, d.MessageCut = summaryCut, msg != t.contents[first]
+		before := t.assemble(first, skipped, append(append([]*genai.Content{t.contents[first]}, kept[1:]...), tail...)...)
+		t.cutTokens = t.shrinkage(before, out)
+		return out, true
+	}
+	return nil, false
+}
+
+// fairShares splits room among parts that need need[i] each: a part needing at most an equal
+// share of what is left keeps what it needs, the others share the rest equally. It returns nil
+// when a part that needs something would get less than minShareTokens.
+func fairShares(room int, need []int) []int {
+	shares := make([]int, len(need))
+	open := 0
+	for _, n := range need {
+		if n > 0 {
+			open++
+		}
+	}
+	left := room
+	for open > 0 {
+		each := left / open
+		settled := false
+		for i, n := range need {
+			if n > 0 && shares[i] == 0 && n <= each {
+				shares[i], left, open, settled = n, left-n, open-1, true
+			}
+		}
+		if settled {
+			continue
+		}
+		if each < minShareTokens {
+			return nil
+		}
+		for i, n := range need {
+			if n > 0 && shares[i] == 0 {
+				shares[i] = each
+			}
+		}
+		break
+	}
+	return shares
+}
+
+// cutText returns c with its text cut head and tail to about maxBytes (its other parts kept, the
+// text in one part where its first text was), with a visible marker saying why.
+func cutText(c *genai.Content, maxBytes int, why string) *genai.Content {
+	text, _ := truncate.Text(contentText(c), truncate.Config{MaxBytes: max(maxBytes, 256), MaxLines: math.MaxInt32}, why)
+	nc := &genai.Content{Role: c.Role}
+	placed := false
+	for _, p := range partsOf(c) {
+		switch {
+		case p.Text == "" || p.Thought:
+			nc.Parts = append(nc.Parts, p)
+		case !placed:
+			nc.Parts, placed = append(nc.Parts, &genai.Part{Text: text}), true
+		}
+	}
+	return nc
 }
 
 // shrinkage is what cutting took from contents: the estimated tokens of before less those of

@@ -115,7 +115,8 @@ func TestEnforceBudgetTrimsTheNewestTurnsToolLoop(t *testing.T) {
 }
 
 // When the newest step does not fit, its tool results are cut (head and tail kept) to the room
-// left; only a request whose newest turn does not fit even then is refused, unchanged.
+// left; only a request whose instruction and tools leave no room for the rest is refused,
+// unchanged.
 func TestEnforceBudgetCutsTheNewestResultsBeforeRefusing(t *testing.T) {
 	big := strings.Repeat("line of build output\n", 100) + "FAILED: exit status 2\n"
 	contents := []*genai.Content{userText("build"), modelCall("s1"), toolResult("s1", big), modelCall("s2"), toolResult("s2", big+big+big)}
@@ -136,8 +137,9 @@ func TestEnforceBudgetCutsTheNewestResultsBeforeRefusing(t *testing.T) {
 	}
 	checkPairs(t, req.Contents)
 
-	huge := []*genai.Content{userText(strings.Repeat("word ", 2_000))}
-	req = &request.LLMRequest{Model: "m", Contents: huge}
+	huge := []*genai.Content{userText("build")}
+	req = &request.LLMRequest{Model: "m", Contents: huge,
+		Config: &genai.GenerateContentConfig{SystemInstruction: userText(strings.Repeat("word ", 2_000))}}
 	_, err = steps.EnforceBudget(req, steps.BudgetInput{Limits: limitsOf(1_000)})
 	var tooBig *request.BudgetExceededError
 	if !errors.As(err, &tooBig) {
@@ -302,7 +304,7 @@ func TestEnforceBudgetKeepsTheUserMessageBeforeForeignContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range req.Contents {
-		if c.Parts[0].Text == ask {
+		if c.Parts[0].Text == ask || d.MessageCut && strings.HasPrefix(c.Parts[0].Text, "please fix the build: word word") {
 			return
 		}
 	}
@@ -357,4 +359,81 @@ func concat(parts ...[]*genai.Content) []*genai.Content {
 		out = append(out, p...)
 	}
 	return out
+}
+
+// A long task beside a long instruction in a small window (an agent's whole session is one
+// turn): rather than refuse, the request keeps the task's head and tail, the newest step and the
+// summary, each cut to a share of what the instruction leaves, so the agent goes on. A request is
+// refused only when the instruction and tools leave too little for them.
+func TestEnforceBudgetCutsTheTaskBeforeRefusing(t *testing.T) {
+	const head = "Fix the bug in /testbed/src/pydicom/dataset.py: "
+	const tail = " Do not change the tests."
+	task := func(words int) string { return head + strings.Repeat("the issue text goes on ", words) + tail }
+	step := func(k, lines int) []*genai.Content {
+		name := fmt.Sprintf("s%d", k)
+		return []*genai.Content{modelCall(name), toolResult(name, strings.Repeat(fmt.Sprintf("line %d of the output\n", k), lines)+"exit status 1\n")}
+	}
+	summary := userText(strings.Repeat("summary fact ", 300))
+	for _, tc := range []struct {
+		name                 string
+		instruction, taskLen int // words
+		steps, lines         int
+		summary              bool
+		hard                 int
+	}{
+		{"the task alone", 1_200, 900, 0, 0, false, 3_500},
+		{"the task and one step", 1_200, 900, 1, 200, false, 3_500},
+		{"the task and six steps", 1_000, 700, 6, 150, false, 3_500},
+		{"a summary, the task and a step", 1_000, 600, 1, 300, true, 3_500},
+		{"a short task, a long step", 2_000, 20, 1, 2_000, false, 3_500},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			contents := []*genai.Content{}
+			if tc.summary {
+				contents = append(contents, summary)
+			}
+			contents = append(contents, userText(task(tc.taskLen)))
+			for k := range tc.steps {
+				contents = append(contents, step(k, tc.lines)...)
+			}
+			req := &request.LLMRequest{Model: "m", Contents: contents,
+				Config: &genai.GenerateContentConfig{SystemInstruction: userText(strings.Repeat("rule ", tc.instruction))}}
+			d, err := steps.EnforceBudget(req, steps.BudgetInput{Limits: limitsOf(tc.hard), Pinned: func(c *genai.Content) bool { return c == summary }})
+			if err != nil {
+				t.Fatalf("refused (fixed %d tokens of %d): %v", d.FixedTokens, tc.hard, err)
+			}
+			if d.Action != steps.ActionTrimmed || d.FinalTokens > tc.hard {
+				t.Fatalf("decision %+v: want trimmed under %d", d, tc.hard)
+			}
+			text := ""
+			for _, c := range req.Contents {
+				for _, p := range c.Parts {
+					text += p.Text
+				}
+			}
+			if !strings.Contains(text, head) || !strings.Contains(text, tail) {
+				t.Errorf("the task's head or tail was lost (message cut %v)", d.MessageCut)
+			}
+			if d.MessageCut && !strings.Contains(text, "message cut to fit the context window") {
+				t.Error("the task was cut without a visible marker")
+			}
+			if tc.steps > 0 {
+				last := contents[len(contents)-2]
+				if !slices.Contains(req.Contents, last) {
+					t.Error("the newest step's call was left out")
+				}
+			}
+			checkPairs(t, req.Contents)
+		})
+	}
+
+	// The instruction leaves under 64 tokens: refused, the request unchanged.
+	contents := []*genai.Content{userText(task(900))}
+	req := &request.LLMRequest{Model: "m", Contents: contents,
+		Config: &genai.GenerateContentConfig{SystemInstruction: userText(strings.Repeat("rule ", 3_150))}}
+	_, err := steps.EnforceBudget(req, steps.BudgetInput{Limits: limitsOf(3_500)})
+	var tooBig *request.BudgetExceededError
+	if !errors.As(err, &tooBig) || req.Contents[0] != contents[0] {
+		t.Fatalf("err = %v (request changed: %v), want *BudgetExceededError and the request as it was", err, req.Contents[0] != contents[0])
+	}
 }
