@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"google.golang.org/genai"
@@ -111,29 +112,76 @@ func stepOf(fc *genai.FunctionCall, name string) *pendingStep {
 	return p
 }
 
+// Argument names a call is read by, compared by argKey: lower case, without '_' and '-'
+// (timeout_ms, timeoutMs and timeout-ms are one name).
+var (
+	// commandKeys hold a shell tool's script (Claude Code's and OpenHands' "command", Codex's
+	// "cmd").
+	commandKeys = set("command", "cmd", "script")
+	// runOptionKeys say how, where or how long a command runs, or describe it to the user, never
+	// what runs: a time limit, a working directory, an environment or shell, bounds of the
+	// output, and the harnesses' own flags (input to a running process, background, sandbox,
+	// permissions, risk). A command beside these alone is a shell tool's, whatever it runs.
+	runOptionKeys = set("description", "reason", "justification",
+		"timeout", "timeoutms", "timeoutsec", "timeoutsecs", "timeoutseconds", "yieldtimems",
+		"cwd", "workdir", "workingdir", "workingdirectory", "env", "environment", "shell", "login",
+		"maxoutputtokens", "maxoutputchars", "maxoutputbytes",
+		"isinput", "background", "runinbackground", "restart", "dangerouslydisablesandbox",
+		"withescalatedpermissions", "sandboxpermissions", "securityrisk")
+)
+
+func argKey(k string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, k)
+}
+
 // shellArg returns the script a call's arguments hold: the first string argument, by key, that
 // reads as a shell script (readShell), or a list of strings that does as an argv
-// (["bash", "-lc", "…"]). Arguments named like paths are never scripts, nor is one word beside
-// other arguments (an editor tool's {"command": "view", "path": …}).
+// (["bash", "-lc", "…"]). A string is read as a shell tool's command, whatever program it runs,
+// when it is the call's only argument or a command key's beside run options alone; any other
+// needs the vocabulary, and one word is not one there (an editor tool's {"command": "view",
+// "path": …}). Arguments named like paths are never scripts, nor are run options beside a
+// command.
 func shellArg(args map[string]any) *shellScript {
 	for _, k := range slices.Sorted(maps.Keys(args)) {
-		if key := strings.ToLower(k); pathKeys[key] || looseKeys[key] {
+		lower, key := strings.ToLower(k), argKey(k)
+		if pathKeys[lower] || looseKeys[lower] || len(args) > 1 && runOptionKeys[key] {
 			continue
 		}
 		switch v := args[k].(type) {
 		case string:
-			if sc, ok := readShell(v, len(args) == 1); ok && (!sc.bare || len(args) == 1) {
+			at := besideArgs
+			if commandKeys[key] && runOptionsBeside(args, k) {
+				at = shellCommand
+			} else if len(args) == 1 {
+				at = onlyArg
+			}
+			if sc, ok := readShell(v, at); ok && (!sc.bare || at != besideArgs) {
 				return sc
 			}
 		case []any:
 			if argv, ok := quoteArgv(v); ok {
-				if sc, ok := readShell(argv, true); ok {
+				if sc, ok := readShell(argv, onlyArg); ok {
 					return sc
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// runOptionsBeside reports whether every argument but key is a run option.
+func runOptionsBeside(args map[string]any, key string) bool {
+	for k := range args {
+		if k != key && !runOptionKeys[argKey(k)] {
+			return false
+		}
+	}
+	return true
 }
 
 // quoteArgv joins a list of strings into one shell command line, each quoted.
@@ -189,8 +237,9 @@ func (p *pendingStep) addResult(resp map[string]any) {
 	}
 	s.Failed = responseError(resp) != ""
 	var texts []string
-	// Values the call passed are in its line already.
-	w := &valueWalk{limit: maxWalkLeaves, texts: &texts, skip: p.passed}
+	// Values the call passed are in its line already. A shell's output is all text to read,
+	// a one-line output that reads as an identifier too (src/b.py:3:1).
+	w := &valueWalk{limit: maxWalkLeaves, texts: &texts, skip: p.passed, allText: sc != nil}
 	w.walkResult(resp)
 	out := &outputReader{named: map[string]*fileOp{}}
 	if sc != nil {
@@ -469,6 +518,8 @@ type valueWalk struct {
 	over   int
 	limit  int // leaves left to visit
 	texts  *[]string
+	// allText: every string is a text (a shell's output), none a value.
+	allText bool
 }
 
 func (w *valueWalk) add(key, value string) {
@@ -558,7 +609,7 @@ func (w *valueWalk) walk(v any, key string, depth int) {
 				return
 			}
 		}
-		if idLike(t) {
+		if idLike(t) && !w.allText {
 			w.add(key, t)
 		} else if w.texts != nil && t != "" {
 			*w.texts = append(*w.texts, t)
