@@ -50,7 +50,8 @@ type ledgerStep struct {
 	// Exit is the exit status the result reported (nil: none).
 	Exit *int `json:"exit,omitempty"`
 	// Files are what the script did to files, in its order, then the paths and lines its output
-	// named (and, for any tool, the file:line locations a text result named).
+	// named (for a structured call, the files it wrote; for any tool, the file:line locations
+	// a text result named).
 	Files []fileOp `json:"files,omitempty"`
 	// Failing are the failing tests the output named.
 	Failing []string `json:"failing,omitempty"`
@@ -100,7 +101,7 @@ type pendingStep struct {
 }
 
 // stepOf reads a tool call: a shell script among its arguments, or the identifying values it
-// passes.
+// passes and the files it writes.
 func stepOf(fc *genai.FunctionCall, name string) *pendingStep {
 	p := &pendingStep{step: &ledgerStep{Tool: name}}
 	if sc := shellArg(fc.Args); sc != nil {
@@ -109,6 +110,7 @@ func stepOf(fc *genai.FunctionCall, name string) *pendingStep {
 		return p
 	}
 	p.step.Call, p.passed = callLine(name, fc.Args)
+	p.step.Files = writesOf(fc.Args)
 	return p
 }
 
@@ -128,6 +130,17 @@ var (
 		"maxoutputtokens", "maxoutputchars", "maxoutputbytes",
 		"isinput", "background", "runinbackground", "restart", "dangerouslydisablesandbox",
 		"withescalatedpermissions", "sandboxpermissions", "securityrisk")
+	// contentKeys hold a file's content or a piece of it: a file's text, an edit's old and new
+	// text, a list of edits, a patch, a text to find or to write. Never a script, however much
+	// it reads as one (a Justfile, run.sh).
+	contentKeys = set("content", "contents", "filetext", "text", "oldstring", "newstring", "oldstr", "newstr", "edits", "patch", "diff")
+	// writeKeys are the content keys only a write passes (not text, a text to find as often):
+	// with a file's path, the call writes that file.
+	writeKeys = set("content", "contents", "filetext", "newstring", "newstr", "edits")
+	// patchKeys hold a unified diff: the call writes the files it changes.
+	patchKeys = set("patch", "diff")
+	// fileKeys hold one file's path (pathKeys without the directories).
+	fileKeys = set("path", "file", "filename", "filepath")
 )
 
 func argKey(k string) string {
@@ -144,12 +157,12 @@ func argKey(k string) string {
 // (["bash", "-lc", "…"]). A string is read as a shell tool's command, whatever program it runs,
 // when it is the call's only argument or a command key's beside run options alone; any other
 // needs the vocabulary, and one word is not one there (an editor tool's {"command": "view",
-// "path": …}). Arguments named like paths are never scripts, nor are run options beside a
-// command.
+// "path": …}). Arguments named like paths or contents are never scripts, nor are run options
+// beside a command.
 func shellArg(args map[string]any) *shellScript {
 	for _, k := range slices.Sorted(maps.Keys(args)) {
 		lower, key := strings.ToLower(k), argKey(k)
-		if pathKeys[lower] || looseKeys[lower] || len(args) > 1 && runOptionKeys[key] {
+		if pathKeys[lower] || looseKeys[lower] || contentKeys[key] || len(args) > 1 && runOptionKeys[key] {
 			continue
 		}
 		switch v := args[k].(type) {
@@ -182,6 +195,38 @@ func runOptionsBeside(args map[string]any, key string) bool {
 		}
 	}
 	return true
+}
+
+// writesOf returns the files a structured call writes: its file's path when it passes a file's
+// content or an edit (Write, Edit, str_replace_editor's create and str_replace), the files a
+// unified diff it passes changes.
+func writesOf(args map[string]any) []fileOp {
+	var ops []fileOp
+	add := func(p string) {
+		if p = cleanPath(p, ""); p != "" && fileOperand(p) && len(ops) < maxScriptOps &&
+			!slices.ContainsFunc(ops, func(op fileOp) bool { return op.Path == p }) {
+			ops = append(ops, fileOp{Path: p, Op: opWrite})
+		}
+	}
+	writes := false
+	for _, k := range slices.Sorted(maps.Keys(args)) {
+		key := argKey(k)
+		writes = writes || writeKeys[key]
+		if s, ok := args[k].(string); ok && patchKeys[key] && len(s) <= maxScriptBytes {
+			for _, p := range patchTargets(s) {
+				add(p)
+			}
+		}
+	}
+	if !writes {
+		return ops
+	}
+	for _, k := range slices.Sorted(maps.Keys(args)) {
+		if p, ok := args[k].(string); ok && fileKeys[argKey(k)] {
+			add(p)
+		}
+	}
+	return ops
 }
 
 // quoteArgv joins a list of strings into one shell command line, each quoted.

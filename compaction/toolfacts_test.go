@@ -356,3 +356,95 @@ func TestShellToolWithOptions(t *testing.T) {
 		})
 	}
 }
+
+// File contents a tool writes (a new file's text, an edit's old and new text, a patch) are
+// never read as a script, however much they look like one; the call records a write of its
+// path (of each file a patch changes). An editor's sub-command ("create", "str_replace") is
+// not a script either.
+func TestContentArgs(t *testing.T) {
+	cases := []struct {
+		name  string
+		tool  string
+		args  map[string]any
+		files []fileOp
+	}{
+		{
+			name:  "Claude Code Write of a Justfile",
+			tool:  "Write",
+			args:  map[string]any{"file_path": "/repo/Justfile", "content": "# Run all checks\ncheck:\n  cargo llvm-cov --workspace --fail-under-lines 90\n  cargo clippy -- -D warnings\n"},
+			files: []fileOp{fop("/repo/Justfile", opWrite)},
+		},
+		{
+			name:  "Claude Code Edit",
+			tool:  "Edit",
+			args:  map[string]any{"file_path": "Makefile", "old_string": "test:\n\tgo test ./...", "new_string": "test:\n\tgo test -race ./...", "replace_all": false},
+			files: []fileOp{fop("Makefile", opWrite)},
+		},
+		{
+			name: "Claude Code MultiEdit",
+			tool: "MultiEdit",
+			args: map[string]any{"file_path": "scripts/ci.sh", "edits": []any{
+				map[string]any{"old_string": "set -e", "new_string": "set -euo pipefail"},
+				map[string]any{"old_string": "make test", "new_string": "make test 2>&1 | tee test.log"},
+			}},
+			files: []fileOp{fop("scripts/ci.sh", opWrite)},
+		},
+		{
+			name:  "OpenHands str_replace_editor create: a sub-command and a script's text",
+			tool:  "str_replace_editor",
+			args:  map[string]any{"command": "create", "path": "/repo/run.sh", "file_text": "#!/bin/bash\npython -m pytest tests/ -x"},
+			files: []fileOp{fop("/repo/run.sh", opWrite)},
+		},
+		{
+			name:  "OpenHands str_replace_editor str_replace",
+			tool:  "str_replace_editor",
+			args:  map[string]any{"command": "str_replace", "path": "/repo/tox.ini", "old_str": "commands = pytest", "new_str": "commands = pytest -x --tb=short"},
+			files: []fileOp{fop("/repo/tox.ini", opWrite)},
+		},
+		{
+			name:  "str_replace_editor insert",
+			tool:  "str_replace_editor",
+			args:  map[string]any{"command": "insert", "path": "setup.sh", "insert_line": 3.0, "new_str": "pip install -e .\n"},
+			files: []fileOp{fop("setup.sh", opWrite)},
+		},
+		{
+			name:  "a write_file tool",
+			tool:  "write_file",
+			args:  map[string]any{"filename": "notes/todo.md", "contents": "cat the logs | grep ERROR\n"},
+			files: []fileOp{fop("notes/todo.md", opWrite)},
+		},
+		{
+			name: "a text beside a path: not a script, and no write (a text to find or to write)",
+			tool: "find_in_file",
+			args: map[string]any{"path": "src/a.py", "text": "make test && ls"},
+		},
+		{
+			name:  "a patch tool: the files the diff changes",
+			tool:  "apply_patch",
+			args:  map[string]any{"patch": "--- a/src/x.go\n+++ b/src/x.go\n@@ -1 +1 @@\n-go test ./...\n+go vet ./...\n"},
+			files: []fileOp{fop("src/x.go", opWrite)},
+		},
+		{
+			name: "an editor's view: no content, no write",
+			tool: "str_replace_editor",
+			args: map[string]any{"command": "view", "path": "/repo/run.sh"},
+		},
+		{
+			name: "a message's text is not a script, nor a write",
+			tool: "send_message",
+			args: map[string]any{"text": "cat README.md && make test"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := stepOf(&genai.FunctionCall{Name: tc.tool, Args: tc.args}, tc.tool)
+			p.addResult(map[string]any{"result": "ok"})
+			if p.script != nil || p.step.Command != "" || p.step.Run {
+				t.Fatalf("read as a script: %q (run %v)", p.step.Command, p.step.Run)
+			}
+			if diff := cmp.Diff(tc.files, p.step.Files, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("files (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
