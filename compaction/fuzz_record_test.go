@@ -29,9 +29,9 @@ func FuzzReadShell(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		only := len(s)%2 == 0 // both readings, by the input
-		a, okA := readShell(s, only)
-		b, okB := readShell(s, only)
+		at := scriptPlace(len(s) % 3) // every place, by the input
+		a, okA := readShell(s, at)
+		b, okB := readShell(s, at)
 		if okA != okB || !cmp.Equal(a, b, cmp.AllowUnexported(shellScript{})) {
 			t.Fatalf("readShell(%q) differs between two reads", s)
 		}
@@ -68,6 +68,9 @@ func FuzzToolStep(f *testing.F) {
 	f.Add(true, "go test ./...", "--- FAIL: TestX (0.0s)\n    x_test.go:3: bad\nFAIL\nexit status 1")
 	f.Add(false, `{"id": 12345678901234567890}`, `{"a": [[[[[[[[[[[["deep_1234"]]]]]]]]]]]]}`)
 	f.Add(false, `{}`, `"{\"nested\": \"{\\\"x\\\": \\\"AB123\\\"}\"}"`)
+	f.Add(false, `{"command": "just check 2>&1", "description": "Run checks", "timeout": 120000}`, "src/b.py:3:1\nExit code 1")
+	f.Add(false, `{"command": "create", "path": "/repo/run.sh", "file_text": "#!/bin/bash\npython -m pytest tests/ -x"}`, `{"result": "ok"}`)
+	f.Add(false, `{"patch": "--- a/x.go\n+++ b/x.go\n@@ -1 +1 @@\n-a\n+b\n"}`, `"ok"`)
 	f.Fuzz(func(t *testing.T, shell bool, arg, result string) {
 		args := map[string]any{"command": arg}
 		if !shell {

@@ -20,7 +20,8 @@ const (
 	maxLines    = 6   // lines named per file, newest first
 )
 
-// fileRecord is what the shell commands did to one path, and how often outputs named it.
+// fileRecord is what the shell commands (and the tools writing files) did to one path, and how
+// often outputs named it.
 type fileRecord struct {
 	Read   int `json:"read,omitempty"`
 	Search int `json:"search,omitempty"`

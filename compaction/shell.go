@@ -44,8 +44,8 @@ type shellScript struct {
 	// dir is the absolute directory the script changes to first (cd /repo && …): paths under it
 	// are recorded relative to it, as the script names them.
 	dir string
-	// bare: the script is one word (ls, pwd): a script only as a call's only argument, not as an
-	// option of a structured tool ({"command": "view", "path": …}).
+	// bare: the script is one word (ls, pwd): a script only as a call's only argument or a shell
+	// tool's command, not as an option of a structured tool ({"command": "view", "path": …}).
 	bare bool
 }
 
@@ -87,11 +87,24 @@ func knownCommand(name string) bool {
 	return readCommands[name] || searchCommands[name] || fileCommands[name] || inspectCommands[name] || runCommands[name]
 }
 
-// readShell reads s as a shell script. ok is false when s does not parse, or parses but reads
-// as prose rather than a script: no command the vocabulary above knows and no path-like command
-// name, or a single known command with neither a flag nor a path among three or more words
-// ("find flights from SFO to JFK").
-func readShell(s string, only bool) (sc *shellScript, ok bool) {
+// scriptPlace is where a string that may be a script was passed: how much its place says it is
+// one.
+type scriptPlace int
+
+const (
+	// besideArgs: one argument among others of a structured tool; only the vocabulary tells a
+	// script from prose.
+	besideArgs scriptPlace = iota
+	// onlyArg: a call's only argument (a shell tool's, or a query's): any program name counts.
+	onlyArg
+	// shellCommand: a shell tool's command, under a command key beside the options of its run
+	// alone (Claude Code's Bash, OpenHands' execute_bash): any program counts as a known one does.
+	shellCommand
+)
+
+// readShell reads s, passed at place at, as a shell script. ok is false when s does not parse,
+// or parses but reads as prose rather than a script (scriptLike).
+func readShell(s string, at scriptPlace) (sc *shellScript, ok bool) {
 	if len(s) > maxScriptBytes || strings.TrimSpace(s) == "" || strings.ContainsRune(s, 0) {
 		return nil, false
 	}
@@ -103,7 +116,7 @@ func readShell(s string, only bool) (sc *shellScript, ok bool) {
 		}
 	}()
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(s), "")
-	if err != nil || len(f.Stmts) == 0 || !scriptLike(f, only) {
+	if err != nil || len(f.Stmts) == 0 || !scriptLike(f, at) {
 		return nil, false
 	}
 	r := &scriptReader{}
@@ -121,9 +134,15 @@ func readShell(s string, only bool) (sc *shellScript, ok bool) {
 // command with fewer than three words after it. "find flights from SFO to JFK" and "change of
 // plans; user asked" are prose. When the string is its call's only argument (a shell tool's
 // command), any program name counts (mypy src/, ./gradlew test, terraform plan -out p.bin): the
-// vocabulary only tells a script from prose beside other arguments.
-func scriptLike(f *syntax.File, only bool) bool {
-	var calls, scripty, strong int
+// vocabulary only tells a script from prose beside other arguments. As a shell tool's command
+// beside the options of its run, any program counts as a known one (just lint) when every
+// command is named as a program is; three words or more after it with nothing of a shell's are
+// still prose ("please review the changes").
+func scriptLike(f *syntax.File, at scriptPlace) bool {
+	only := at >= onlyArg
+	// named: commands named by a program's name or path; short: unknown programs with fewer
+	// than three words after them.
+	var calls, scripty, strong, named, short int
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.CallExpr:
@@ -137,16 +156,24 @@ func scriptLike(f *syntax.File, only bool) bool {
 			calls++
 			if knownCommand(commandName(args)) {
 				scripty++
+				named++
 				if len(args) < 4 {
 					strong++
 				}
 			} else if executablePath(args[0]) {
 				scripty++
+				named++
 				if only && (strings.HasPrefix(args[0], "./") || strings.HasPrefix(args[0], "../")) {
 					strong++ // ./run.sh: a program in the working tree, run as the shell runs it
 				}
-			} else if only && programName(args[0]) {
-				scripty++
+			} else if programName(args[0]) {
+				named++
+				if only {
+					scripty++
+				}
+				if len(args) < 4 {
+					short++
+				}
 			}
 			for _, a := range args[1:] {
 				if isFlag(a) || pathLike(a) || only && (a == "." || a == "..") {
@@ -162,6 +189,11 @@ func scriptLike(f *syntax.File, only bool) bool {
 		}
 		return true
 	})
+	// A shell tool's command: unknown programs count as known ones when every command is named
+	// as a program is ("Please cancel my booking; thanks" is prose).
+	if at == shellCommand && named == calls {
+		strong += short
+	}
 	return calls > 0 && scripty > 0 && strong > 0
 }
 

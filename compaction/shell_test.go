@@ -74,7 +74,7 @@ func TestReadShell(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.script, func(t *testing.T) {
-			sc, ok := readShell(tc.script, true)
+			sc, ok := readShell(tc.script, onlyArg)
 			if !ok {
 				t.Fatalf("readShell(%q) not read as a script", tc.script)
 			}
@@ -112,10 +112,22 @@ func TestReadShellProse(t *testing.T) {
 		"",
 		"   ",
 	} {
-		for _, only := range []bool{false, true} {
-			if sc, ok := readShell(s, only); ok {
-				t.Errorf("readShell(%q, only %v) read as a script: %+v", s, only, sc)
+		for _, at := range []scriptPlace{besideArgs, onlyArg} {
+			if sc, ok := readShell(s, at); ok {
+				t.Errorf("readShell(%q, place %d) read as a script: %+v", s, at, sc)
 			}
+		}
+	}
+	// A shell tool's command runs any program, yet a sentence there is still prose.
+	for _, s := range []string{
+		"please review the changes and tell me",
+		"find flights from SFO to JFK",
+		"Please cancel my booking; thanks",
+		"The certificate covers the whole economy fare; the Visa card pays nothing.",
+		"JFK", "2024-05-20", "182 - 250", "",
+	} {
+		if sc, ok := readShell(s, shellCommand); ok {
+			t.Errorf("readShell(%q, shellCommand) read as a script: %+v", s, sc)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"google.golang.org/genai"
@@ -49,7 +50,8 @@ type ledgerStep struct {
 	// Exit is the exit status the result reported (nil: none).
 	Exit *int `json:"exit,omitempty"`
 	// Files are what the script did to files, in its order, then the paths and lines its output
-	// named (and, for any tool, the file:line locations a text result named).
+	// named (for a structured call, the files it wrote; for any tool, the file:line locations
+	// a text result named).
 	Files []fileOp `json:"files,omitempty"`
 	// Failing are the failing tests the output named.
 	Failing []string `json:"failing,omitempty"`
@@ -99,7 +101,7 @@ type pendingStep struct {
 }
 
 // stepOf reads a tool call: a shell script among its arguments, or the identifying values it
-// passes.
+// passes and the files it writes.
 func stepOf(fc *genai.FunctionCall, name string) *pendingStep {
 	p := &pendingStep{step: &ledgerStep{Tool: name}}
 	if sc := shellArg(fc.Args); sc != nil {
@@ -108,32 +110,123 @@ func stepOf(fc *genai.FunctionCall, name string) *pendingStep {
 		return p
 	}
 	p.step.Call, p.passed = callLine(name, fc.Args)
+	p.step.Files = writesOf(fc.Args)
 	return p
+}
+
+// Argument names a call is read by, compared by argKey: lower case, without '_' and '-'
+// (timeout_ms, timeoutMs and timeout-ms are one name).
+var (
+	// commandKeys hold a shell tool's script (Claude Code's and OpenHands' "command", Codex's
+	// "cmd").
+	commandKeys = set("command", "cmd", "script")
+	// runOptionKeys say how, where or how long a command runs, or describe it to the user, never
+	// what runs: a time limit, a working directory, an environment or shell, bounds of the
+	// output, and the harnesses' own flags (input to a running process, background, sandbox,
+	// permissions, risk). A command beside these alone is a shell tool's, whatever it runs.
+	runOptionKeys = set("description", "reason", "justification",
+		"timeout", "timeoutms", "timeoutsec", "timeoutsecs", "timeoutseconds", "yieldtimems",
+		"cwd", "workdir", "workingdir", "workingdirectory", "env", "environment", "shell", "login",
+		"maxoutputtokens", "maxoutputchars", "maxoutputbytes",
+		"isinput", "background", "runinbackground", "restart", "dangerouslydisablesandbox",
+		"withescalatedpermissions", "sandboxpermissions", "securityrisk")
+	// contentKeys hold a file's content or a piece of it: a file's text, an edit's old and new
+	// text, a list of edits, a patch, a text to find or to write. Never a script, however much
+	// it reads as one (a Justfile, run.sh).
+	contentKeys = set("content", "contents", "filetext", "text", "oldstring", "newstring", "oldstr", "newstr", "edits", "patch", "diff")
+	// writeKeys are the content keys only a write passes (not text, a text to find as often):
+	// with a file's path, the call writes that file.
+	writeKeys = set("content", "contents", "filetext", "newstring", "newstr", "edits")
+	// patchKeys hold a unified diff: the call writes the files it changes.
+	patchKeys = set("patch", "diff")
+	// fileKeys hold one file's path (pathKeys without the directories).
+	fileKeys = set("path", "file", "filename", "filepath")
+)
+
+func argKey(k string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, k)
 }
 
 // shellArg returns the script a call's arguments hold: the first string argument, by key, that
 // reads as a shell script (readShell), or a list of strings that does as an argv
-// (["bash", "-lc", "…"]). Arguments named like paths are never scripts, nor is one word beside
-// other arguments (an editor tool's {"command": "view", "path": …}).
+// (["bash", "-lc", "…"]). A string is read as a shell tool's command, whatever program it runs,
+// when it is the call's only argument or a command key's beside run options alone; any other
+// needs the vocabulary, and one word is not one there (an editor tool's {"command": "view",
+// "path": …}). Arguments named like paths or contents are never scripts, nor are run options
+// beside a command.
 func shellArg(args map[string]any) *shellScript {
 	for _, k := range slices.Sorted(maps.Keys(args)) {
-		if key := strings.ToLower(k); pathKeys[key] || looseKeys[key] {
+		lower, key := strings.ToLower(k), argKey(k)
+		if pathKeys[lower] || looseKeys[lower] || contentKeys[key] || len(args) > 1 && runOptionKeys[key] {
 			continue
 		}
 		switch v := args[k].(type) {
 		case string:
-			if sc, ok := readShell(v, len(args) == 1); ok && (!sc.bare || len(args) == 1) {
+			at := besideArgs
+			if commandKeys[key] && runOptionsBeside(args, k) {
+				at = shellCommand
+			} else if len(args) == 1 {
+				at = onlyArg
+			}
+			if sc, ok := readShell(v, at); ok && (!sc.bare || at != besideArgs) {
 				return sc
 			}
 		case []any:
 			if argv, ok := quoteArgv(v); ok {
-				if sc, ok := readShell(argv, true); ok {
+				if sc, ok := readShell(argv, onlyArg); ok {
 					return sc
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// runOptionsBeside reports whether every argument but key is a run option.
+func runOptionsBeside(args map[string]any, key string) bool {
+	for k := range args {
+		if k != key && !runOptionKeys[argKey(k)] {
+			return false
+		}
+	}
+	return true
+}
+
+// writesOf returns the files a structured call writes: its file's path when it passes a file's
+// content or an edit (Write, Edit, str_replace_editor's create and str_replace), the files a
+// unified diff it passes changes.
+func writesOf(args map[string]any) []fileOp {
+	var ops []fileOp
+	add := func(p string) {
+		if p = cleanPath(p, ""); p != "" && fileOperand(p) && len(ops) < maxScriptOps &&
+			!slices.ContainsFunc(ops, func(op fileOp) bool { return op.Path == p }) {
+			ops = append(ops, fileOp{Path: p, Op: opWrite})
+		}
+	}
+	writes := false
+	for _, k := range slices.Sorted(maps.Keys(args)) {
+		key := argKey(k)
+		writes = writes || writeKeys[key]
+		if s, ok := args[k].(string); ok && patchKeys[key] && len(s) <= maxScriptBytes {
+			for _, p := range patchTargets(s) {
+				add(p)
+			}
+		}
+	}
+	if !writes {
+		return ops
+	}
+	for _, k := range slices.Sorted(maps.Keys(args)) {
+		if p, ok := args[k].(string); ok && fileKeys[argKey(k)] {
+			add(p)
+		}
+	}
+	return ops
 }
 
 // quoteArgv joins a list of strings into one shell command line, each quoted.
@@ -189,8 +282,9 @@ func (p *pendingStep) addResult(resp map[string]any) {
 	}
 	s.Failed = responseError(resp) != ""
 	var texts []string
-	// Values the call passed are in its line already.
-	w := &valueWalk{limit: maxWalkLeaves, texts: &texts, skip: p.passed}
+	// Values the call passed are in its line already. A shell's output is all text to read,
+	// a one-line output that reads as an identifier too (src/b.py:3:1).
+	w := &valueWalk{limit: maxWalkLeaves, texts: &texts, skip: p.passed, allText: sc != nil}
 	w.walkResult(resp)
 	out := &outputReader{named: map[string]*fileOp{}}
 	if sc != nil {
@@ -469,6 +563,8 @@ type valueWalk struct {
 	over   int
 	limit  int // leaves left to visit
 	texts  *[]string
+	// allText: every string is a text (a shell's output), none a value.
+	allText bool
 }
 
 func (w *valueWalk) add(key, value string) {
@@ -558,7 +654,7 @@ func (w *valueWalk) walk(v any, key string, depth int) {
 				return
 			}
 		}
-		if idLike(t) {
+		if idLike(t) && !w.allText {
 			w.add(key, t)
 		} else if w.texts != nil && t != "" {
 			*w.texts = append(*w.texts, t)

@@ -243,3 +243,208 @@ func TestResultValuePanics(t *testing.T) {
 		t.Fatalf("marshalValue = %q, %v", b, ok)
 	}
 }
+
+// A shell tool's call carries options beside its command: a description, a time limit, a
+// working directory, flags of the harness (Claude Code's Bash, OpenHands' execute_bash, Codex's
+// shell and exec_command). Its command is the script whatever program it runs, its exit status
+// and output are read, and the options are not a call line. A command beside arguments that are
+// not options of a run (a note, a path, a query) is read only when the vocabulary knows it.
+func TestShellToolWithOptions(t *testing.T) {
+	rc := func(n int) *int { return &n }
+	cases := []struct {
+		name    string
+		args    map[string]any
+		resp    map[string]any
+		command string   // "" for none
+		exit    *int     // read from the result
+		files   []fileOp // the script's and its output's
+		call    string
+	}{
+		{
+			name:    "Claude Code Bash: an unknown program, a description and a timeout",
+			args:    map[string]any{"command": "just check 2>&1", "description": "Run checks", "timeout": 120000.0},
+			resp:    map[string]any{"result": "error: Recipe `check` failed on line 3\nsrc/lib.rs:12:5: unused import\nExit code 1"},
+			command: "just check 2>&1", exit: rc(1), files: []fileOp{named("src/lib.rs", 12)},
+		},
+		{
+			name:    "Claude Code Bash in the background, sandbox off",
+			args:    map[string]any{"command": "just lint", "description": "Lint", "run_in_background": false, "dangerouslyDisableSandbox": true},
+			resp:    map[string]any{"result": "All checks passed!\nExit code 0"},
+			command: "just lint", exit: rc(0),
+		},
+		{
+			name:    "OpenHands execute_bash: a one-line output is read",
+			args:    map[string]any{"command": "ruff check .", "is_input": "false", "timeout": 30.0, "security_risk": "LOW"},
+			resp:    map[string]any{"content": "src/b.py:3:1", "exit_code": 1.0},
+			command: "ruff check .", exit: rc(1), files: []fileOp{named("src/b.py", 3)},
+		},
+		{
+			name:    "OpenHands execute_bash: a path of its output alone",
+			args:    map[string]any{"command": "mypy src/", "is_input": false},
+			resp:    map[string]any{"content": "pkg/v2/models.py", "exit_code": 0.0},
+			command: "mypy src/", exit: rc(0), files: []fileOp{fop("src", opUse), named("pkg/v2/models.py")},
+		},
+		{
+			name:    "Codex exec_command",
+			args:    map[string]any{"cmd": "just test", "workdir": "/repo", "yield_time_ms": 10000.0, "max_output_tokens": 6000.0},
+			resp:    map[string]any{"output": "Process exited with code 0\nok"},
+			command: "just test", exit: rc(0),
+		},
+		{
+			name:    "Codex shell: an argv list with a working directory",
+			args:    map[string]any{"command": []any{"bash", "-lc", "make test"}, "workdir": "/repo", "timeout_ms": 60000.0},
+			resp:    map[string]any{"output": "ok", "exit_code": 0.0},
+			command: "bash -lc 'make test'", exit: rc(0),
+		},
+		{
+			name:    "a bare word with a time limit",
+			args:    map[string]any{"command": "pytest", "timeout": 300.0},
+			resp:    map[string]any{"output": "FAILED tests/test_a.py::test_x - assert 1 == 2", "returncode": 1.0},
+			command: "pytest", exit: rc(1), files: []fileOp{named("tests/test_a.py")},
+		},
+		// Not scripts.
+		{
+			name: "a search tool's prose query with a time limit",
+			args: map[string]any{"query": "find flights from SFO to JFK", "timeout": 30.0},
+			resp: map[string]any{"result": "no flights"},
+		},
+		{
+			name: "a search tool's query naming a program",
+			args: map[string]any{"query": "ruff check configuration", "max_results": 10.0},
+			resp: map[string]any{"result": "docs/lint.md"},
+		},
+		{
+			name: "prose under a command key beside a description",
+			args: map[string]any{"command": "please review the changes", "description": "ask the reviewer"},
+			resp: map[string]any{"result": "done"},
+		},
+		{
+			name: "an unknown program beside an argument that is not an option of a run",
+			args: map[string]any{"command": "mypy src/", "note": "typecheck", "ticket": "OPS-1234"},
+			resp: map[string]any{"result": "ok"},
+			call: "tool(ticket=OPS-1234)",
+		},
+		{
+			name: "an editor's sub-command with a path",
+			args: map[string]any{"command": "view", "path": "src/app.py", "timeout": 30.0},
+			resp: map[string]any{"output": "     1\timport os\n"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := stepOf(&genai.FunctionCall{Name: "tool", Args: tc.args}, "tool")
+			p.addResult(tc.resp)
+			s := p.step
+			if s.Command != tc.command {
+				t.Fatalf("command = %q, want %q (call %q)", s.Command, tc.command, s.Call)
+			}
+			if s.Call != tc.call {
+				t.Errorf("call = %q, want %q", s.Call, tc.call)
+			}
+			if tc.command == "" {
+				return
+			}
+			if diff := cmp.Diff(tc.exit, s.Exit); diff != "" {
+				t.Errorf("exit (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.files, s.Files, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("files (-want +got):\n%s", diff)
+			}
+			if !s.Run {
+				t.Errorf("%q is not recorded as run", s.Command)
+			}
+		})
+	}
+}
+
+// File contents a tool writes (a new file's text, an edit's old and new text, a patch) are
+// never read as a script, however much they look like one; the call records a write of its
+// path (of each file a patch changes). An editor's sub-command ("create", "str_replace") is
+// not a script either.
+func TestContentArgs(t *testing.T) {
+	cases := []struct {
+		name  string
+		tool  string
+		args  map[string]any
+		files []fileOp
+	}{
+		{
+			name:  "Claude Code Write of a Justfile",
+			tool:  "Write",
+			args:  map[string]any{"file_path": "/repo/Justfile", "content": "# Run all checks\ncheck:\n  cargo llvm-cov --workspace --fail-under-lines 90\n  cargo clippy -- -D warnings\n"},
+			files: []fileOp{fop("/repo/Justfile", opWrite)},
+		},
+		{
+			name:  "Claude Code Edit",
+			tool:  "Edit",
+			args:  map[string]any{"file_path": "Makefile", "old_string": "test:\n\tgo test ./...", "new_string": "test:\n\tgo test -race ./...", "replace_all": false},
+			files: []fileOp{fop("Makefile", opWrite)},
+		},
+		{
+			name: "Claude Code MultiEdit",
+			tool: "MultiEdit",
+			args: map[string]any{"file_path": "scripts/ci.sh", "edits": []any{
+				map[string]any{"old_string": "set -e", "new_string": "set -euo pipefail"},
+				map[string]any{"old_string": "make test", "new_string": "make test 2>&1 | tee test.log"},
+			}},
+			files: []fileOp{fop("scripts/ci.sh", opWrite)},
+		},
+		{
+			name:  "OpenHands str_replace_editor create: a sub-command and a script's text",
+			tool:  "str_replace_editor",
+			args:  map[string]any{"command": "create", "path": "/repo/run.sh", "file_text": "#!/bin/bash\npython -m pytest tests/ -x"},
+			files: []fileOp{fop("/repo/run.sh", opWrite)},
+		},
+		{
+			name:  "OpenHands str_replace_editor str_replace",
+			tool:  "str_replace_editor",
+			args:  map[string]any{"command": "str_replace", "path": "/repo/tox.ini", "old_str": "commands = pytest", "new_str": "commands = pytest -x --tb=short"},
+			files: []fileOp{fop("/repo/tox.ini", opWrite)},
+		},
+		{
+			name:  "str_replace_editor insert",
+			tool:  "str_replace_editor",
+			args:  map[string]any{"command": "insert", "path": "setup.sh", "insert_line": 3.0, "new_str": "pip install -e .\n"},
+			files: []fileOp{fop("setup.sh", opWrite)},
+		},
+		{
+			name:  "a write_file tool",
+			tool:  "write_file",
+			args:  map[string]any{"filename": "notes/todo.md", "contents": "cat the logs | grep ERROR\n"},
+			files: []fileOp{fop("notes/todo.md", opWrite)},
+		},
+		{
+			name: "a text beside a path: not a script, and no write (a text to find or to write)",
+			tool: "find_in_file",
+			args: map[string]any{"path": "src/a.py", "text": "make test && ls"},
+		},
+		{
+			name:  "a patch tool: the files the diff changes",
+			tool:  "apply_patch",
+			args:  map[string]any{"patch": "--- a/src/x.go\n+++ b/src/x.go\n@@ -1 +1 @@\n-go test ./...\n+go vet ./...\n"},
+			files: []fileOp{fop("src/x.go", opWrite)},
+		},
+		{
+			name: "an editor's view: no content, no write",
+			tool: "str_replace_editor",
+			args: map[string]any{"command": "view", "path": "/repo/run.sh"},
+		},
+		{
+			name: "a message's text is not a script, nor a write",
+			tool: "send_message",
+			args: map[string]any{"text": "cat README.md && make test"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := stepOf(&genai.FunctionCall{Name: tc.tool, Args: tc.args}, tc.tool)
+			p.addResult(map[string]any{"result": "ok"})
+			if p.script != nil || p.step.Command != "" || p.step.Run {
+				t.Fatalf("read as a script: %q (run %v)", p.step.Command, p.step.Run)
+			}
+			if diff := cmp.Diff(tc.files, p.step.Files, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("files (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
