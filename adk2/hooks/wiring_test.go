@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/adk/v2/agent"
 	"google.golang.org/adk/v2/agent/llmagent"
+	"google.golang.org/adk/v2/artifact"
 	"google.golang.org/adk/v2/model"
 	"google.golang.org/adk/v2/plugin"
 	"google.golang.org/adk/v2/runner"
@@ -512,5 +513,80 @@ func TestRecallToolsNeedAWorkingArtifactService(t *testing.T) {
 	}
 	if got := problems(t, byHand.Check()); !slices.Equal(got, []string{"recall_without_artifacts"}) {
 		t.Errorf("Check() after a model call given the tools without an artifact service: %v, want [recall_without_artifacts]", got)
+	}
+}
+
+// Every refusal of Wire is an *adkctx.WiringError whose Problem names it, so an application
+// matches it with errors.As, not by its text; a refusal caused by another error still unwraps
+// to it (a dbartifact service whose tables were never migrated). Before, only
+// recall_without_artifacts was typed.
+func TestWireRefusalsAreTyped(t *testing.T) {
+	newHooks := func(t *testing.T) *hooks.Hooks { h, _ := wiringHooks(t, adkctx.Config{}); return h }
+	agentOf := func(t *testing.T, h *hooks.Hooks) agent.Agent { return wiringAgent(t, h, &llmtest.Model{}, false) }
+	tests := []struct {
+		name    string
+		problem string
+		// wire makes h refuse a runner.Config, returning Wire's error.
+		wire func(t *testing.T, h *hooks.Hooks) error
+		// also, when set, is another error the refusal unwraps to.
+		also func(error) bool
+	}{
+		{"no session service", "session_service_missing", func(t *testing.T, h *hooks.Hooks) error {
+			_, err := h.Wire(runner.Config{Agent: agentOf(t, h)})
+			return err
+		}, nil},
+		{"no agent", "agent_missing", func(t *testing.T, h *hooks.Hooks) error {
+			_, err := h.Wire(runner.Config{SessionService: session.InMemoryService()})
+			return err
+		}, nil},
+		{"already wired", "already_wired", func(t *testing.T, h *hooks.Hooks) error {
+			rc, err := h.Wire(runner.Config{Agent: agentOf(t, h), SessionService: session.InMemoryService()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = h.Wire(rc)
+			return err
+		}, nil},
+		{"second store", "second_store", func(t *testing.T, h *hooks.Hooks) error {
+			if _, err := h.Wire(runner.Config{Agent: agentOf(t, h), SessionService: session.InMemoryService()}); err != nil {
+				t.Fatal(err)
+			}
+			_, err := h.Wire(runner.Config{Agent: agentOf(t, h), SessionService: session.InMemoryService()})
+			return err
+		}, nil},
+		{"second artifact service", "second_artifact_service", func(t *testing.T, h *hooks.Hooks) error {
+			base := session.InMemoryService()
+			if _, err := h.Wire(runner.Config{Agent: agentOf(t, h), SessionService: base, ArtifactService: artifact.InMemoryService()}); err != nil {
+				t.Fatal(err)
+			}
+			_, err := h.Wire(runner.Config{Agent: agentOf(t, h), SessionService: base, ArtifactService: artifact.InMemoryService()})
+			return err
+		}, nil},
+		{"artifact service not migrated", "artifact_service_not_ready", func(t *testing.T, h *hooks.Hooks) error {
+			store := sqlitetest.Open(t, sqlitetest.TempDSN(t))
+			_, err := h.Wire(runner.Config{Agent: agentOf(t, h), SessionService: store.Sessions,
+				ArtifactService: dbartifact.NewService(store.DB, dbartifact.Config{})})
+			return err
+		}, func(err error) bool { var nm *dbartifact.NotMigratedError; return errors.As(err, &nm) }},
+		{"recall tools without artifacts", "recall_without_artifacts", func(t *testing.T, h *hooks.Hooks) error {
+			tools, err := h.RecallTools()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = h.Wire(runner.Config{Agent: wiringAgent(t, h, &llmtest.Model{}, false, tools...), SessionService: session.InMemoryService()})
+			return err
+		}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.wire(t, newHooks(t))
+			var w *adkctx.WiringError
+			if !errors.As(err, &w) || w.Problem != tt.problem || w.Message == "" {
+				t.Fatalf("Wire: %v (%T); want an *adkctx.WiringError, problem %s", err, err, tt.problem)
+			}
+			if tt.also != nil && !tt.also(err) {
+				t.Errorf("Wire: %v does not unwrap to its cause", err)
+			}
+		})
 	}
 }
