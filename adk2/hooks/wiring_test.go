@@ -9,8 +9,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,6 +37,7 @@ import (
 	"github.com/adkctx/adkctx/adk2/internal/sqlitetest"
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/processors/truncate"
 )
 
 const wiringApp = "wiring-app"
@@ -588,5 +591,73 @@ func TestWireRefusalsAreTyped(t *testing.T) {
 				t.Errorf("Wire: %v does not unwrap to its cause", err)
 			}
 		})
+	}
+}
+
+// Sessions served at once by one process over one SQLite file opened as the README and the
+// quickstart open it (sqlitetest.DSN): every turn of every session is stored, with the tool
+// outputs saved and compactions landing in the background. Before, with busy_timeout and WAL
+// alone, adk-go's Create and AppendEvent (transactions that read, then write) failed with
+// "database is locked (SQLITE_BUSY)" as soon as two sessions wrote together.
+func TestConcurrentSessionsOnTheDocumentedSQLiteDSN(t *testing.T) {
+	store := sqlitetest.Open(t, sqlitetest.DSN(filepath.Join(t.TempDir(), "sessions.db")))
+	if err := dbartifact.Migrate(t.Context(), store.DB); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := wiringHooks(t, adkctx.Config{
+		Models:     []budget.ModelInfo{{Name: "scripted-model", ContextWindow: 16_000, MaxOutputTokens: 1_000}},
+		Compaction: &compaction.Config{Interval: 3},
+		Truncation: truncate.Config{MaxBytes: 2 << 10},
+	})
+	read, err := llmtest.PathTool("read_file", func(path string) map[string]any {
+		return map[string]any{"content": strings.Repeat("line of "+path+"\n", 300)}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each turn reads the file the user names, then answers.
+	m := &llmtest.Model{Default: func(req *model.LLMRequest) (*genai.Content, error) {
+		last := req.Contents[len(req.Contents)-1]
+		if p := last.Parts[0]; p.Text != "" && last.Role == genai.RoleUser {
+			return genai.NewContentFromFunctionCall("read_file", map[string]any{"path": strings.TrimPrefix(p.Text, "read ")}, genai.RoleModel), nil
+		}
+		return genai.NewContentFromText("read it", genai.RoleModel), nil
+	}}
+	rc, err := h.Wire(runner.Config{Agent: wiringAgent(t, h, m, false, read), SessionService: store.Sessions,
+		ArtifactService: dbartifact.NewService(store.DB, dbartifact.Config{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRunner(t, rc)
+	const sessions, turns = 4, 8
+	errs := make([]error, sessions)
+	var wg sync.WaitGroup
+	for g := range sessions {
+		wg.Go(func() {
+			for i := range turns {
+				if err := turn(t, r, fmt.Sprint("c", g), fmt.Sprintf("read g%d/f%d.go", g, i)); err != nil {
+					errs[g] = fmt.Errorf("session c%d, turn %d: %w", g, i, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Close(t.Context()); err != nil { // waits for the compactions
+		t.Fatal(err)
+	}
+	for g := range sessions {
+		answers := 0
+		for _, e := range wiringEvents(t, store.Sessions, fmt.Sprint("c", g)) {
+			if e.Author == "assistant" && e.Content != nil && e.Content.Parts[0].Text == "read it" {
+				answers++
+			}
+		}
+		if answers != turns {
+			t.Errorf("session c%d stored %d answers, want %d", g, answers, turns)
+		}
 	}
 }
