@@ -254,7 +254,10 @@ func (h *Hooks) Instructions(ctx context.Context, workDir string) (instructions.
 }
 
 // Compact compacts the session now (trigger "manual"), keeping its newest invocations raw, one
-// isolation scope per call. It returns nil when there was nothing to compact.
+// isolation scope per call. It returns nil when there was nothing to compact. It runs even while
+// the session's automatic compactions back off after failures; one that ctx ends (cancelled, or
+// its deadline passed) returns ctx's error and is no failure of the session (outcome canceled:
+// it starts no backoff).
 func (h *Hooks) Compact(ctx context.Context, appName, userID, sessionID string) (*compaction.Marker, error) {
 	return h.e.Compact(ctx, glue.Key{App: appName, User: userID, ID: sessionID})
 }
