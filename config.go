@@ -107,20 +107,28 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// WiringError reports a wiring mistake found while adkctx runs: a Hooks never wired, a runner
-// whose session service is not wrapped or that bypasses adkctx's plugin, a second session store,
-// recall tools without an artifact service, a session database without adkctx's index. Each is
+// WiringError reports a wiring mistake: a Hooks never wired, a runner whose session service is
+// not wrapped or that bypasses adkctx's plugin, a second session store, recall tools without an
+// artifact service, a session database without adkctx's index. Those found while adkctx runs are
 // also logged once (the index at warn level, the others at error level); Hooks.Check and
-// Hooks.Close return them, joined, so a mistake is found without a logger. Hooks.Wire returns
-// one for recall tools without an artifact service, and a run refused because its session
-// service is not wrapped returns one from adk-go's Runner.Run. Match it with errors.As.
+// Hooks.Close return them, joined, so a mistake is found without a logger. Every refusal of
+// Hooks.Wire is one, and a run refused because its session service is not wrapped returns one
+// from adk-go's Runner.Run. Match it with errors.As and its Problem.
 type WiringError struct {
-	// Problem is the kind of mistake (the log's "problem" field): "not_wired",
+	// Problem is the kind of mistake (the log's "problem" field), one of: "not_wired",
 	// "view_missing", "plugin_missing", "second_store", "recall_without_artifacts",
-	// "session_index_missing".
+	// "session_index_missing"; refused by Hooks.Wire: "session_service_missing",
+	// "agent_missing", "already_wired", "second_store", "second_artifact_service",
+	// "artifact_service_not_ready", "recall_without_artifacts".
 	Problem string
 	// Message says what goes wrong because of it and how to fix it.
 	Message string
+	// Err is the error behind the mistake, if any (an artifact service's readiness check):
+	// errors.Is and errors.As reach it.
+	Err error
 }
 
 func (e *WiringError) Error() string { return "adkctx is wired wrong: " + e.Message }
+
+// Unwrap returns Err.
+func (e *WiringError) Unwrap() error { return e.Err }

@@ -75,7 +75,7 @@ func openStore(ctx context.Context, path string) (*store, error) {
 		return nil, usagef("-db %s: cannot open for reading and writing: %v", path, unwrapPathError(err))
 	}
 	_ = f.Close()
-	db, err := sql.Open(sqlite.DriverName, path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)")
+	db, err := sql.Open(sqlite.DriverName, path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate")
 	if err != nil {
 		return nil, usagef("-db %s: %v", path, oneLine(err))
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/adkctx/adkctx/hooks/internal/sqlitetest"
+	"github.com/google/go-cmp/cmp"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -861,4 +862,72 @@ func TestRetainedToolResultsAreExcerpted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A manual compaction cancelled by its caller (before it starts or while it runs) is no failure
+// of the session: it is logged as canceled, at info level, and the automatic compactions of the
+// next turns run. Before, it was logged as failed with consecutive_failures 1, and every
+// compaction of the next 30 s (doubling) was skipped as backoff, so the hard limit trimmed turns
+// that no summary covered.
+func TestCancelledManualCompactionStartsNoBackoff(t *testing.T) {
+	for _, when := range []string{"before", "during"} {
+		t.Run(when, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			// The summarizer ends the caller's context while it writes the summary, and fails
+			// as a summarizer that honours its context does.
+			summarizer := funcSummarizer(func(sctx context.Context, in compaction.SummaryInput) (*compaction.Summary, error) {
+				if when == "during" {
+					cancel()
+				}
+				if err := sctx.Err(); err != nil {
+					return nil, err
+				}
+				return (&compaction.ExtractiveSummarizer{}).Summarize(sctx, in)
+			})
+			w := wireStack(t, &llmtest.Model{}, adkctx.Config{Compaction: &compaction.Config{Interval: 2, Synchronous: true,
+				Summarizer: summarizer, NoFallback: true, Backoff: time.Hour}}, sqliteService(t, filepath.Join(t.TempDir(), "s.db")))
+			for i := range 6 {
+				if err := w.send(t, "s1", fmt.Sprint("question ", i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if when == "before" {
+				cancel()
+			}
+			if _, err := w.hooks.Compact(ctx, appName, "user", "s1"); !errors.Is(err, context.Canceled) {
+				t.Fatalf("cancelled Compact: %v, want context.Canceled", err)
+			}
+			cancel()
+			before := w.logs.FilterMessage("compaction").Len()
+			for i := range 4 {
+				if err := w.send(t, "s1", fmt.Sprint("later question ", i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			all := w.logs.FilterMessage("compaction").All()
+			manual := all[before-1].ContextMap()
+			if manual["trigger"] != "manual" || manual["outcome"] != "canceled" || all[before-1].Level != zapcore.InfoLevel ||
+				manual["consecutive_failures"] != int64(0) {
+				t.Errorf("the cancelled compaction is logged at %v: %v; want info, outcome canceled, 0 consecutive failures", all[before-1].Level, manual)
+			}
+			var later []string
+			for _, e := range all[before:] {
+				if o := e.ContextMap()["outcome"].(string); o != "nothing_to_do" {
+					later = append(later, o)
+				}
+			}
+			// Four turns at an interval of 2: two compactions, neither skipped.
+			if diff := cmp.Diff([]string{"compacted", "compacted"}, later); diff != "" {
+				t.Errorf("the compactions of the later turns (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// funcSummarizer adapts a function to compaction.Summarizer.
+type funcSummarizer func(ctx context.Context, in compaction.SummaryInput) (*compaction.Summary, error)
+
+func (funcSummarizer) Name() string { return "func" }
+func (f funcSummarizer) Summarize(ctx context.Context, in compaction.SummaryInput) (*compaction.Summary, error) {
+	return f(ctx, in)
 }

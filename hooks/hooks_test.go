@@ -7,6 +7,7 @@ import (
 	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/google/go-cmp/cmp"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -485,4 +486,74 @@ func leaves(err error) []error {
 		out = append(out, leaves(e)...)
 	}
 	return out
+}
+
+// A tool result holding NaN or an infinity, which JSON cannot hold, is stored by every session
+// store, small as it is: adkctx's AfterTool writes each as its text ("NaN", "+Inf", "-Inf"), so
+// adk-go's database service does not fail the turn on it (json: unsupported value) and leave the
+// call stored without its response.
+func TestNonFiniteToolResultIsStored(t *testing.T) {
+	measure, err := functiontool.New(functiontool.Config{Name: "measure", Description: "measures a run"},
+		func(_ agent.ToolContext, _ struct{}) (map[string]any, error) {
+			return map[string]any{"ratio": math.NaN(), "peak": math.Inf(1), "floor": float32(math.Inf(-1)),
+				"runs": []any{1.5, math.NaN()}, "ok": 2.0}, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// functiontool stores a map result under "result".
+	want := map[string]any{"result": map[string]any{"ratio": "NaN", "peak": "+Inf", "floor": "-Inf", "runs": []any{1.5, "NaN"}, "ok": 2.0}}
+	for name, newStore := range wiringStores(t) {
+		t.Run(name, func(t *testing.T) {
+			base := newStore()
+			h, logs := wiringHooks(t, adkctx.Config{})
+			m := &llmtest.Model{Script: []llmtest.Step{
+				llmtest.Call(&genai.FunctionCall{Name: "measure", Args: map[string]any{}}),
+				llmtest.Text("The ratio is undefined."),
+			}}
+			rc, err := h.Wire(runner.Config{Agent: wiringAgent(t, h, m, false, measure), SessionService: base})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := turn(t, newRunner(t, rc), "s1", "measure the run"); err != nil {
+				t.Fatalf("the turn failed: %v", err)
+			}
+			var responses []map[string]any
+			final := ""
+			for _, e := range wiringEvents(t, base, "s1") {
+				if e.Content == nil {
+					continue
+				}
+				for _, p := range e.Content.Parts {
+					if p.FunctionResponse != nil {
+						responses = append(responses, p.FunctionResponse.Response)
+					}
+					if e.Author == "assistant" && p.Text != "" {
+						final = p.Text
+					}
+				}
+			}
+			if diff := cmp.Diff([]map[string]any{want}, responses); diff != "" {
+				t.Errorf("stored responses (-want +got):\n%s", diff)
+			}
+			if final != "The ratio is undefined." {
+				t.Errorf("final answer stored: %q", final)
+			}
+			var sent []map[string]any
+			for _, c := range m.Requests()[len(m.Requests())-1].Contents {
+				for _, p := range c.Parts {
+					if p.FunctionResponse != nil {
+						sent = append(sent, p.FunctionResponse.Response)
+					}
+				}
+			}
+			if diff := cmp.Diff([]map[string]any{want}, sent); diff != "" {
+				t.Errorf("responses sent to the model (-want +got):\n%s", diff)
+			}
+			entries := logs.FilterMessage("tool output truncated").All()
+			if len(entries) != 1 || entries[0].ContextMap()["numbers_replaced"] != int64(4) {
+				t.Errorf("tool output logs: %v; want one, numbers_replaced 4", entries)
+			}
+		})
+	}
 }

@@ -79,7 +79,7 @@ func run(ctx context.Context, args []string, out io.Writer, getenv func(string) 
 	sessions := session.InMemoryService()
 	if o.db != "" {
 		// Opened here so that it is closed on return: adk-go's database service has no Close.
-		db, err := sql.Open(sqlite.DriverName, o.db+"?_pragma=busy_timeout(10000)")
+		db, err := sql.Open(sqlite.DriverName, o.db+"?_pragma=busy_timeout(10000)&_txlock=immediate")
 		if err != nil {
 			return err
 		}

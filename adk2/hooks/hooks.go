@@ -67,24 +67,27 @@ func New(cfg adkctx.Config) (*Hooks, error) {
 // rc may already carry the wrapper Wire returned before. It captures rc's artifact service for
 // RecallTools.
 //
-// It fails when rc has no session service or agent, already has adkctx's plugin, uses another
-// session store or artifact service than the one this Hooks holds, has no artifact service
-// while RecallTools gave out the recall tools (a *adkctx.WiringError, recall_without_artifacts),
-// or has an artifact service that says it cannot serve (one with a Ready(context.Context) error
-// method: hooks/dbartifact whose tables were not migrated gives a *dbartifact.NotMigratedError).
+// Every refusal is an *adkctx.WiringError naming its Problem: rc has no session service
+// (session_service_missing) or agent (agent_missing), already has adkctx's plugin
+// (already_wired), uses another session store (second_store) or artifact service
+// (second_artifact_service) than the one this Hooks holds, has no artifact service while
+// RecallTools gave out the recall tools (recall_without_artifacts), or has an artifact service
+// that says it cannot serve (artifact_service_not_ready: one with a Ready(context.Context) error
+// method; hooks/dbartifact whose tables were not migrated gives a *dbartifact.NotMigratedError,
+// which the WiringError unwraps to).
 // Over adk-go's database session service it also checks that the database has adkctx's session
 // index (sessiondb.CheckIndex) and warns once when it does not (session_index_missing, reported
 // by Check). These checks ask the database at most wireCheckTimeout.
 func (h *Hooks) Wire(rc runner.Config) (runner.Config, error) {
 	switch {
 	case rc.SessionService == nil:
-		return rc, errors.New("adkctx: runner.Config.SessionService is required")
+		return rc, &adkctx.WiringError{Problem: "session_service_missing", Message: "runner.Config.SessionService is required"}
 	case rc.Agent == nil:
-		return rc, errors.New("adkctx: runner.Config.Agent is required")
+		return rc, &adkctx.WiringError{Problem: "agent_missing", Message: "runner.Config.Agent is required"}
 	}
 	for _, p := range rc.PluginConfig.Plugins {
 		if p != nil && p.Name() == pluginName {
-			return rc, errors.New("adkctx: runner.Config is already wired (it has the adkctx plugin)")
+			return rc, &adkctx.WiringError{Problem: "already_wired", Message: "runner.Config is already wired (it has the adkctx plugin)"}
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), wireCheckTimeout)
@@ -145,7 +148,9 @@ func (h *Hooks) AfterTool() llmagent.AfterToolCallback { return h.afterTool }
 func (h *Hooks) SessionService(base session.Service) session.Service {
 	s, err := h.wrap(base)
 	if err != nil {
-		h.e.WiringError("second_store", err.Error())
+		w := &adkctx.WiringError{Problem: "second_store", Message: err.Error()}
+		errors.As(err, &w)
+		h.e.WiringError(w.Problem, w.Message)
 		return base
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), wireCheckTimeout)
@@ -212,8 +217,8 @@ func (h *Hooks) wrap(base session.Service) (session.Service, error) {
 		if sameService(h.store.base, base) {
 			return h.store, nil
 		}
-		return nil, fmt.Errorf("adkctx: this Hooks already wraps another session service (%T): one Hooks holds one store; "+
-			"wire every runner over that store, or make another Hooks for this one", h.store.base)
+		return nil, &adkctx.WiringError{Problem: "second_store", Message: fmt.Sprintf("this Hooks already wraps another session service (%T): "+
+			"one Hooks holds one store; wire every runner over that store, or make another Hooks for this one", h.store.base)}
 	}
 	s, err := newService(base, h.e)
 	if err != nil {
@@ -251,7 +256,10 @@ func (h *Hooks) Instructions(ctx context.Context, workDir string) (instructions.
 }
 
 // Compact compacts the session now (trigger "manual"), keeping its newest invocations raw, one
-// isolation scope per call. It returns nil when there was nothing to compact.
+// isolation scope per call. It returns nil when there was nothing to compact. It runs even while
+// the session's automatic compactions back off after failures; one that ctx ends (cancelled, or
+// its deadline passed) returns ctx's error and is no failure of the session (outcome canceled:
+// it starts no backoff).
 func (h *Hooks) Compact(ctx context.Context, appName, userID, sessionID string) (*compaction.Marker, error) {
 	return h.e.Compact(ctx, glue.Key{App: appName, User: userID, ID: sessionID})
 }

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/adk/v2/artifact"
 	"google.golang.org/adk/v2/tool"
 
+	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/adk2/internal/recalltools"
 	"github.com/adkctx/adkctx/glue"
 	"github.com/adkctx/adkctx/recall"
@@ -90,7 +91,8 @@ type readier interface {
 func (r *recallWiring) check(ctx context.Context, svc artifact.Service) error {
 	if rd, ok := svc.(readier); ok {
 		if err := rd.Ready(ctx); err != nil {
-			return fmt.Errorf("adkctx: the runner's artifact service (%T) cannot serve: %w", svc, err)
+			return &adkctx.WiringError{Problem: "artifact_service_not_ready",
+				Message: fmt.Sprintf("the runner's artifact service (%T) cannot serve: %v", svc, err), Err: err}
 		}
 	}
 	if svc == nil && r.service() == nil && r.inUse() {
@@ -108,8 +110,8 @@ func (r *recallWiring) capture(svc artifact.Service) error {
 	r.svcMu.Lock()
 	defer r.svcMu.Unlock()
 	if r.svc != nil && !sameArtifacts(r.svc, svc) {
-		return fmt.Errorf("adkctx: this Hooks was wired with another artifact service (%T): wire every runner with the same one, "+
-			"or make another Hooks", r.svc)
+		return &adkctx.WiringError{Problem: "second_artifact_service", Message: fmt.Sprintf("this Hooks was wired with another "+
+			"artifact service (%T): wire every runner with the same one, or make another Hooks", r.svc)}
 	}
 	r.svc = svc
 	return nil

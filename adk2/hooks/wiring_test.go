@@ -9,8 +9,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/adk/v2/agent"
 	"google.golang.org/adk/v2/agent/llmagent"
+	"google.golang.org/adk/v2/artifact"
 	"google.golang.org/adk/v2/model"
 	"google.golang.org/adk/v2/plugin"
 	"google.golang.org/adk/v2/runner"
@@ -34,6 +37,7 @@ import (
 	"github.com/adkctx/adkctx/adk2/internal/sqlitetest"
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/processors/truncate"
 )
 
 const wiringApp = "wiring-app"
@@ -512,5 +516,148 @@ func TestRecallToolsNeedAWorkingArtifactService(t *testing.T) {
 	}
 	if got := problems(t, byHand.Check()); !slices.Equal(got, []string{"recall_without_artifacts"}) {
 		t.Errorf("Check() after a model call given the tools without an artifact service: %v, want [recall_without_artifacts]", got)
+	}
+}
+
+// Every refusal of Wire is an *adkctx.WiringError whose Problem names it, so an application
+// matches it with errors.As, not by its text; a refusal caused by another error still unwraps
+// to it (a dbartifact service whose tables were never migrated). Before, only
+// recall_without_artifacts was typed.
+func TestWireRefusalsAreTyped(t *testing.T) {
+	newHooks := func(t *testing.T) *hooks.Hooks { h, _ := wiringHooks(t, adkctx.Config{}); return h }
+	agentOf := func(t *testing.T, h *hooks.Hooks) agent.Agent { return wiringAgent(t, h, &llmtest.Model{}, false) }
+	tests := []struct {
+		name    string
+		problem string
+		// wire makes h refuse a runner.Config, returning Wire's error.
+		wire func(t *testing.T, h *hooks.Hooks) error
+		// also, when set, is another error the refusal unwraps to.
+		also func(error) bool
+	}{
+		{"no session service", "session_service_missing", func(t *testing.T, h *hooks.Hooks) error {
+			_, err := h.Wire(runner.Config{Agent: agentOf(t, h)})
+			return err
+		}, nil},
+		{"no agent", "agent_missing", func(t *testing.T, h *hooks.Hooks) error {
+			_, err := h.Wire(runner.Config{SessionService: session.InMemoryService()})
+			return err
+		}, nil},
+		{"already wired", "already_wired", func(t *testing.T, h *hooks.Hooks) error {
+			rc, err := h.Wire(runner.Config{Agent: agentOf(t, h), SessionService: session.InMemoryService()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = h.Wire(rc)
+			return err
+		}, nil},
+		{"second store", "second_store", func(t *testing.T, h *hooks.Hooks) error {
+			if _, err := h.Wire(runner.Config{Agent: agentOf(t, h), SessionService: session.InMemoryService()}); err != nil {
+				t.Fatal(err)
+			}
+			_, err := h.Wire(runner.Config{Agent: agentOf(t, h), SessionService: session.InMemoryService()})
+			return err
+		}, nil},
+		{"second artifact service", "second_artifact_service", func(t *testing.T, h *hooks.Hooks) error {
+			base := session.InMemoryService()
+			if _, err := h.Wire(runner.Config{Agent: agentOf(t, h), SessionService: base, ArtifactService: artifact.InMemoryService()}); err != nil {
+				t.Fatal(err)
+			}
+			_, err := h.Wire(runner.Config{Agent: agentOf(t, h), SessionService: base, ArtifactService: artifact.InMemoryService()})
+			return err
+		}, nil},
+		{"artifact service not migrated", "artifact_service_not_ready", func(t *testing.T, h *hooks.Hooks) error {
+			store := sqlitetest.Open(t, sqlitetest.TempDSN(t))
+			_, err := h.Wire(runner.Config{Agent: agentOf(t, h), SessionService: store.Sessions,
+				ArtifactService: dbartifact.NewService(store.DB, dbartifact.Config{})})
+			return err
+		}, func(err error) bool { var nm *dbartifact.NotMigratedError; return errors.As(err, &nm) }},
+		{"recall tools without artifacts", "recall_without_artifacts", func(t *testing.T, h *hooks.Hooks) error {
+			tools, err := h.RecallTools()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = h.Wire(runner.Config{Agent: wiringAgent(t, h, &llmtest.Model{}, false, tools...), SessionService: session.InMemoryService()})
+			return err
+		}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.wire(t, newHooks(t))
+			var w *adkctx.WiringError
+			if !errors.As(err, &w) || w.Problem != tt.problem || w.Message == "" {
+				t.Fatalf("Wire: %v (%T); want an *adkctx.WiringError, problem %s", err, err, tt.problem)
+			}
+			if tt.also != nil && !tt.also(err) {
+				t.Errorf("Wire: %v does not unwrap to its cause", err)
+			}
+		})
+	}
+}
+
+// Sessions served at once by one process over one SQLite file opened as the README and the
+// quickstart open it (sqlitetest.DSN): every turn of every session is stored, with the tool
+// outputs saved and compactions landing in the background. Before, with busy_timeout and WAL
+// alone, adk-go's Create and AppendEvent (transactions that read, then write) failed with
+// "database is locked (SQLITE_BUSY)" as soon as two sessions wrote together.
+func TestConcurrentSessionsOnTheDocumentedSQLiteDSN(t *testing.T) {
+	store := sqlitetest.Open(t, sqlitetest.DSN(filepath.Join(t.TempDir(), "sessions.db")))
+	if err := dbartifact.Migrate(t.Context(), store.DB); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := wiringHooks(t, adkctx.Config{
+		Models:     []budget.ModelInfo{{Name: "scripted-model", ContextWindow: 16_000, MaxOutputTokens: 1_000}},
+		Compaction: &compaction.Config{Interval: 3},
+		Truncation: truncate.Config{MaxBytes: 2 << 10},
+	})
+	read, err := llmtest.PathTool("read_file", func(path string) map[string]any {
+		return map[string]any{"content": strings.Repeat("line of "+path+"\n", 300)}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each turn reads the file the user names, then answers.
+	m := &llmtest.Model{Default: func(req *model.LLMRequest) (*genai.Content, error) {
+		last := req.Contents[len(req.Contents)-1]
+		if p := last.Parts[0]; p.Text != "" && last.Role == genai.RoleUser {
+			return genai.NewContentFromFunctionCall("read_file", map[string]any{"path": strings.TrimPrefix(p.Text, "read ")}, genai.RoleModel), nil
+		}
+		return genai.NewContentFromText("read it", genai.RoleModel), nil
+	}}
+	rc, err := h.Wire(runner.Config{Agent: wiringAgent(t, h, m, false, read), SessionService: store.Sessions,
+		ArtifactService: dbartifact.NewService(store.DB, dbartifact.Config{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRunner(t, rc)
+	const sessions, turns = 4, 8
+	errs := make([]error, sessions)
+	var wg sync.WaitGroup
+	for g := range sessions {
+		wg.Go(func() {
+			for i := range turns {
+				if err := turn(t, r, fmt.Sprint("c", g), fmt.Sprintf("read g%d/f%d.go", g, i)); err != nil {
+					errs[g] = fmt.Errorf("session c%d, turn %d: %w", g, i, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Close(t.Context()); err != nil { // waits for the compactions
+		t.Fatal(err)
+	}
+	for g := range sessions {
+		answers := 0
+		for _, e := range wiringEvents(t, store.Sessions, fmt.Sprint("c", g)) {
+			if e.Author == "assistant" && e.Content != nil && e.Content.Parts[0].Text == "read it" {
+				answers++
+			}
+		}
+		if answers != turns {
+			t.Errorf("session c%d stored %d answers, want %d", g, answers, turns)
+		}
 	}
 }

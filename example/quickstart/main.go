@@ -100,8 +100,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	// One SQLite file holds the sessions (adk-go's database service) and the tool outputs
 	// adkctx saves whole (dbartifact), over one connection pool closed last. gorm stays quiet:
 	// its default logger prints "record not found" whenever a session is looked up first.
+	// _txlock=immediate: adk-go creates a session and appends an event in a transaction that
+	// reads, then writes; begun immediate it waits for another session's writer (busy_timeout)
+	// instead of failing at once with SQLITE_BUSY when two sessions write together.
 	quiet := &gorm.Config{Logger: gormlogger.Discard}
-	db, err := gorm.Open(sqlite.Open(*dbPath+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)"), quiet)
+	db, err := gorm.Open(sqlite.Open(*dbPath+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate"), quiet)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ type runTestsArgs struct {
 }
 
 // newRunTestsTool is a tool that "runs the tests": 400 lines of go test -v output with one
-// failure in the middle, past what adkctx sends of a tool result (8 KiB, 200 lines by default):
+// failure in the middle, past what adkctx sends of a tool result (10 KiB, 256 lines by default):
 // the model gets the head and the tail, and the whole output is saved for the recall tools.
 func newRunTestsTool() (tool.Tool, error) {
 	return functiontool.New(functiontool.Config{Name: "run_tests", Description: "Runs go test -v on a package pattern and returns its output."},

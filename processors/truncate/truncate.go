@@ -68,13 +68,17 @@ func (c Config) WithDefaults() Config {
 // (strings by their raw length) and lines the lines of its strings.
 type Stats struct {
 	// Truncated is true when at least one string was cut (for Value: when the result differs from
-	// the input, which may also be an element left out or a value replaced by its JSON text).
+	// the input, which may also be an element left out, a value replaced by its JSON text or a
+	// number replaced by its text).
 	Truncated bool
 	// StringsCut is the number of strings (and []byte or JSON texts, for Value) that were cut.
 	StringsCut int
 	// ItemsOmitted is the number of list elements, map entries and unencodable values that Value
 	// left out whole.
 	ItemsOmitted int
+	// NumbersReplaced is the number of NaN and infinite floats, which JSON cannot hold, that
+	// Value replaced by their text ("NaN", "+Inf", "-Inf").
+	NumbersReplaced int
 	// OriginalBytes and OriginalLines measure the input.
 	OriginalBytes, OriginalLines int
 	// KeptBytes is the number of original bytes kept (markers not counted): OriginalBytes -
@@ -89,6 +93,7 @@ func (s *Stats) add(o Stats) {
 	s.Truncated = s.Truncated || o.Truncated
 	s.StringsCut += o.StringsCut
 	s.ItemsOmitted += o.ItemsOmitted
+	s.NumbersReplaced += o.NumbersReplaced
 	s.OriginalBytes += o.OriginalBytes
 	s.OriginalLines += o.OriginalLines
 	s.KeptBytes += o.KeptBytes

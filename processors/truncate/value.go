@@ -84,6 +84,12 @@ type Cut struct {
 //     measured in their JSON form: their JSON text decoded into maps and slices (numbers as
 //     json.Number) when it is at most 1 MiB, else the text itself. Within the budget they are kept
 //     as they are; otherwise that JSON form replaces them and is cut.
+//   - A NaN or infinite float64 or float32, which JSON has no number for (encoding/json refuses
+//     it, and adk-go's database session service with it the whole event), becomes the string
+//     "NaN", "+Inf" or "-Inf", however small the value holding it: the result is then never the
+//     same as v. It is measured as that string (the same bytes as the number's text, one line)
+//     and counted in Stats.NumbersReplaced. Inside a value of another Go type it makes the JSON
+//     form fail, like a channel (below).
 //   - Containers nested more than 64 levels deep are replaced by a head+tail cut of their JSON
 //     text; a value that cannot be encoded (a cycle, a channel, more than 1<<20 values) by a
 //     marker naming its type.
@@ -105,7 +111,7 @@ func Value(v any, cfg Config, note func(Cut) string) (any, Stats) {
 	cfg = cfg.WithDefaults()
 	z := sizer{capB: cfg.MaxBytes}
 	z.walk(v, 0)
-	if !z.over() && z.lines <= cfg.MaxLines {
+	if !z.over() && !z.nonFinite && z.lines <= cfg.MaxLines {
 		return v, Stats{OriginalBytes: z.bytes, KeptBytes: z.bytes, OriginalLines: z.lines}
 	}
 	var f fitter
@@ -150,7 +156,7 @@ func Value(v any, cfg Config, note func(Cut) string) (any, Stats) {
 		f.stats.add(st)
 	}
 	// Over the limits, or holding what cannot pass as it is: something was cut, left out or
-	// replaced by its JSON text.
+	// replaced by its JSON text or its text.
 	f.stats.Truncated = true
 	f.stats.KeptBytes = f.stats.OriginalBytes - f.stats.OmittedBytes
 	return out, f.stats
@@ -165,6 +171,9 @@ type sizer struct {
 	// deeper than maxDepth, more than maxNodes values, a value encoding/json rejects).
 	bad   bool
 	nodes int
+	// nonFinite: the value holds a NaN or an infinite float, which Value replaces by its text
+	// (as long as the number's; measured as that string, a line).
+	nonFinite bool
 }
 
 func (z *sizer) over() bool { return z.bad || z.bytes > z.capB }
@@ -233,6 +242,12 @@ func (z *sizer) walk(v any, depth int) {
 	default:
 		if n, ok := scalarLen(v); ok {
 			z.bytes += n
+			if _, bad := nonFiniteText(v); bad {
+				z.nonFinite = true
+				if z.bytes <= z.capB {
+					z.lines++ // as the string it becomes
+				}
+			}
 			return
 		}
 		// Another Go type: measured as Value would cut it, in its JSON form.
@@ -296,6 +311,25 @@ func scalarLen(v any) (int, bool) {
 	return 0, false
 }
 
+// nonFiniteText returns the text of a NaN or infinite float64 or float32 as strconv writes it
+// ("NaN", "+Inf", "-Inf"; scalarLen's length), and whether v is one. JSON has no such number:
+// encoding/json refuses it, and with it the whole tool result.
+func nonFiniteText(v any) (string, bool) {
+	var x float64
+	switch f := v.(type) {
+	case float64:
+		x = f
+	case float32:
+		x = float64(f)
+	default:
+		return "", false
+	}
+	if !math.IsNaN(x) && !math.IsInf(x, 0) {
+		return "", false
+	}
+	return strconv.FormatFloat(x, 'g', -1, 64), true
+}
+
 // fitter cuts a value that is over its budget. Leaves to cut are collected as jobs and cut once
 // every cut is decided, so that note knows their number.
 type fitter struct {
@@ -332,6 +366,12 @@ func (f *fitter) fit(v any, capB, capL, depth int, set func(string)) any {
 				strconv.Itoa(maxNodes)+" values,")
 		}
 		return f.encoded(v, capB, capL, set)
+	}
+	if text, ok := nonFiniteText(v); ok {
+		f.stats.OriginalBytes += len(text)
+		f.stats.OriginalLines++
+		f.stats.NumbersReplaced++
+		return text
 	}
 	if _, ok := scalarLen(v); ok {
 		f.keep(v)
@@ -503,7 +543,7 @@ func (f *fitter) container(v any, capB, capL, depth int) any {
 
 	// Share the budget between the kept elements.
 	sizes, lines := make([]int, len(kept)), make([]int, len(kept))
-	bad := make([]bool, len(kept))
+	refit := make([]bool, len(kept)) // holds what cannot pass as it is, within its share or not
 	room, lineRoom := budget, capL
 	if marker != "" {
 		room -= markerRoom(marker)
@@ -513,7 +553,7 @@ func (f *fitter) container(v any, capB, capL, depth int) any {
 		room -= el.overhead(i)
 		z := sizer{capB: budget}
 		z.walk(el.at(i), depth+1)
-		sizes[j], lines[j], bad[j] = z.bytes, z.lines, z.bad
+		sizes[j], lines[j], refit[j] = z.bytes, z.lines, z.bad || z.nonFinite
 		if z.over() {
 			// Unknown beyond the budget: it may need all it can get.
 			sizes[j], lines[j] = max(sizes[j], budget+1), capL+1
@@ -532,7 +572,7 @@ func (f *fitter) container(v any, capB, capL, depth int) any {
 	for j, i := range kept {
 		e := el.at(i)
 		f.stats.OriginalBytes += el.overhead(i)
-		if bad[j] || sizes[j] > capEach || lines[j] > capLines {
+		if refit[j] || sizes[j] > capEach || lines[j] > capLines {
 			f.path = append(f.path, segment(el, i))
 			c.put(j, f.fit(e, capEach, capLines, depth+1, c.setter(j)))
 			f.path = f.path[:len(f.path)-1]

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/tiktoken-go/tokenizer"
 	"google.golang.org/genai"
 
@@ -430,7 +431,7 @@ type fuzzRecord struct {
 }
 
 // valueFromBytes builds a nested value from fuzz bytes: maps, lists, strings of various sizes,
-// []byte, typed structs, long lists of numbers and deep nesting.
+// []byte, typed structs, long lists of numbers (some NaN or infinite) and deep nesting.
 func valueFromBytes(data []byte, depth int) any {
 	if len(data) == 0 {
 		return ""
@@ -463,8 +464,12 @@ func valueFromBytes(data []byte, depth int) any {
 		return fuzzRecord{Name: string(rest), Lines: strings.Split(strings.Repeat(string(rest)+"\n", int(op)), "\n")}
 	case op%8 == 6:
 		l := make([]any, int(op)*40)
+		specials := []float64{math.NaN(), math.Inf(1), math.Inf(-1)}
 		for i := range l {
 			l[i] = float64(i)
+			if len(rest) > 0 && i%(int(rest[0])+1) == 0 { // JSON has no number for these
+				l[i] = specials[i%len(specials)]
+			}
 		}
 		return l
 	default:
@@ -476,6 +481,8 @@ func FuzzValue(f *testing.F) {
 	f.Add([]byte{1, 4, 200, 'a', 'b', 2, 250, 'c'}, uint16(1024), uint8(20))
 	f.Add([]byte{0x61, 3, 255, 1, 2, 3, 7, 9}, uint16(4096), uint8(100))
 	f.Add([]byte{3, 'z'}, uint16(0), uint8(0))
+	f.Add([]byte{6, 4}, uint16(4096), uint8(100))       // NaN and ±Inf among numbers
+	f.Add([]byte{0x0e, 0}, uint16(512), uint8(9))       // nothing but
 	f.Add([]byte("10\xff000"), uint16(4096), uint8(23)) // a cut single line gains 2 lines
 	f.Add([]byte("1\x107"), uint16(1366), uint8(241))   // a line cut of empty lines gains bytes
 	f.Add([]byte{0xfc, 'x', 'y'}, uint16(2048), uint8(50))
@@ -488,7 +495,7 @@ func FuzzValue(f *testing.F) {
 		before := deepCopy(in)
 		var cuts []Cut
 		out, st := Value(in, cfg, noteCollector(&cuts))
-		if !cmp.Equal(before, in) {
+		if !cmp.Equal(before, in, cmpopts.EquateNaNs()) {
 			t.Fatalf("input mutated")
 		}
 		eff := cfg.WithDefaults()
@@ -542,5 +549,60 @@ func TestValueDeterministic(t *testing.T) {
 		if diff := cmp.Diff(firstCuts, cuts, asText); diff != "" || st != firstStats {
 			t.Fatalf("cuts or stats differ between runs: %+v vs %+v\n%.2000s", st, firstStats, diff)
 		}
+	}
+}
+
+// JSON has no NaN or infinity: a tool result holding one cannot be stored by adk-go's database
+// session service (encoding/json refuses it), so Value replaces every non-finite float64 and
+// float32, at any size and depth and whether or not anything else is cut, by its text as
+// strconv writes it, and counts it in Stats.NumbersReplaced.
+func TestValueNonFiniteNumbers(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	big := numberedLines(2000)
+	cfg := Config{MaxBytes: 4096, MaxLines: 100}
+	for _, tc := range []struct {
+		name     string
+		in       any
+		want     any // nil: only checked to encode, with replaced numbers
+		replaced int
+		cut      int
+	}{
+		{name: "bare NaN", in: nan, want: "NaN", replaced: 1},
+		{name: "bare float32 -Inf", in: float32(math.Inf(-1)), want: "-Inf", replaced: 1},
+		{name: "small map", in: map[string]any{"x": nan, "y": 1.5, "z": "ok"},
+			want: map[string]any{"x": "NaN", "y": 1.5, "z": "ok"}, replaced: 1},
+		{name: "+Inf and -Inf in a list", in: map[string]any{"l": []any{inf, -inf, 0.0, float32(inf)}},
+			want: map[string]any{"l": []any{"+Inf", "-Inf", 0.0, "+Inf"}}, replaced: 3},
+		{name: "deep", in: map[string]any{"a": []any{map[string]any{"b": []any{nan}}}},
+			want: map[string]any{"a": []any{map[string]any{"b": []any{"NaN"}}}}, replaced: 1},
+		{name: "beside a cut string", in: map[string]any{"stdout": big, "score": nan}, replaced: 1, cut: 1},
+		{name: "many", in: map[string]any{"l": slices.Repeat([]any{nan}, 90)},
+			want: map[string]any{"l": slices.Repeat([]any{"NaN"}, 90)}, replaced: 90},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := deepCopy(tc.in)
+			out, st := Value(tc.in, cfg, nil)
+			if !cmp.Equal(before, tc.in, cmpopts.EquateNaNs()) {
+				t.Fatal("input mutated")
+			}
+			if _, err := json.Marshal(out); err != nil {
+				t.Fatalf("the result cannot be encoded: %v", err)
+			}
+			if tc.want != nil {
+				if diff := cmp.Diff(tc.want, out); diff != "" {
+					t.Errorf("result (-want +got):\n%s", diff)
+				}
+			}
+			if !st.Truncated || st.NumbersReplaced != tc.replaced || st.StringsCut != tc.cut || st.ItemsOmitted != 0 {
+				t.Errorf("stats %+v; want Truncated, %d numbers replaced, %d strings cut, none omitted", st, tc.replaced, tc.cut)
+			}
+			// The text of a number is as long as the number: nothing cut, nothing grew.
+			if b, _ := sizeOf(out); st.StringsCut == 0 && (st.OriginalBytes != b || st.KeptBytes != b) {
+				t.Errorf("stats %+v, result %d bytes", st, b)
+			}
+			if again, st2 := Value(out, cfg, nil); st2.Truncated || !cmp.Equal(out, again) {
+				t.Errorf("not idempotent: %+v", st2)
+			}
+		})
 	}
 }

@@ -17,7 +17,7 @@
 // (recall.ChunkStore) the recall tools read one page of a 2 MB output in one or two chunks
 // instead of the whole.
 //
-//	db, err := gorm.Open(sqlite.Open("sessions.db?_pragma=busy_timeout(10000)"))
+//	db, err := gorm.Open(sqlite.Open("sessions.db?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate"))
 //	artifacts := dbartifact.NewService(db, dbartifact.Config{})
 //	err = dbartifact.Migrate(ctx, db)
 //

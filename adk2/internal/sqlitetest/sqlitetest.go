@@ -30,6 +30,15 @@ type Store struct {
 	closeOnce sync.Once
 }
 
+// DSN is the data source name the README and the quickstart give applications for the SQLite
+// file at path: writers wait for each other (busy_timeout), readers do not wait for writers
+// (WAL), and every transaction takes the write lock when it begins (_txlock=immediate), so a
+// transaction that reads and then writes waits for another writer instead of failing at once
+// with SQLITE_BUSY (the busy timeout cannot help a read lock that must become a write lock).
+func DSN(path string) string {
+	return path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate"
+}
+
 // TempDSN names a fresh file in tb's temporary directory, with a busy timeout so that writers
 // sharing it wait for each other instead of failing.
 func TempDSN(tb testing.TB) string {

@@ -85,6 +85,7 @@ const (
 	OutcomeBackoff   Outcome = "backoff"   // skipped: the session's last attempts failed (see Config.Backoff)
 	OutcomeConflict  Outcome = "conflict"  // discarded: a newer marker was stored first
 	OutcomeFailed    Outcome = "failed"    // every summarizer failed, or the store did
+	OutcomeCanceled  Outcome = "canceled"  // a manual compaction's caller cancelled it or its deadline passed: no failure of the session
 	OutcomeClosed    Outcome = "closed"    // not run: the compactor was closed
 )
 
@@ -374,12 +375,24 @@ func (c *Compactor) attempt(ctx context.Context, r Request, manual bool) Attempt
 	}
 	// A background compaction outlives the request that triggered it; a manual one is the
 	// caller's to cancel.
+	caller := ctx
 	if !manual {
 		ctx = context.WithoutCancel(ctx)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	c.run(ctx, r, &a)
+	if a.Outcome == OutcomeFailed && caller.Err() != nil {
+		// The caller gave up (cancelled, or its deadline passed before Config.Timeout): that
+		// says nothing of the session's summarizer or store, so it neither backs the session
+		// off nor resets a backoff. The driver's error need not wrap the context's, so the
+		// context decides, not the error.
+		a.Outcome = OutcomeCanceled
+		if b, ok := c.failures.Get(r.Session); ok {
+			a.Failures = b.failures
+		}
+		return a
+	}
 	switch a.Outcome {
 	case OutcomeFailed:
 		var b backoff

@@ -812,3 +812,72 @@ func TestCoalescedRunReadsAfterTheRunItWaitedFor(t *testing.T) {
 		}
 	})
 }
+
+// A manual compaction that ends because its caller's context was cancelled or its deadline
+// passed is not a failure of the session: it is reported as canceled, counts no failure and
+// starts no backoff, so the next automatic compaction runs (a real summarizer failure still
+// backs off: TestCompactorBackoff). Config.Timeout is the compactor's own bound, not the
+// caller's: an attempt it ends still fails (TestCompactorTimeoutReleasesSession).
+func TestCompactorCallerCancelIsNoFailure(t *testing.T) {
+	// honest summarizes unless its context is done; cancelInside ends the caller's context
+	// while the summary is being written.
+	var cancelInside atomic.Pointer[context.CancelFunc]
+	honest := &funcSummarizer{name: "honest", f: func(ctx context.Context, in SummaryInput) (*Summary, error) {
+		if f := cancelInside.Swap(nil); f != nil {
+			(*f)()
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return &Summary{Content: genai.NewContentFromText("S", genai.RoleUser)}, nil
+	}}
+	tests := []struct {
+		name       string
+		noFallback bool
+		// ctx returns the caller's context of the manual compaction.
+		ctx  func() context.Context
+		want error
+	}{
+		{"canceled before", false, func() context.Context {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			return ctx
+		}, context.Canceled},
+		{"canceled before, no fallback", true, func() context.Context {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			return ctx
+		}, context.Canceled},
+		{"canceled while summarizing", true, func() context.Context {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancelInside.Store(&cancel)
+			return ctx
+		}, context.Canceled},
+		{"caller's deadline passed", true, func() context.Context {
+			ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+			t.Cleanup(cancel)
+			return ctx
+		}, context.DeadlineExceeded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := &clock{now: at(10_000)}
+			rep := &reports{}
+			c, err := New(Config{Summarizer: honest, NoFallback: tt.noFallback, Synchronous: true, Backoff: time.Minute, Interval: 2},
+				Deps{Store: newStore(turns(1, 8)...), Report: rep.add, Now: clk.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m, err := c.Compact(tt.ctx(), manual); !errors.Is(err, tt.want) || m != nil {
+				t.Fatalf("cancelled Compact = %v, %v; want no marker and %v", m, err, tt.want)
+			}
+			if a := rep.lastAttempt(t); a.Outcome != OutcomeCanceled || a.Failures != 0 {
+				t.Fatalf("cancelled attempt: %s with %d failures; want %s with 0", a.Outcome, a.Failures, OutcomeCanceled)
+			}
+			c.Schedule(Request{Session: sess, Trigger: TriggerInvocations, Invocation: "i8"})
+			if a := rep.lastAttempt(t); a.Outcome != OutcomeCompacted || a.Failures != 0 {
+				t.Fatalf("the automatic compaction after it: %s with %d failures (%v); want it to run and compact", a.Outcome, a.Failures, a.Err)
+			}
+		})
+	}
+}

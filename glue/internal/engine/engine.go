@@ -146,8 +146,8 @@ func (e *Engine) CompactionOn() bool { return e.cfg.Compaction != nil }
 func (e *Engine) Reader() *history.Reader { return e.reader }
 
 // errSecondStore is UseStore's error for a second store.
-var errSecondStore = errors.New("adkctx: this Hooks already holds a session store: one Hooks serves one store " +
-	"(wire every runner over that store with it, or make another Hooks for another store)")
+var errSecondStore = &adkctx.WiringError{Problem: "second_store", Message: "this Hooks already holds a session store: one Hooks " +
+	"serves one store (wire every runner over that store with it, or make another Hooks for another store)"}
 
 // UseStore sets where compaction reads sessions and appends markers (the glue's wrapper over
 // the runner's session service) and starts the compactor. A Hooks holds one store: a second one

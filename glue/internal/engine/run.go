@@ -135,7 +135,7 @@ func (e *Engine) AfterRun(ctx context.Context, s compactor.Session, invocation s
 }
 
 // reportCompaction logs and measures one compaction attempt: Warn when it failed or its primary
-// summarizer did, Info when it compacted, Debug otherwise.
+// summarizer did, Info when it compacted or its caller cancelled it, Debug otherwise.
 func (e *Engine) reportCompaction(a compactor.Attempt) {
 	if a.Outcome == compactor.OutcomeCompacted || a.Outcome == compactor.OutcomeNothing && a.Trigger == compaction.TriggerTokens {
 		e.compacted(a.Request.Session, a.Shrunk)
@@ -178,6 +178,9 @@ func (e *Engine) reportCompaction(a compactor.Attempt) {
 		fields = append(fields, zap.String("error_kind", string(kind)), zap.String("error", msg), zap.Int("consecutive_failures", a.Failures))
 	}
 	switch {
+	case a.Outcome == compactor.OutcomeCanceled:
+		// The caller of a manual compaction gave up: it has the error; nothing is wrong.
+		e.log.Info("compaction", fields...)
 	case a.Outcome == compactor.OutcomeFailed, a.PrimaryErr != nil:
 		// A primary summarizer that failed is news to an operator filtering on Warn (quota
 		// exhausted, a key revoked) even when the fallback wrote the summary.

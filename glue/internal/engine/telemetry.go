@@ -203,7 +203,7 @@ func newTelemetry(cfg adkctx.Config, registry *budget.Registry) (*telemetry, err
 var (
 	triggers = [...]compaction.Trigger{compaction.TriggerInvocations, compaction.TriggerTokens, compaction.TriggerManual}
 	outcomes = [...]compactor.Outcome{compactor.OutcomeCompacted, compactor.OutcomeNothing, compactor.OutcomeCoalesced,
-		compactor.OutcomeBackoff, compactor.OutcomeConflict, compactor.OutcomeFailed, compactor.OutcomeClosed}
+		compactor.OutcomeBackoff, compactor.OutcomeConflict, compactor.OutcomeFailed, compactor.OutcomeCanceled, compactor.OutcomeClosed}
 )
 
 // zeroSeries adds 0 to the counters whose attribute sets are fixed, so a Prometheus scrape shows

@@ -103,7 +103,7 @@ func TestFixedSeriesStartAtZero(t *testing.T) {
 		}
 		return n
 	}
-	want := map[string]int{MetricCompactions: 3 * 7, MetricFallbacks: 16, MetricFilesSkipped: 1}
+	want := map[string]int{MetricCompactions: 3 * 8, MetricFallbacks: 16, MetricFilesSkipped: 1}
 	if diff := cmp.Diff(want, count(series(t, reader))); diff != "" {
 		t.Errorf("zero series after New (-want +got):\n%s", diff)
 	}

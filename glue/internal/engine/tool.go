@@ -81,6 +81,7 @@ func (e *Engine) AfterTool(ctx context.Context, c Call, tool, callID string, res
 		zap.Int("omitted_lines", stats.OmittedLines),
 		zap.Int("strings_cut", stats.StringsCut),
 		zap.Int("items_omitted", stats.ItemsOmitted),
+		zap.Int("numbers_replaced", stats.NumbersReplaced),
 		zap.Strings("artifacts", names),
 	)
 	e.tel.truncation(ctx, tool, stats.OriginalBytes, stats.KeptBytes)
