@@ -57,12 +57,13 @@ type chain struct {
 	base []steps.Measure // the measures m started from, aligned with the contents then
 
 	// Set by the steps, for BeforeModel.
-	recallOutputs bool          // the recall step: req declared read_saved_output
-	budget        budgetReport  // the budget step's decision
-	print, sized  prefixPrint   // the budget step: the request as sent, and before its trim
-	err           error         // the budget step's refusal
-	reports       []stepReport  // in the entry's order (see runChain); nil: nothing reported
-	buf           [8]stepReport // reports' backing array for up to 8 steps
+	recallOutputs  bool          // the recall step: the agent declares read_saved_output
+	withheldTokens int           // the recall step: the estimate of the declarations it withheld
+	budget         budgetReport  // the budget step's decision
+	print, sized   prefixPrint   // the budget step: the request as sent, and before its trim
+	err            error         // the budget step's refusal
+	reports        []stepReport  // in the entry's order (see runChain); nil: nothing reported
+	buf            [8]stepReport // reports' backing array for up to 8 steps
 }
 
 // runChain runs steps on req (BeforeModel runs requestSteps) and returns what they share and

@@ -70,7 +70,7 @@ func (e *Engine) beforeModel(ctx context.Context, c Call, state StateReader, req
 		in.stream.prefix, in.stream.sized, in.stream.turnsDrop = r.print, r.sized, d.TurnsDropped
 	}
 	prevSent := st.swapSent(sent, r.print, in.limits.Usable)
-	tokenLimit := e.track(st, req.Model, in.limits, d, r.err == nil)
+	tokenLimit := e.track(st, req.Model, in.limits, d, r.err == nil, r.withheldTokens)
 	st.mu.Unlock()
 
 	if cp := e.getCompactor(); cp != nil && d.OverSoft {
@@ -181,14 +181,16 @@ func (e *Engine) sentCopy(req *request.LLMRequest, refused error) *request.LLMRe
 // track records decision d in the session's state (st.mu held) and returns the soft limit in the
 // compactor's unit (estimated tokens of the history alone). What is stored next is added to the
 // projection of the next request (waitIfOverHard), which schedules the token compaction once
-// that request passes the soft limit.
-func (e *Engine) track(st *sessionState, model string, limits budget.Limits, d steps.BudgetDecision, sent bool) (tokenLimit int) {
+// that request passes the soft limit. The limit counts the recall tools' declarations the
+// request withheld (withheld, estimated): the summary a compaction stores gives them a use, so
+// the requests after it declare them, and its raw tail is sized for those requests.
+func (e *Engine) track(st *sessionState, model string, limits budget.Limits, d steps.BudgetDecision, sent bool, withheld int) (tokenLimit int) {
 	if sent {
 		// The next request is built from the view, not from this one as trimmed: it is
 		// projected from the request before the budget's cuts.
 		st.lastEstimate, st.lastModel, st.added, st.softTriggered = d.EstimatedTokens, model, 0, false
 	}
-	st.tokenLimit = max(int(float64(limits.Soft)/calibrationFactor(d))-d.FixedTokens, 1)
+	st.tokenLimit = max(int(float64(limits.Soft)/calibrationFactor(d))-d.FixedTokens-withheld, 1)
 	return st.tokenLimit
 }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 
+	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/glue/internal/readback"
 )
 
@@ -27,7 +28,11 @@ func (e *Engine) recallStep(_ context.Context, c *chain) stepReport {
 	need := readback.Needed(c.req.Contents)
 	shown := readback.Installed{Outputs: agent.Outputs && need.Outputs, History: agent.History && need.History}
 	// A group the agent declares only in part is left as it is: its notes never name it.
-	c.req.Config = readback.Withhold(c.req.Config, readback.Installed{Outputs: shown.Outputs || !agent.Outputs, History: shown.History || !agent.History})
+	declared := c.req.Config
+	c.req.Config = readback.Withhold(declared, readback.Installed{Outputs: shown.Outputs || !agent.Outputs, History: shown.History || !agent.History})
+	if c.req.Config != declared {
+		c.withheldTokens = budget.EstimateRequest(nil, declared) - budget.EstimateRequest(nil, c.req.Config)
+	}
 	if shown != (readback.Installed{}) {
 		c.req.Contents = readback.RewriteNotes(c.req.Contents, shown)
 	}
