@@ -17,6 +17,7 @@ import (
 	"github.com/adkctx/adkctx/glue/internal/compactor"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/response"
+	"github.com/adkctx/adkctx/recall"
 )
 
 // A token compaction comes when the window needs it, not a tool result earlier: a request a
@@ -114,5 +115,42 @@ func TestTokenCompactionBeforeTheNextTurn(t *testing.T) {
 	e.OnEvent(context.Background(), s, call.inv, answer, true)
 	if n := attempts(); n != 1 {
 		t.Errorf("%d compactions after the final answer, want 1: the next turn's request passes the soft limit", n)
+	}
+}
+
+// A request that withholds the recall tools' declarations (nothing to recall yet) gives the
+// compactor a token limit that counts them: the summary a compaction stores gives them a use,
+// so the requests after it declare them, and the raw tail it keeps must leave room for that.
+func TestTokenLimitCountsTheWithheldRecallDeclarations(t *testing.T) {
+	info := budget.ModelInfo{Name: "m", ContextWindow: 32_768, MaxOutputTokens: 1024}
+	e, err := New(adkctx.Config{Models: []budget.ModelInfo{info}, Compaction: &compaction.Config{Synchronous: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.UseStore(&memStore{}); err != nil {
+		t.Fatal(err)
+	}
+	e.UseRecall(func(compactor.Session) recall.Store { return nil })
+	var decls []*genai.FunctionDeclaration
+	for _, name := range []string{recall.ToolReadOutput, recall.ToolSearchOutputs, recall.ToolSearchHistory, recall.ToolReadTurn, "grep"} {
+		decls = append(decls, &genai.FunctionDeclaration{Name: name, Description: "reads what " + name + " reads, by name, range or query"})
+	}
+	cfg := &genai.GenerateContentConfig{Tools: []*genai.Tool{{FunctionDeclarations: decls}}}
+	req := &request.LLMRequest{Model: info.Name, Config: cfg, Contents: []*genai.Content{genai.NewContentFromText("list the files", genai.RoleUser)}}
+	call := testCall{inv: "inv-1"}
+	if err := e.BeforeModel(context.Background(), call, nil, req, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(req.Config.Tools[0].FunctionDeclarations); n != 1 {
+		t.Fatalf("the request declares %d functions, want grep alone (nothing to recall yet)", n)
+	}
+	st := e.state(compactor.Session{App: "app", User: "user", ID: "s1"})
+	st.mu.Lock()
+	got := st.tokenLimit
+	st.mu.Unlock()
+	limits := e.Limits(info.Name)
+	if want := limits.Soft - budget.EstimateRequest(nil, cfg); got != want {
+		t.Errorf("token limit %d, want %d: the soft limit less the instruction and tools the agent declares (%d sent)",
+			got, want, budget.EstimateRequest(nil, req.Config))
 	}
 }
