@@ -113,9 +113,12 @@ const (
 //     newest step stay);
 //  3. cut the newest turn's function responses to one shared budget (head and tail kept);
 //  4. cut the pinned summary head and tail, with a visible marker;
-//  5. keep only the newest turn's user message and newest step, and cut the step's function
-//     responses, the summary and the user's message to shares of what is left, each head and tail
-//     with a visible marker (a long task beside a long system instruction in a small window);
+//  5. once the model has acted on the newest turn's user message (the turn has a step), keep
+//     only that message and the newest step, and cut the step's function responses, the summary
+//     and the message to shares of what is left, each head and tail with a visible marker (a long
+//     task beside a long system instruction in a small window: the agent goes on with its work
+//     rather than stop in the middle of it; a message too large for the window before the model
+//     saw it is refused, so the application can tell the person);
 //  6. when the margin is a prior (budget.MarginPrior: the model has reported no count yet),
 //     drop it (MarginWaived) and, unless the prediction alone fits as is, take steps 1–4 again
 //     against the prediction alone: a first request its estimate fits is sent, and the model's
@@ -514,7 +517,8 @@ const minShareTokens = 64
 // cutToStep keeps the pinned contents, the newest turn's user message and its newest step (the
 // model's last content and what follows it), and cuts the step's function responses, the pinned
 // contents and the user's message, head and tail, to shares of what the rest leaves under hard:
-// a part that needs less than an equal share keeps what it needs, the others share the rest.
+// a part that needs less than an equal share keeps what it needs, the others share the rest. A
+// turn with no step yet is left to the refusal.
 func (t *trimmer) cutToStep(fixed, hard int, f float64, d *BudgetDecision) ([]*genai.Content, bool) {
 	first := t.newest()
 	if first >= len(t.contents) || !isUserMessage(t.contents[first]) {
@@ -525,7 +529,7 @@ func (t *trimmer) cutToStep(fixed, hard int, f float64, d *BudgetDecision) ([]*g
 		step--
 	}
 	if step == first {
-		step = first + 1 // no model content yet: the user's message and what follows it
+		return nil, false // the model has not acted on the message yet
 	}
 	older, steps := len(t.starts)-1, 0
 	for j := first + 1; j < step; j++ {

@@ -69,11 +69,9 @@ func TestEnforceBudgetReportsWhatItTook(t *testing.T) {
 func TestBudgetExceededErrorStatesTheMargin(t *testing.T) {
 	const margin = 300
 	predict := func(n int) calibrate.Prediction { return calibrate.Prediction{Tokens: n, Margin: margin} }
-	// ~900 tokens of instruction (never cut) and a short question: the request fits 1,000
-	// alone, not with the margin, and cutting the question cannot make room for it.
-	instruction := "Answer briefly. " + strings.Repeat("word ", 700)
-	req := &request.LLMRequest{Model: "m", Contents: []*genai.Content{userText("What failed in the build?")},
-		Config: &genai.GenerateContentConfig{SystemInstruction: userText(instruction)}}
+	text := strings.Repeat("word ", 700) // ~900 tokens: fits 1,000 alone, not with the margin
+	req := &request.LLMRequest{Model: "m", Contents: []*genai.Content{userText(text)},
+		Config: &genai.GenerateContentConfig{SystemInstruction: userText("Answer briefly.")}}
 	limits := budget.Limits{Window: 4_000, Usable: 2_000, Soft: 500, Hard: 1_000}
 	d, err := steps.EnforceBudget(req, steps.BudgetInput{Limits: limits, Predict: predict})
 	var tooBig *request.BudgetExceededError

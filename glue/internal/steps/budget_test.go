@@ -115,8 +115,7 @@ func TestEnforceBudgetTrimsTheNewestTurnsToolLoop(t *testing.T) {
 }
 
 // When the newest step does not fit, its tool results are cut (head and tail kept) to the room
-// left; only a request whose instruction and tools leave no room for the rest is refused,
-// unchanged.
+// left; only a request whose newest turn does not fit even then is refused, unchanged.
 func TestEnforceBudgetCutsTheNewestResultsBeforeRefusing(t *testing.T) {
 	big := strings.Repeat("line of build output\n", 100) + "FAILED: exit status 2\n"
 	contents := []*genai.Content{userText("build"), modelCall("s1"), toolResult("s1", big), modelCall("s2"), toolResult("s2", big+big+big)}
@@ -137,9 +136,8 @@ func TestEnforceBudgetCutsTheNewestResultsBeforeRefusing(t *testing.T) {
 	}
 	checkPairs(t, req.Contents)
 
-	huge := []*genai.Content{userText("build")}
-	req = &request.LLMRequest{Model: "m", Contents: huge,
-		Config: &genai.GenerateContentConfig{SystemInstruction: userText(strings.Repeat("word ", 2_000))}}
+	huge := []*genai.Content{userText(strings.Repeat("word ", 2_000))}
+	req = &request.LLMRequest{Model: "m", Contents: huge}
 	_, err = steps.EnforceBudget(req, steps.BudgetInput{Limits: limitsOf(1_000)})
 	var tooBig *request.BudgetExceededError
 	if !errors.As(err, &tooBig) {
@@ -362,9 +360,10 @@ func concat(parts ...[]*genai.Content) []*genai.Content {
 }
 
 // A long task beside a long instruction in a small window (an agent's whole session is one
-// turn): rather than refuse, the request keeps the task's head and tail, the newest step and the
-// summary, each cut to a share of what the instruction leaves, so the agent goes on. A request is
-// refused only when the instruction and tools leave too little for them.
+// turn): once the model has acted on the task, rather than refuse, the request keeps the task's
+// head and tail, the newest step and the summary, each cut to a share of what the instruction
+// leaves, so the agent goes on. A request is refused when the model has not seen the task yet,
+// or when the instruction and tools leave too little.
 func TestEnforceBudgetCutsTheTaskBeforeRefusing(t *testing.T) {
 	const head = "Fix the bug in /testbed/src/pydicom/dataset.py: "
 	const tail = " Do not change the tests."
@@ -381,7 +380,6 @@ func TestEnforceBudgetCutsTheTaskBeforeRefusing(t *testing.T) {
 		summary              bool
 		hard                 int
 	}{
-		{"the task alone", 1_200, 900, 0, 0, false, 3_500},
 		{"the task and one step", 1_200, 900, 1, 200, false, 3_500},
 		{"the task and six steps", 1_000, 700, 6, 150, false, 3_500},
 		{"a summary, the task and a step", 1_000, 600, 1, 300, true, 3_500},
@@ -427,13 +425,20 @@ func TestEnforceBudgetCutsTheTaskBeforeRefusing(t *testing.T) {
 		})
 	}
 
-	// The instruction leaves under 64 tokens: refused, the request unchanged.
-	contents := []*genai.Content{userText(task(900))}
-	req := &request.LLMRequest{Model: "m", Contents: contents,
-		Config: &genai.GenerateContentConfig{SystemInstruction: userText(strings.Repeat("rule ", 3_150))}}
-	_, err := steps.EnforceBudget(req, steps.BudgetInput{Limits: limitsOf(3_500)})
-	var tooBig *request.BudgetExceededError
-	if !errors.As(err, &tooBig) || req.Contents[0] != contents[0] {
-		t.Fatalf("err = %v (request changed: %v), want *BudgetExceededError and the request as it was", err, req.Contents[0] != contents[0])
+	for _, tc := range []struct {
+		name        string
+		contents    []*genai.Content
+		instruction int
+	}{
+		{"the model has not seen the task", []*genai.Content{userText(task(900))}, 1_200},
+		{"the instruction leaves under 64 tokens", append([]*genai.Content{userText(task(900))}, step(0, 200)...), 3_150},
+	} {
+		req := &request.LLMRequest{Model: "m", Contents: slices.Clone(tc.contents),
+			Config: &genai.GenerateContentConfig{SystemInstruction: userText(strings.Repeat("rule ", tc.instruction))}}
+		_, err := steps.EnforceBudget(req, steps.BudgetInput{Limits: limitsOf(3_500)})
+		var tooBig *request.BudgetExceededError
+		if !errors.As(err, &tooBig) || !slices.Equal(req.Contents, tc.contents) {
+			t.Errorf("%s: err = %v, want *BudgetExceededError and the request as it was", tc.name, err)
+		}
 	}
 }
