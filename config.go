@@ -23,6 +23,7 @@ import (
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/instructions"
 	"github.com/adkctx/adkctx/internal/config"
+	"github.com/adkctx/adkctx/internal/modelname"
 	"github.com/adkctx/adkctx/processors/truncate"
 )
 
@@ -34,8 +35,10 @@ type Config struct {
 	Logger *zap.Logger
 
 	// Models adds or overrides model limits, matched like the built-in table (by name prefix,
-	// ignoring "models/" and version suffixes). An entry without a ContextWindow keeps the
-	// built-in (or fallback) window and overrides what it sets. Default: none.
+	// ignoring case, "models/" and version suffixes). An entry without a ContextWindow keeps the
+	// built-in (or fallback) window and overrides what it sets. Each entry must name a model no
+	// other entry names, and a ContextWindow it sets is at least budget.MinContextWindow (1,024
+	// tokens); see budget.ModelInfo.Validate. Default: none.
 	Models []budget.ModelInfo
 
 	// Limits sets the output reserve and the soft and hard limits. Default: reserve min(max
@@ -86,14 +89,19 @@ type ConfigError = config.Error
 func (c *Config) Validate() error {
 	var errs []error
 	errs = append(errs, config.Nest("Limits", c.Limits.Validate()), config.Nest("Truncation", c.Truncation.Validate()))
+	first := map[string]int{} // normalized name → index of its first entry
 	for i, m := range c.Models {
-		field := fmt.Sprintf("Models[%d]", i)
-		switch {
-		case m.Name == "":
-			errs = append(errs, config.Errorf(field, m, "an entry needs a name"))
-		case m.ContextWindow < 0 || m.MaxOutputTokens < 0:
-			errs = append(errs, config.Errorf(field, m, "windows must be ≥ 0"))
+		errs = append(errs, config.Nest(fmt.Sprintf("Models[%d]", i), m.Validate()))
+		name := modelname.Normalize(m.Name)
+		if name == "" {
+			continue
 		}
+		if j, ok := first[name]; ok {
+			errs = append(errs, config.Errorf(fmt.Sprintf("Models[%d].Name", i), m.Name,
+				"names the model Models[%d] names (%q): one entry per model, or the first wins unseen", j, c.Models[j].Name))
+			continue
+		}
+		first[name] = i
 	}
 	if ic := c.Instructions; ic != nil {
 		if ic.WorkDir != "" {

@@ -1,7 +1,11 @@
 package budget
 
 import (
+	"errors"
 	"strings"
+
+	"github.com/adkctx/adkctx/internal/config"
+	"github.com/adkctx/adkctx/internal/modelname"
 )
 
 // Fallback figures used for a model the registry does not know. They are
@@ -18,9 +22,13 @@ type ModelInfo struct {
 	// entry matches ("gemini-2.5-flash"); from Lookup it is the name that was
 	// looked up, as given.
 	Name string
-	// ContextWindow is the maximum number of input tokens.
+	// ContextWindow is the maximum number of input tokens. In an override, 0 keeps the
+	// built-in (or fallback) figure; any other value must be at least MinContextWindow.
 	ContextWindow int
-	// MaxOutputTokens is the maximum number of output tokens.
+	// MaxOutputTokens is the maximum number of output tokens. It is a limit of its own: a
+	// provider that counts input and output apart may allow more output than input (the
+	// built-in speech models do), and the budget reserves at most a tenth, and never more than
+	// half, of the window for it. In an override, 0 keeps the built-in (or fallback) figure.
 	MaxOutputTokens int
 	// Provider is the model's provider as the OpenTelemetry GenAI semantic conventions name it
 	// in gen_ai.provider.name ("gcp.gemini", "gcp.vertex_ai", "gcp.gen_ai", "openai",
@@ -32,6 +40,38 @@ type ModelInfo struct {
 	Match string
 	// Source is set by Lookup: where the figures come from.
 	Source WindowSource
+}
+
+// MinContextWindow is the smallest ContextWindow an override may set, in tokens. Below it a
+// window holds no useful request: a system instruction, the declarations of a few tools and one
+// turn take about a thousand tokens, and the hard limit is 95% of what the output reserve leaves.
+// No model in use has a window near it (the smallest built-in is 8,192), so a smaller figure is a
+// mistake (10 for 10,000, 1000 for 1,000,000).
+const MinContextWindow = 1024
+
+// Validate reports what makes m unusable as an override (adkctx.Config.Models): an empty name,
+// a negative figure, a ContextWindow below MinContextWindow. Every problem is an
+// *adkctx.ConfigError naming the field; all are joined.
+func (m ModelInfo) Validate() error {
+	var errs []error
+	if strings.TrimSpace(m.Name) == "" || normalizeModelName(m.Name) == "" {
+		var v any // an empty name is not printed
+		if m.Name != "" {
+			v = m.Name
+		}
+		errs = append(errs, config.Errorf("Name", v, "an entry needs the name of the model it describes"))
+	}
+	switch {
+	case m.ContextWindow < 0:
+		errs = append(errs, config.Errorf("ContextWindow", m.ContextWindow, "must be ≥ 0 (0 keeps the built-in figure)"))
+	case m.ContextWindow > 0 && m.ContextWindow < MinContextWindow:
+		errs = append(errs, config.Errorf("ContextWindow", m.ContextWindow,
+			"is below %d tokens, which no request fits in (0 keeps the built-in figure)", MinContextWindow))
+	}
+	if m.MaxOutputTokens < 0 {
+		errs = append(errs, config.Errorf("MaxOutputTokens", m.MaxOutputTokens, "must be ≥ 0 (0 keeps the built-in figure)"))
+	}
+	return errors.Join(errs...)
 }
 
 // WindowSource says where a looked-up model's figures come from.
@@ -156,13 +196,7 @@ func NewRegistry(overrides ...ModelInfo) *Registry {
 // prefix ("models/", "publishers/google/models/", "openai/",
 // "projects/p/locations/l/publishers/google/models/"): everything up to the
 // last '/'.
-func normalizeModelName(name string) string {
-	name = strings.TrimSpace(name)
-	if i := strings.LastIndexByte(name, '/'); i >= 0 {
-		name = name[i+1:]
-	}
-	return strings.ToLower(name)
-}
+func normalizeModelName(name string) string { return modelname.Normalize(name) }
 
 // isBoundary reports whether c may follow a matched prefix: the entry
 // "gpt-4" must not match "gpt-4o", but "gemini-2.5-flash" matches

@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/processors/truncate"
 )
 
 // ExcerptsOf names the tool results a view shows as excerpts, each as stored and exactly as the
@@ -85,5 +89,56 @@ func TestResultCoveredIsWhatTheMarkerAdds(t *testing.T) {
 	}
 	if diff := cmp.Diff(want("i5", "i6", "i7"), ids(res.Covered)); diff != "" {
 		t.Errorf("second marker newly covers (-want +got):\n%s", diff)
+	}
+}
+
+// An excerpt of a text truncation cut states the size of the output the cut was taken from and
+// carries the cut's note (where that output is kept) after ExcerptHead, wherever the text sits
+// in the result (a map entry, a list element, deeper); a text truncation did not cut keeps
+// ExcerptNote. The stored result is never modified.
+func TestExcerptOfACutTextStatesTheOriginal(t *testing.T) {
+	original := strings.Repeat("2026-11-28 a line of the service's log\n", 800)
+	note := `full output saved as artifact "adkctx-tool-output-logs-call-1.txt"`
+	cutText, st := truncate.Text(original, truncate.Config{MaxBytes: 8 << 10, MaxLines: 200}, note)
+	whole := strings.Repeat("a line truncation did not cut\n", 60)
+	for _, tc := range []struct {
+		name   string
+		result map[string]any
+		at     func(map[string]any) string // the cut text as the view shows it
+	}{
+		{"a map entry", map[string]any{"output": cutText, "other": whole},
+			func(m map[string]any) string { return m["output"].(string) }},
+		{"a list element", map[string]any{"runs": []any{"ok", cutText}},
+			func(m map[string]any) string { return m["runs"].([]any)[1].(string) }},
+		{"deeper", map[string]any{"runs": []any{map[string]any{"log": cutText}}},
+			func(m map[string]any) string { return m["runs"].([]any)[0].(map[string]any)["log"].(string) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := fmt.Sprint(tc.result)
+			ev := Event{ID: "e1", InvocationID: "i1", Author: "user", Timestamp: time.Unix(1e9, 0),
+				Content: &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{genai.NewPartFromFunctionResponse("logs", tc.result)}}}
+			got := ExcerptsOf([]Event{ev}, &Marker{ExcerptedEventIDs: []string{"e1"}, ExcerptBytes: 1024})
+			if len(got) != 1 {
+				t.Fatalf("ExcerptsOf = %+v", got)
+			}
+			if fmt.Sprint(tc.result) != before {
+				t.Fatal("the stored result changed")
+			}
+			marks := truncate.FindMarks(tc.at(got[0].Shown))
+			if len(marks) != 1 {
+				t.Fatalf("%d marks in %q", len(marks), tc.at(got[0].Shown))
+			}
+			m := marks[0].Mark
+			if want := (truncate.Mark{OriginalLines: st.OriginalLines, OriginalBytes: st.OriginalBytes, Note: ExcerptHead + "; " + note,
+				OmittedLines: m.OmittedLines, OmittedBytes: m.OmittedBytes}); m != want {
+				t.Errorf("mark %+v, want %+v", m, want)
+			}
+			if m.OmittedBytes < st.OmittedBytes || m.OmittedBytes >= st.OriginalBytes || m.OmittedLines < st.OmittedLines {
+				t.Errorf("the excerpt omits %d lines, %d bytes of the original; truncation omitted %d, %d", m.OmittedLines, m.OmittedBytes, st.OmittedLines, st.OmittedBytes)
+			}
+			if other, ok := got[0].Shown["other"].(string); ok && !strings.Contains(other, "; "+ExcerptNote+" ...]") {
+				t.Errorf("a text truncation did not cut lost ExcerptNote:\n%s", other)
+			}
+		})
 	}
 }

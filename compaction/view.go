@@ -2,8 +2,11 @@ package compaction
 
 import (
 	"encoding/json"
+	"fmt"
 	"hash/maphash"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -469,17 +472,118 @@ func excerptsOf(live map[string]liveMarker) map[string]map[string]int {
 // ExcerptNote is the note in the cut mark of a tool result a view shows as an excerpt: what
 // happened, and how the model gets the rest. A request step for a model that has the recall
 // tools replaces it with one naming the saved result (package recall).
-const ExcerptNote = "older tool result shortened when the history was summarized; call the tool again for all of it"
+const ExcerptNote = ExcerptHead + "; call the tool again for all of it"
 
-func excerptNote(truncate.Cut) string { return ExcerptNote }
+// ExcerptHead starts the note of every excerpt's cut mark. When the stored result was itself cut
+// (its text holds a truncation mark, whose note says where the full output is kept), the
+// excerpt's mark states the sizes of that full output and carries that mark's note after
+// ExcerptHead and "; " instead of ExcerptNote's advice: the model is pointed at the output
+// already kept whole, not at a copy of the cut text.
+const ExcerptHead = "older tool result shortened when the history was summarized"
 
 // excerptOf returns c with its tool results cut to excerpts of n bytes, as a view shows them;
-// nil when none is cut.
+// nil when none is cut. It is a pure function of c and n.
 func excerptOf(c *genai.Content, n int) *genai.Content {
-	if out, cut, _ := truncate.Responses(c, truncate.Config{MaxBytes: n, MaxLines: max(n/40, 16)}, excerptNote); cut > 0 {
-		return out
+	var cuts []truncate.Mark // the truncation marks of stored texts cut again, by token
+	note := func(cut truncate.Cut) string {
+		if cut.Bytes != nil || cut.Omitted != 0 {
+			return ExcerptNote
+		}
+		marks := truncate.FindMarks(cut.Text)
+		if len(marks) != 1 || marks[0].Note == "" {
+			return ExcerptNote
+		}
+		cuts = append(cuts, marks[0].Mark)
+		return fmt.Sprintf("%s #%d", ExcerptHead, len(cuts)-1)
 	}
-	return nil
+	out, k, _ := truncate.Responses(c, truncate.Config{MaxBytes: n, MaxLines: max(n/40, 16)}, note)
+	if k == 0 {
+		return nil
+	}
+	if len(cuts) > 0 {
+		for j, p := range out.Parts {
+			if p != c.Parts[j] && p.FunctionResponse != nil { // a cut part is a copy
+				if v, changed := rebaseMarks(p.FunctionResponse.Response, cuts); changed {
+					p.FunctionResponse.Response = v.(map[string]any)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// rebaseMarks returns v with the marks of excerpts of cut texts restated against the output the
+// cut was taken from: their figures count the lines and bytes of that output the excerpt leaves
+// out, and their note is ExcerptHead and the cut's own note. It copies only what changes (v
+// shares what the cutter kept with the stored event), and reports whether anything did.
+func rebaseMarks(v any, cuts []truncate.Mark) (any, bool) {
+	switch x := v.(type) {
+	case string:
+		s := rebaseText(x, cuts)
+		return s, s != x
+	case map[string]any:
+		var out map[string]any
+		for k, e := range x {
+			if ne, changed := rebaseMarks(e, cuts); changed {
+				if out == nil {
+					out = maps.Clone(x)
+				}
+				out[k] = ne
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	case []any:
+		var out []any
+		for i, e := range x {
+			if ne, changed := rebaseMarks(e, cuts); changed {
+				if out == nil {
+					out = slices.Clone(x)
+				}
+				out[i] = ne
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	}
+	return v, false
+}
+
+// rebaseText rewrites the excerpt marks of s that carry a token of cuts (see rebaseMarks).
+func rebaseText(s string, cuts []truncate.Mark) string {
+	if !strings.Contains(s, ExcerptHead+" #") {
+		return s
+	}
+	var b strings.Builder
+	at := 0
+	for _, f := range truncate.FindMarks(s) {
+		tok, ok := strings.CutPrefix(f.Note, ExcerptHead+" #")
+		i, err := strconv.Atoi(tok)
+		if !ok || err != nil || i < 0 || i >= len(cuts) {
+			continue
+		}
+		stored := cuts[i]
+		// What the excerpt keeps of the stored text is original output, but for the stored
+		// mark's line when the excerpt keeps it too.
+		keptLines := max(f.OriginalLines-f.OmittedLines, 0)
+		keptBytes := max(f.OriginalBytes-f.OmittedBytes, 0)
+		m := truncate.Mark{
+			OmittedLines:  max(stored.OriginalLines-keptLines, 0),
+			OmittedBytes:  max(stored.OriginalBytes-keptBytes, 0),
+			OriginalLines: stored.OriginalLines, OriginalBytes: stored.OriginalBytes,
+			Note: ExcerptHead + "; " + stored.Note,
+		}
+		b.WriteString(s[at:f.Start])
+		b.WriteString(m.String())
+		at = f.End
+	}
+	if at == 0 {
+		return s
+	}
+	b.WriteString(s[at:])
+	return b.String()
 }
 
 // Excerpted is a tool result a view shows as an excerpt: the function response as stored and

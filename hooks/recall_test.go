@@ -345,7 +345,7 @@ func TestRecallOffKeepsTodaysBytes(t *testing.T) {
 			}
 			t.Fatalf("request %d differs at byte %d:\n%.300s\n%.300s", k, i, a[i:], b[i:])
 		}
-		excerpts += strings.Count(a, compaction.ExcerptNote)
+		excerpts += strings.Count(a, compaction.ExcerptHead)
 		if strings.Contains(a, recall.ToolReadOutput) || strings.Contains(a, recall.ToolSearchHistory) {
 			t.Fatalf("request %d names a recall tool:\n%s", k, a)
 		}
@@ -493,4 +493,130 @@ func TestRecallToolsDeclaredOnceUseful(t *testing.T) {
 	if got := declaredRecall(all[len(all)-1]); !slices.Equal(got, []string{recall.ToolSearchHistory, recall.ToolReadTurn}) {
 		t.Errorf("after the model called search_history, the request declares %v", got)
 	}
+}
+
+// longLogTool is a tool "dump_logs" whose output is log: long enough for truncation to cut it
+// and save it whole.
+func longLogTool(t *testing.T, log string) tool.Tool {
+	t.Helper()
+	lt, err := llmtest.PathTool("dump_logs", func(string) map[string]any { return map[string]any{"output": log} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lt
+}
+
+var outputSavedAs = regexp.MustCompile(`full output saved as \\"(adkctx-tool-output-[^"\\]+)\\"`)
+
+// A tool result truncation cut, then shown as an excerpt once its turn is behind a compaction,
+// points the model at the output truncation saved whole, with the sizes of that output: one read
+// reaches all of it, and no copy of the cut text is saved beside it. The class: outputs over the
+// byte limit, over the line limit, and over both.
+func TestExcerptOfCutResultNamesItsOutput(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		lines, width int
+	}{
+		{"over both limits", 400, 70},
+		{"over the line limit only", 300, 20},
+		{"over the byte limit only", 120, 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			for i := range tc.lines {
+				line := fmt.Sprintf("2026-11-28T10:00:%02d LOGLINE-%03d ", i%60, i)
+				b.WriteString(line + strings.Repeat("x", max(tc.width-len(line), 0)) + "\n")
+			}
+			log := b.String()
+			s := newRecallStack(t)
+			recallTools, err := s.h.RecallTools()
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := &llmtest.Model{}
+			r := s.runner(t, m, scenarioTools(t, append(recallTools, longLogTool(t, log))...), true)
+			for i := range 5 {
+				if i == 2 {
+					m.Script = append(m.Script, llmtest.Call(&genai.FunctionCall{Name: "dump_logs", Args: map[string]any{"path": "service.log"}}), llmtest.Text("logs read"))
+				} else {
+					m.Script = append(m.Script, readTurn(i)...)
+				}
+				recallSend(t, r, "s1", scenario.UserMessage(i))
+			}
+			reqs := m.Requests()
+			logsResponse := func(req *model.LLMRequest) string {
+				for _, resp := range responseTexts(req) {
+					if strings.HasPrefix(resp, "dump_logs ") {
+						return resp
+					}
+				}
+				t.Fatalf("no dump_logs result in the request: %.300v", responseTexts(req))
+				return ""
+			}
+			// Turn 2's second request: the result as truncation cut it, naming the output it saved.
+			mm := outputSavedAs.FindStringSubmatch(logsResponse(reqs[5]))
+			if mm == nil {
+				t.Fatalf("the truncation note names no saved output: %.600s", logsResponse(reqs[5]))
+			}
+			saved := mm[1]
+			// Turn 4's first request: the same result as an excerpt.
+			excerpt := logsResponse(reqs[8])
+			if !strings.Contains(excerpt, "older tool result shortened") {
+				t.Fatalf("the result is not shown as an excerpt: %.600s", excerpt)
+			}
+			mm = excerptSavedAs.FindStringSubmatch(excerpt)
+			if mm == nil || mm[1] != saved {
+				t.Errorf("the excerpt's note names %q, want the output truncation saved, %q:\n%s", mm, saved, excerpt)
+			}
+			if want := fmt.Sprintf("original %d lines, %d bytes", tc.lines, len(log)); !strings.Contains(excerpt, want) || strings.Count(excerpt, "original ") != 1 {
+				t.Errorf("the excerpt does not state the original's size (%s) once:\n%s", want, excerpt)
+			}
+			if !extends(reqs[8], reqs[9]) {
+				t.Error("turn 4's second request does not extend its first")
+			}
+
+			// One read of the named output reaches the end of the original output.
+			m.Script = append(m.Script,
+				llmtest.Call(&genai.FunctionCall{Name: recall.ToolReadOutput, Args: map[string]any{"name": saved, "range": fmt.Sprintf("%d-%d", tc.lines-2, tc.lines)}}),
+				llmtest.Text("read it"))
+			recallSend(t, r, "s1", "[step 5] What did the last log line say?")
+			got := s.recallResults(t, "s1")
+			if len(got) != 1 || !strings.Contains(got[0], fmt.Sprintf("LOGLINE-%03d", tc.lines-1)) {
+				t.Errorf("read_saved_output of %s: %q", saved, got)
+			}
+			ctx := context.Background()
+			whole, err := s.artifacts.Load(ctx, &artifact.LoadRequest{AppName: recallApp, UserID: "user", SessionID: "s1", FileName: saved})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if text := whole.Part.Text + string(partBytes(whole.Part)); text != log {
+				t.Errorf("%s holds %d bytes, want the original's %d", saved, len(text), len(log))
+			}
+			// No excerpt output holds a copy of the result.
+			list, err := s.artifacts.List(ctx, &artifact.ListRequest{AppName: recallApp, UserID: "user", SessionID: "s1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range list.FileNames {
+				if !strings.Contains(name, "-excerpt-") {
+					continue
+				}
+				a, err := s.artifacts.Load(ctx, &artifact.LoadRequest{AppName: recallApp, UserID: "user", SessionID: "s1", FileName: name})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if text := a.Part.Text + string(partBytes(a.Part)); strings.Contains(text, "LOGLINE-") || strings.Contains(name, "dump_logs") {
+					t.Errorf("%s holds a copy of the cut result", name)
+				}
+			}
+		})
+	}
+}
+
+// partBytes is the inline data of p, if any.
+func partBytes(p *genai.Part) []byte {
+	if p == nil || p.InlineData == nil {
+		return nil
+	}
+	return p.InlineData.Data
 }

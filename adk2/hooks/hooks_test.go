@@ -292,7 +292,7 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 	}{
 		"soft above hard":       {adkctx.Config{Limits: budget.LimitConfig{SoftFraction: 0.9, HardFraction: 0.5}}, []string{"Limits.SoftFraction"}},
 		"negative bytes":        {adkctx.Config{Truncation: truncate.Config{MaxBytes: -1}}, []string{"Truncation.MaxBytes"}},
-		"model without name":    {adkctx.Config{Models: []budget.ModelInfo{{ContextWindow: 5}}}, []string{"Models[0]"}},
+		"model without name":    {adkctx.Config{Models: []budget.ModelInfo{{ContextWindow: 5}}}, []string{"Models[0].Name", "Models[0].ContextWindow"}},
 		"work dir missing":      {adkctx.Config{Instructions: &adkctx.InstructionsConfig{WorkDir: missing}}, []string{"Instructions.WorkDir"}},
 		"bad compaction values": {adkctx.Config{Compaction: &compaction.Config{Interval: -1, Timeout: -1}}, []string{"Compaction.Interval", "Compaction.Timeout"}},
 	} {

@@ -108,7 +108,11 @@ const MarkerPrefix = "[... output truncated: "
 // Newlines in note become spaces, invalid UTF-8 in it becomes U+FFFD and it is cut to 200 bytes,
 // so the marker is always one valid line of bounded length.
 func cutMarker(omittedLines, omittedBytes, totalLines, totalBytes int, note string) string {
-	note = cleanNote(note)
+	return markLine(omittedLines, omittedBytes, totalLines, totalBytes, cleanNote(note))
+}
+
+// markLine is cutMarker for a note that is one valid line already, of any length.
+func markLine(omittedLines, omittedBytes, totalLines, totalBytes int, note string) string {
 	var b strings.Builder
 	b.Grow(len(MarkerPrefix) + 96 + len(note))
 	b.WriteString(MarkerPrefix)
@@ -142,6 +146,11 @@ func cleanNote(note string) string {
 		}
 		note = note[:cut]
 	}
+	return cleanLine(note)
+}
+
+// cleanLine returns note as one valid UTF-8 line: newlines become spaces, invalid bytes U+FFFD.
+func cleanLine(note string) string {
 	if strings.ContainsAny(note, "\r\n") {
 		note = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(note)
 	}

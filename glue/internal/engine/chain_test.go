@@ -148,15 +148,17 @@ func TestDecisionEntryHoldsEveryStepsFieldsInOrder(t *testing.T) {
 	tests := []struct {
 		name   string
 		window int
+		limits budget.LimitConfig
 		action steps.Action
 	}{
-		{"sent whole", 1_000_000, steps.ActionNone},
-		{"trimmed", 4_000, steps.ActionTrimmed},
-		{"refused", 300, steps.ActionRejected},
+		{"sent whole", 1_000_000, budget.LimitConfig{}, steps.ActionNone},
+		{"trimmed", 4_000, budget.LimitConfig{}, steps.ActionTrimmed},
+		// The smallest window, with a hard limit of 92 tokens: the newest turn does not fit.
+		{"refused", budget.MinContextWindow, budget.LimitConfig{SoftFraction: 0.05, HardFraction: 0.1}, steps.ActionRejected},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e, logs := stepsEngine(t, agents, adkctx.Config{Models: []budget.ModelInfo{{Name: "m", ContextWindow: tt.window, MaxOutputTokens: 500}}})
+			e, logs := stepsEngine(t, agents, adkctx.Config{Models: []budget.ModelInfo{{Name: "m", ContextWindow: tt.window, MaxOutputTokens: 500}}, Limits: tt.limits})
 			req := stepsRequest("m")
 			err := e.BeforeModel(context.Background(), testCall{inv: "i1", agent: "coder"}, nil, req, nil)
 			entries := logs.FilterMessage("budget decision").All()

@@ -136,3 +136,94 @@ func writePreviousRelease(t *testing.T, st recall.Store, seq int, events []compa
 		t.Fatal(err)
 	}
 }
+
+// An excerpt of a result truncation cut names the output truncation saved, with the sizes of
+// that output, whichever note the cut carries (with the recall tools or without), and
+// SaveExcerpts saves no copy of it; a result holding a text truncation did not cut keeps its own
+// saved excerpt for that text. The rewrite is a pure function of what the view shows.
+func TestExcerptOfCutResultNamesTheCutsOutput(t *testing.T) {
+	long, other := testLog(3000), strings.ReplaceAll(testLog(150), "line", "err")
+	withTools := func(name string) string { return OutputNote(name) }
+	withoutTools := func(name string) string { return fmt.Sprintf("full output saved as artifact %q", name) }
+	for _, tc := range []struct {
+		name   string
+		result map[string]any
+		note   func(string) string
+		// cut: the keys truncation cuts; own: whether the excerpt needs its own saved output.
+		cut []string
+		own bool
+	}{
+		{"one output, recall tools", map[string]any{"output": long, "exit_code": 1}, withTools, []string{"output"}, false},
+		{"one output, no recall tools", map[string]any{"output": long}, withoutTools, []string{"output"}, false},
+		{"two outputs cut", map[string]any{"stdout": long, "stderr": long + "tail"}, withTools, []string{"stderr", "stdout"}, false},
+		{"one output cut, one whole", map[string]any{"stdout": long, "stderr": other}, withTools, []string{"stdout"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var names []string
+			cfg := truncate.Config{MaxBytes: 16 << 10, MaxLines: 400}
+			v, _ := truncate.Value(tc.result, cfg, func(c truncate.Cut) string {
+				name := OutputName("run_tests", "call-7", c.Index, c.Count, true)
+				names = append(names, name)
+				return tc.note(name)
+			})
+			stored := v.(map[string]any)
+			if len(names) != len(tc.cut) {
+				t.Fatalf("truncation cut %d texts, want %d", len(names), len(tc.cut))
+			}
+			ev := compaction.Event{ID: "e-1", InvocationID: "inv-1", Author: "user", Timestamp: t0,
+				Content: &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{genai.NewPartFromFunctionResponse("run_tests", stored)}}}
+			got := compaction.ExcerptsOf([]compaction.Event{ev}, &compaction.Marker{ExcerptedEventIDs: []string{ev.ID}, ExcerptBytes: 1024})
+			if len(got) != 1 {
+				t.Fatalf("ExcerptsOf = %v", got)
+			}
+			shown := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{genai.NewPartFromFunctionResponse("run_tests", got[0].Shown)}}
+			out := RewriteNotes([]*genai.Content{shown}, Installed{Outputs: true})
+			resp := out[0].Parts[0].FunctionResponse.Response
+			for i, key := range tc.cut {
+				text, _ := resp[key].(string)
+				orig := tc.result[key].(string)
+				marks := truncate.FindMarks(text)
+				if len(marks) != 1 {
+					t.Fatalf("%s: %d marks, want 1:\n%s", key, len(marks), text)
+				}
+				m := marks[0]
+				if m.Note != excerptNote(names[i]) {
+					t.Errorf("%s: note %q, want %q", key, m.Note, excerptNote(names[i]))
+				}
+				lines := strings.Count(orig, "\n")
+				if !strings.HasSuffix(orig, "\n") {
+					lines++
+				}
+				if m.OriginalLines != lines || m.OriginalBytes != len(orig) {
+					t.Errorf("%s: original %d lines, %d bytes; want %d, %d", key, m.OriginalLines, m.OriginalBytes, lines, len(orig))
+				}
+				// The excerpt keeps its text but the mark and the newlines around it (one of
+				// them added when the head ends mid-line).
+				if kept := len(text) - (m.End - m.Start) - 1; m.OmittedBytes < len(orig)-kept || m.OmittedBytes > len(orig)-kept+1 {
+					t.Errorf("%s: %d bytes omitted; the excerpt keeps %d of %d", key, m.OmittedBytes, kept, len(orig))
+				}
+			}
+			own := excerptName("run_tests", got[0].Shown)
+			if s := mustJSON(t, resp); strings.Contains(s, own) != tc.own {
+				t.Errorf("the excerpt names its own output %s: %v, want %v\n%s", own, !tc.own, tc.own, s)
+			}
+			st := newMemStore(4096)
+			n, err := SaveExcerpts(context.Background(), st, got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := map[bool]int{false: 0, true: 1}[tc.own]; n != want {
+				t.Errorf("SaveExcerpts saved %d outputs, want %d", n, want)
+			}
+			// Equal stored results, equal bytes; the rewrite is idempotent.
+			again := compaction.ExcerptsOf([]compaction.Event{ev}, &compaction.Marker{ExcerptedEventIDs: []string{ev.ID}, ExcerptBytes: 1024})
+			shown2 := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{genai.NewPartFromFunctionResponse("run_tests", again[0].Shown)}}
+			if a, b := mustJSON(t, out), mustJSON(t, RewriteNotes([]*genai.Content{shown2}, Installed{Outputs: true})); a != b {
+				t.Errorf("two views of one result differ:\n%s\n%s", a, b)
+			}
+			if a, b := mustJSON(t, out), mustJSON(t, RewriteNotes(out, Installed{Outputs: true})); a != b {
+				t.Errorf("not idempotent:\n%s\n%s", a, b)
+			}
+		})
+	}
+}

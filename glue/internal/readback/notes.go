@@ -9,10 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/processors/truncate"
 
 	"github.com/adkctx/adkctx/recall"
 )
@@ -56,9 +58,10 @@ type notesReport struct {
 
 // RewriteNotes returns contents (a request's, as a compacted view shows them) as a model with the
 // recall tools in should read them: with in.Outputs, the note of each tool result shown as an
-// excerpt ([compaction.ExcerptNote]) names the saved output holding the result whole
-// ([excerptName], saved by [SaveExcerpts] when the marker was stored) instead of asking for the
-// tool to be run again; with in.History, the summary ends with [SummaryLine]. Without them it
+// excerpt names the saved output holding it whole instead of asking for the tool to be run
+// again — for a text truncation cut, the output the cut saved (the view's mark states its
+// sizes); for any other, [compaction.ExcerptNote], the result's own ([excerptName], saved by
+// [SaveExcerpts] when the marker was stored); with in.History, the summary ends with [SummaryLine]. Without them it
 // returns contents as they are. It is pure and copy-on-write (a content that changes is replaced
 // in a new slice; nothing given is modified), idempotent, and byte-stable: equal contents,
 // equal result, so requests keep extending each other for a provider's prompt cache.
@@ -127,12 +130,13 @@ func withExcerptNotes(c *genai.Content) (*genai.Content, int) {
 	var parts []*genai.Part
 	n := 0
 	for j, p := range c.Parts {
-		if p == nil || p.FunctionResponse == nil || !holdsNote(p.FunctionResponse.Response) {
+		if p == nil || p.FunctionResponse == nil || !holdsString(p.FunctionResponse.Response, holdsExcerptNote) {
 			continue
 		}
 		fr := *p.FunctionResponse
-		note := excerptNote(excerptName(fr.Name, fr.Response))
-		fr.Response, _ = replaceNote(fr.Response, note).(map[string]any)
+		// The excerpt's own output is named only when a note needs it (a result that was not cut).
+		bare := sync.OnceValue(func() string { return excerptNote(excerptName(fr.Name, p.FunctionResponse.Response)) })
+		fr.Response, _ = replaceNotes(fr.Response, bare).(map[string]any)
 		np := *p
 		np.FunctionResponse = &fr
 		if parts == nil {
@@ -149,39 +153,38 @@ func withExcerptNotes(c *genai.Content) (*genai.Content, int) {
 	return &nc, n
 }
 
-// holdsNote reports whether a string of v holds the view's excerpt note.
-func holdsNote(v any) bool {
-	switch x := v.(type) {
-	case string:
-		return strings.Contains(x, compaction.ExcerptNote)
-	case map[string]any:
-		for _, e := range x {
-			if holdsNote(e) {
-				return true
-			}
-		}
-	case []any:
-		for _, e := range x {
-			if holdsNote(e) {
-				return true
-			}
-		}
+// holdsExcerptNote reports whether s holds a note of the view on an excerpt that RewriteNotes
+// rewrites: [compaction.ExcerptNote], or the note of an excerpt of a cut result naming its saved
+// output.
+func holdsExcerptNote(s string) bool {
+	if strings.Contains(s, compaction.ExcerptNote) {
+		return true
 	}
-	return false
+	_, found := rewriteCutExcerpts(s, true)
+	return found
 }
 
-// replaceNote returns v with the view's excerpt note replaced by note in its strings, copying
-// only what changes.
-func replaceNote(v any, note string) any {
+// holdsBareNote reports whether s holds [compaction.ExcerptNote]: an excerpt of a result that was
+// not cut, which only the excerpt's own saved output holds whole.
+func holdsBareNote(s string) bool { return strings.Contains(s, compaction.ExcerptNote) }
+
+// replaceNotes returns v with the view's excerpt notes rewritten in its strings, copying only what
+// changes: [compaction.ExcerptNote] becomes bare(), and the note of an excerpt of a cut result
+// names the output the cut saved (see rewriteCutExcerpts).
+func replaceNotes(v any, bare func() string) any {
 	switch x := v.(type) {
 	case string:
-		return strings.ReplaceAll(x, compaction.ExcerptNote, note)
+		if strings.Contains(x, compaction.ExcerptNote) {
+			x = strings.ReplaceAll(x, compaction.ExcerptNote, bare())
+		}
+		x, _ = rewriteCutExcerpts(x, false)
+		return x
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
 			out[k] = e
-			if holdsNote(e) {
-				out[k] = replaceNote(e, note)
+			if holdsString(e, holdsExcerptNote) {
+				out[k] = replaceNotes(e, bare)
 			}
 		}
 		return out
@@ -189,13 +192,62 @@ func replaceNote(v any, note string) any {
 		out := make([]any, len(x))
 		for i, e := range x {
 			out[i] = e
-			if holdsNote(e) {
-				out[i] = replaceNote(e, note)
+			if holdsString(e, holdsExcerptNote) {
+				out[i] = replaceNotes(e, bare)
 			}
 		}
 		return out
 	}
 	return v
+}
+
+// rewriteCutExcerpts returns s with the note of each excerpt of a cut result (the view writes
+// [compaction.ExcerptHead], "; " and the cut's note, which names the saved output holding the
+// whole output) replaced by excerptNote of that output; notes naming no saved output stay. With
+// onlyFind it stops at the first such note. It reports whether it found one.
+func rewriteCutExcerpts(s string, onlyFind bool) (string, bool) {
+	if !strings.Contains(s, compaction.ExcerptHead+"; ") {
+		return s, false
+	}
+	var b strings.Builder
+	at, found := 0, false
+	for _, f := range truncate.FindMarks(s) {
+		rest, ok := strings.CutPrefix(f.Note, compaction.ExcerptHead+"; ")
+		if !ok {
+			continue
+		}
+		name := quotedOutputName(rest)
+		if name == "" {
+			continue
+		}
+		found = true
+		if onlyFind {
+			return s, true
+		}
+		f.Note = excerptNote(name)
+		b.WriteString(s[at:f.Start])
+		b.WriteString(f.Mark.String())
+		at = f.End
+	}
+	if at == 0 {
+		return s, found
+	}
+	b.WriteString(s[at:])
+	return b.String(), found
+}
+
+// quotedOutputName returns the first saved output's name quoted in note (as OutputNote and the
+// truncation note without the recall tools write it); "" when there is none.
+func quotedOutputName(note string) string {
+	i := strings.Index(note, `"`+OutputPrefix)
+	if i < 0 {
+		return ""
+	}
+	name, _, ok := strings.Cut(note[i+1:], `"`)
+	if !ok || ValidateOutputName(name) != nil {
+		return ""
+	}
+	return name
 }
 
 // excerptName returns the name of the saved output holding whole the tool result that a view
@@ -215,7 +267,9 @@ func excerptName(tool string, shown map[string]any) string {
 }
 
 // SaveExcerpts saves whole, as text, the tool results a marker shows as excerpts
-// ([compaction.ExcerptsOf]), each under its excerptName: the results whose excerpts are equal
+// ([compaction.ExcerptsOf]) but for those whose every excerpted text truncation cut (their notes
+// name the outputs the cuts saved, which hold more than the stored result), each under its
+// excerptName: the results whose excerpts are equal
 // together, in order, each headed by its tool and invocation. An output whose newest version
 // holds the same bytes already is not saved again (a result a later marker still shows as an
 // excerpt). It returns how many outputs it saved, and every failure joined.
@@ -223,6 +277,9 @@ func SaveExcerpts(ctx context.Context, st recall.Store, results []compaction.Exc
 	var names []string
 	byName := map[string][]compaction.Excerpted{}
 	for _, r := range results {
+		if !holdsString(r.Shown, holdsBareNote) {
+			continue // a cut result: its note names the output the cut saved whole
+		}
 		name := excerptName(r.Tool, r.Shown)
 		if byName[name] == nil {
 			names = append(names, name)
