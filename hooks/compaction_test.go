@@ -20,12 +20,14 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+	"google.golang.org/adk/agent"
 	"google.golang.org/adk/agent/llmagent"
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/plugin"
 	"google.golang.org/adk/runner"
 	"google.golang.org/adk/session"
 	"google.golang.org/adk/tool"
+	"google.golang.org/adk/tool/functiontool"
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx"
@@ -930,4 +932,202 @@ type funcSummarizer func(ctx context.Context, in compaction.SummaryInput) (*comp
 func (funcSummarizer) Name() string { return "func" }
 func (f funcSummarizer) Summarize(ctx context.Context, in compaction.SummaryInput) (*compaction.Summary, error) {
 	return f(ctx, in)
+}
+
+// turnGate is a summarizer held until the test opens the gate: a background compaction that
+// is still summarizing when the rest of its turn runs, whatever the machine's speed.
+type turnGate struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+// hold makes the summaries that start from now on wait for open.
+func (g *turnGate) hold() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.ch = make(chan struct{})
+}
+
+// open lets the held summaries, and the ones that start until the next hold, run.
+func (g *turnGate) open() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	close(g.ch)
+}
+
+func (g *turnGate) Summarize(ctx context.Context, in compaction.SummaryInput) (*compaction.Summary, error) {
+	g.mu.Lock()
+	ch := g.ch
+	g.mu.Unlock()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return (&compaction.ExtractiveSummarizer{}).Summarize(ctx, in)
+}
+
+// fileReader is read_file, whose result is a file of 400 lines (about 30 KB).
+func fileReader(t *testing.T) tool.Tool {
+	t.Helper()
+	read, err := functiontool.New(functiontool.Config{Name: "read_file", Description: "Reads a file."},
+		func(_ agent.ToolContext, a pathArgs) (map[string]any, error) {
+			var b strings.Builder
+			for i := range 400 {
+				fmt.Fprintf(&b, "%s:%d: line %d of %s with some words in it\n", a.Path, i+1, i+1, a.Path)
+			}
+			return map[string]any{"content": b.String()}, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return read
+}
+
+// readsFiles answers "read PATH" with a call of read_file and a tool result with a one-line text.
+func readsFiles(req *model.LLMRequest) (*genai.Content, error) {
+	last := req.Contents[len(req.Contents)-1]
+	for _, p := range last.Parts {
+		if p.FunctionResponse != nil {
+			return genai.NewContentFromText("Read "+p.FunctionResponse.Name+"; done with it.", genai.RoleModel), nil
+		}
+	}
+	if path, ok := strings.CutPrefix(last.Parts[0].Text, "read "); ok {
+		return genai.NewContentFromFunctionCall("read_file", map[string]any{"path": path}, genai.RoleModel), nil
+	}
+	return genai.NewContentFromText("ok", genai.RoleModel), nil
+}
+
+// One token trigger gives one compaction, in the background mode as in the synchronous one.
+// A background compaction still summarizing when its invocation's next request is built (from
+// the view before its summary, so over the soft limit) and its answer is stored must not queue a
+// second compaction for them: the projections that schedule it do not know what the running one
+// takes out, and the second marker, stored right after the first, costs a summary and a prompt
+// cache break for nothing. The summaries are held until each turn ends, so every compaction is
+// still running when its turn goes on. A second compaction is right only when the request built
+// after the first is still over the soft limit: so every request built after a marker is under
+// it.
+func TestOneTokenTriggerOneCompaction(t *testing.T) {
+	for name, newBase := range backends(t) {
+		for _, synchronous := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/sync=%v", name, synchronous), func(t *testing.T) {
+				gate := &turnGate{}
+				read := fileReader(t)
+				m := &llmtest.Model{ModelName: "model-16k", UsageScale: 0.75, Default: readsFiles}
+				cfg := adkctx.Config{
+					Models:     []budget.ModelInfo{{Name: "model-16k", ContextWindow: 16_000, MaxOutputTokens: 1_000}},
+					Compaction: &compaction.Config{Synchronous: synchronous, Summarizer: gate},
+				}
+				base := newBase()
+				s := wireStack(t, m, cfg, base, read)
+				// ran counts the token compactions attempted: a trigger that joined a running one
+				// (coalesced) runs after it, and is counted then.
+				ran := func() int {
+					return len(s.logs.FilterMessage("compaction").Filter(func(e observer.LoggedEntry) bool {
+						f := e.ContextMap()
+						return f["trigger"] == string(compaction.TriggerTokens) && f["outcome"] != "coalesced"
+					}).All())
+				}
+				markers, triggered, attempts := 0, 0, 0
+				for i := range 12 {
+					gate.hold()
+					if synchronous {
+						gate.open() // an inline summary held would hold its turn
+					}
+					calls := m.Calls()
+					if err := s.send(t, "s1", fmt.Sprintf("read pkg/file%03d.go", i)); err != nil {
+						t.Fatalf("turn %d: %v", i, err)
+					}
+					if !synchronous {
+						gate.open()
+					}
+					waitIdle(t, s.hooks)
+					n := len(slices.DeleteFunc(stored(t, base, "s1"), func(e *session.Event) bool { return !isMarker(e) }))
+					if n-markers > 1 {
+						t.Errorf("turn %d (model calls %d–%d) stored %d markers; want at most 1 per trigger", i, calls+1, m.Calls(), n-markers)
+					}
+					if a := ran(); a-attempts > 1 {
+						t.Errorf("turn %d (model calls %d–%d) attempted %d token compactions; want at most 1 per trigger", i, calls+1, m.Calls(), a-attempts)
+					}
+					attempts = ran()
+					if n > markers {
+						triggered++
+					}
+					markers = n
+				}
+				if triggered < 3 {
+					t.Fatalf("%d turns compacted; want at least 3: the workload does not reach the soft limit", triggered)
+				}
+				// The first request built from each new summary is under the soft limit. Requests
+				// and budget decisions are one per model call, in the same order.
+				decisions := s.budgetDecisions()
+				var summary string
+				summaries := 0
+				for i, req := range m.Requests() {
+					j := slices.IndexFunc(req.Contents, compaction.IsSummary)
+					if j < 0 || req.Contents[j].Parts[0].Text == summary {
+						continue
+					}
+					summary = req.Contents[j].Parts[0].Text
+					summaries++
+					f := decisions[i].ContextMap()
+					if f["predicted_tokens"].(int64) > f["soft_limit"].(int64) {
+						t.Errorf("call %d, the first built from a new summary, is predicted at %d tokens, over the soft limit %d",
+							i+1, f["predicted_tokens"], f["soft_limit"])
+					}
+				}
+				if summaries == 0 {
+					t.Fatal("no request was built from a summary")
+				}
+			})
+		}
+	}
+}
+
+// A token compaction that covers no new invocation must take a real part out of the request:
+// at a window so small that one tool result is over the hard limit, a compaction that covers
+// only a few leftover events of an invocation already summarized (rolled into a summary about
+// as large) took 10 of about 1,200 tokens out and still broke the prompt cache, every other
+// turn. It is refused (nothing_to_do, little_gain) unless it brings the request under the hard
+// limit. The shrink of each stored compaction is what it replaced less its summary, against the
+// request sent before it; the control is that compactions covering invocations still happen.
+func TestCompactionTakingLittleOutIsRefused(t *testing.T) {
+	for name, newBase := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			m := &llmtest.Model{ModelName: "model-2k", UsageScale: 0.9, Default: readsFiles}
+			cfg := adkctx.Config{
+				Models:     []budget.ModelInfo{{Name: "model-2k", ContextWindow: 2_000, MaxOutputTokens: 100}},
+				Compaction: &compaction.Config{Synchronous: true},
+			}
+			s := wireStack(t, m, cfg, newBase(), fileReader(t))
+			for i := range 6 {
+				if err := s.send(t, "s1", fmt.Sprintf("read f%d.go", i)); err != nil {
+					t.Fatalf("turn %d: %v", i, err)
+				}
+			}
+			request, covering, refused := 0, 0, 0
+			for _, e := range s.logs.All() {
+				f := e.ContextMap()
+				switch {
+				case e.Message == "budget decision":
+					request = int(f["estimated_tokens"].(int64))
+				case e.Message != "compaction" || f["trigger"] != string(compaction.TriggerTokens):
+				case f["reason"] == "little_gain":
+					refused++
+				case f["outcome"] != "compacted":
+				case f["invocations_covered"].(int64) > 0:
+					covering++
+				default:
+					if shrink := int(f["original_tokens"].(int64) - f["compacted_tokens"].(int64)); shrink*20 < request {
+						t.Errorf("compaction seq %v covers no new invocation and takes %d tokens out of a request of %d; want at least 5%%",
+							f["seq"], shrink, request)
+					}
+				}
+			}
+			if covering < 3 {
+				t.Errorf("%d compactions covered an invocation; want at least 3 (one every turn or so)", covering)
+			}
+			t.Logf("%d compactions covered an invocation, %d refused as taking little out", covering, refused)
+		})
+	}
 }

@@ -310,11 +310,16 @@ type sessionState struct {
 	// softTriggered: the projection of the next request passed the soft limit since the last
 	// request was sent, and a token compaction was scheduled.
 	softTriggered bool
-	userTokens    int                            // estimate of the last user message (BeforeRun)
-	seq           int                            // model calls so far (call_seq)
-	calls         *lru.Cache[callKey, *call]     // calls in flight
-	streams       *lru.Cache[streamKey, *stream] // per agent and branch
-	runs          []run                          // invocations the plugin saw start (newest last)
+	// tokenCompacting: a token compaction the engine scheduled has not ended (reported) yet.
+	// No other is scheduled meanwhile: the projections and requests over the soft limit until
+	// then do not count what it takes out of the view, and one more would summarize again what
+	// it leaves (two markers, two prompt cache breaks for one trigger).
+	tokenCompacting bool
+	userTokens      int                            // estimate of the last user message (BeforeRun)
+	seq             int                            // model calls so far (call_seq)
+	calls           *lru.Cache[callKey, *call]     // calls in flight
+	streams         *lru.Cache[streamKey, *stream] // per agent and branch
+	runs            []run                          // invocations the plugin saw start (newest last)
 	// unclaimed are invocations whose user message adk-go's runner stored through adkctx's
 	// session wrapper and whose start the plugin has not seen yet (newest last): an agent's event
 	// of one of them comes from a runner without the plugin (NoteAppend).

@@ -63,6 +63,7 @@ func (e *Engine) beforeModel(ctx context.Context, c Call, state StateReader, req
 
 	d := r.budget.decision
 	sent := e.sentCopy(req, r.err)
+	cp := e.getCompactor()
 	st.mu.Lock()
 	in.call.model, in.call.seq, in.call.recallOutputs = req.Model, in.seq, r.recallOutputs
 	if r.err == nil {
@@ -71,9 +72,15 @@ func (e *Engine) beforeModel(ctx context.Context, c Call, state StateReader, req
 	}
 	prevSent := st.swapSent(sent, r.print, in.limits.Usable)
 	tokenLimit := e.track(st, req.Model, in.limits, d, r.err == nil, r.withheldTokens)
+	// A request over the soft limit built while a token compaction runs was built without its
+	// summary: that compaction is the one it needs (the request after it decides on another).
+	schedule := cp != nil && d.OverSoft && !st.tokenCompacting
+	if schedule {
+		st.tokenCompacting = true
+	}
 	st.mu.Unlock()
 
-	if cp := e.getCompactor(); cp != nil && d.OverSoft {
+	if schedule {
 		cp.Schedule(compactor.Request{Session: s, Trigger: compaction.TriggerTokens, Invocation: c.InvocationID(),
 			Live: true, Limits: in.limits, TokenLimit: tokenLimit, Link: trace.SpanContextFromContext(ctx), Sent: prevSent})
 	}

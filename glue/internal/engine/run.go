@@ -75,6 +75,7 @@ func (e *Engine) OnEvent(ctx context.Context, s compactor.Session, invocation st
 // wait and the projection passes the hard limit while a compaction of the session is pending, it
 // waits for the compaction (at most Compaction.Timeout).
 func (e *Engine) waitIfOverHard(ctx context.Context, s compactor.Session, invocation string, added *genai.Content, wait, running bool) {
+	c := e.getCompactor()
 	st := e.state(s)
 	st.mu.Lock()
 	tokens := budget.EstimateContent(added)
@@ -84,14 +85,14 @@ func (e *Engine) waitIfOverHard(ctx context.Context, s compactor.Session, invoca
 	switch {
 	case !running:
 		st.userTokens = tokens
+	case c == nil:
 	case wait:
 		soft = st.softTrigger(s, invocation, st.runSpan(invocation, trace.SpanContextFromContext(ctx)), 0, tokens)
 	default: // the invocation's final event
 		soft = st.softTrigger(s, invocation, st.runSpan(invocation, trace.SpanContextFromContext(ctx)), st.userTokens, tokens)
 	}
 	st.mu.Unlock()
-	c := e.getCompactor()
-	if c != nil && soft != nil {
+	if soft != nil {
 		c.Schedule(*soft)
 	}
 	if !wait || c == nil || !c.Pending(s) {
@@ -139,6 +140,9 @@ func (e *Engine) AfterRun(ctx context.Context, s compactor.Session, invocation s
 func (e *Engine) reportCompaction(a compactor.Attempt) {
 	if a.Outcome == compactor.OutcomeCompacted || a.Outcome == compactor.OutcomeNothing && a.Trigger == compaction.TriggerTokens {
 		e.compacted(a.Request.Session, a.Shrunk)
+	}
+	if a.Request.Trigger == compaction.TriggerTokens && a.Outcome != compactor.OutcomeCoalesced {
+		e.tokenCompactionDone(a.Request.Session)
 	}
 	ratio := 0.0
 	if a.CompactedTokens > 0 {
@@ -206,6 +210,16 @@ func (e *Engine) compacted(s compactor.Session, shrunk int) {
 	st.softTriggered = false
 }
 
+// tokenCompactionDone records that the token compaction the engine scheduled for the session
+// ended (its report came after compacted took what it stored into the projection): the events
+// and requests that come next may schedule another.
+func (e *Engine) tokenCompactionDone(s compactor.Session) {
+	st := e.state(s)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.tokenCompacting = false
+}
+
 // NoteAppend checks an event appended through adkctx's session wrapper for a runner that
 // bypasses the plugin (with compaction on, such a runner never compacts). run is the invocation
 // of the adk-go run the append was made in ("" outside a run): adk-go's runner appends with the
@@ -248,14 +262,15 @@ const pluginMissing = "compaction is configured but the adkctx plugin does not r
 // earlier by one tool result at the truncation limit, so that the summary is ready in time,
 // compacted at small windows, where that result is a large part of the limit, on nearly every
 // call. incoming is the event being stored, which the compaction's read may not hold yet: the
-// tail it keeps leaves room for it and what is still to come (compactor.Request.Reserve). Hold
-// st.mu.
+// tail it keeps leaves room for it and what is still to come (compactor.Request.Reserve). None
+// while a token compaction of the session runs or waits to (st.tokenCompacting): the projection
+// does not know yet what it takes out. Hold st.mu.
 func (st *sessionState) softTrigger(s compactor.Session, inv string, link trace.SpanContext, more, incoming int) *compactor.Request {
-	if st.softTriggered || st.lastEstimate == 0 || st.limits.Soft == 0 ||
+	if st.softTriggered || st.tokenCompacting || st.lastEstimate == 0 || st.limits.Soft == 0 ||
 		st.calibration(st.lastModel).Predict(st.lastEstimate+st.added+more).Tokens <= st.limits.Soft {
 		return nil
 	}
-	st.softTriggered = true
+	st.softTriggered, st.tokenCompacting = true, true
 	return &compactor.Request{Session: s, Trigger: compaction.TriggerTokens, Invocation: inv, Live: true,
 		Limits: st.limits, TokenLimit: st.tokenLimit, Link: link, Sent: st.sent.recent(time.Now()), Reserve: incoming + more}
 }
