@@ -99,15 +99,6 @@ func Prepare(ctx context.Context, cfg Config, v *Viewer, events []Event, sel Sel
 	if w == nil {
 		return r
 	}
-	// Judged before the summary is written too (an LLM summarizer's call): a summary that rolls
-	// one up is taken to be as large as the one it replaces.
-	gain := w.shrunk
-	if prev := p.live[w.m.Scope].summary; prev != nil && len(w.covered) > 0 {
-		gain -= budget.EstimateContent(summaryContent(prev))
-	}
-	if littleGain(events, p, w.m.Scope, sel, &r, gain) {
-		return r
-	}
 	readHints(events, p, w, max(cfg.Overlap, 0), sel.Now)
 	var m *Marker
 	if len(w.covered) == 0 {
@@ -122,10 +113,6 @@ func Prepare(ctx context.Context, cfg Config, v *Viewer, events []Event, sel Sel
 	r.Shrunk = w.shrunk
 	if len(w.covered) > 0 {
 		r.Shrunk -= budget.EstimateContent(summaryContent(r.Summary))
-	}
-	if littleGain(events, p, w.m.Scope, sel, &r, r.Shrunk) {
-		r.Summary, r.Ledger, r.Shrunk = nil, nil, 0
-		return r
 	}
 	md, err := markerMetadata(m)
 	if err != nil {
@@ -326,47 +313,4 @@ func readHints(events []Event, p *plan, w *window, overlap int, now time.Time) {
 	if !ctx.IsZero() {
 		m.ContextFrom = seconds(ctx)
 	}
-}
-
-// minGain is the share of the view a token compaction that covers no new invocation must take
-// out (1/minGain): one that only rolls a few leftover events of an invocation already
-// summarized into the summary saves a few tokens and breaks the provider's prompt cache.
-const minGain = 10
-
-// littleGain reports, setting r.Reason, that a token compaction covering no new invocation
-// (r.InvocationsCovered) takes out of the view of scope less than 1/minGain of it (shrunk):
-// it is not worth a new summary and a prompt cache break, unless it is what brings the next
-// request (the view and sel.Reserve) under the hard limit. Manual compactions and sliding
-// windows are not judged: they were asked for.
-func littleGain(events []Event, p *plan, scope string, sel Selection, r *Result, shrunk int) bool {
-	if sel.Trigger != TriggerTokens || r.InvocationsCovered > 0 {
-		return false
-	}
-	view := viewTokens(events, p, scope)
-	if shrunk*minGain >= view {
-		return false
-	}
-	if sel.TokenLimit > 0 && sel.Limits.Soft > 0 {
-		hard := int(int64(sel.TokenLimit) * int64(sel.Limits.Hard) / int64(sel.Limits.Soft)) // in history tokens
-		if next := view + sel.Reserve; next > hard && next-shrunk <= hard {
-			return false
-		}
-	}
-	r.Reason = reasonLittleGain
-	return true
-}
-
-// viewTokens estimates the history a view of events (plan p) shows of scope: its raw events and
-// the live marker's summary (tool results it shows as excerpts counted whole).
-func viewTokens(events []Event, p *plan, scope string) int {
-	n := 0
-	for i := range events {
-		if !p.covered[i] && events[i].Scope == scope && events[i].Content != nil {
-			n += budget.EstimateContent(events[i].Content)
-		}
-	}
-	if live := p.live[scope]; live.summary != nil {
-		n += budget.EstimateContent(summaryContent(live.summary))
-	}
-	return n
 }

@@ -48,7 +48,6 @@ const (
 	reasonBelowInterval  = "below_interval"
 	reasonNothingNew     = "nothing_new"
 	reasonEverythingTail = "everything_retained"
-	reasonLittleGain     = "little_gain" // covers no new invocation and takes out too little (littleGain)
 )
 
 // group is one invocation's raw events in the view, in stream order.
