@@ -351,7 +351,7 @@ type call struct {
 	estimate    int // our estimate of the request sent, waiting for the reported count
 	predicted   int
 	seq         int
-	// recallOutputs: the call's last request declared read_saved_output (recall tools in use)
+	// recallOutputs: the call's agent declares read_saved_output (recall tools in use)
 	recallOutputs bool
 }
 

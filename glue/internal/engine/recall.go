@@ -72,8 +72,9 @@ func (e *Engine) recallStores() RecallStore {
 	return e.recall.stores
 }
 
-// recallOutputs reports whether the last request of c's agent call declared read_saved_output
-// (with the recall tools in use).
+// recallOutputs reports whether the agent of c's call declares read_saved_output (in its last
+// request, before the recall step withheld what nothing could use yet), with the recall tools in
+// use.
 func (e *Engine) recallOutputs(c Call) bool {
 	if e.recallStores() == nil {
 		return false

@@ -20,8 +20,10 @@ var (
 // Needed reports which recall tools the model has a use for in contents (a request's): every
 // one once a summary stands for earlier turns (their outputs may have been saved); before that,
 // the output tools once a tool result names a saved output (a truncation note) or is shown as an
-// excerpt; either once the model called one of them. Until then their declarations are about 900
-// tokens of every request that nothing in the conversation can use.
+// excerpt; either once the model called one of them. Another agent's calls and results count
+// too: adk-go shows them to this agent as text ("For context: [agent] `tool` tool returned
+// result: …"). Until then their declarations are about 900 tokens of every request that nothing
+// in the conversation can use.
 func Needed(contents []*genai.Content) Installed {
 	var need Installed
 	for _, c := range contents {
@@ -37,6 +39,9 @@ func Needed(contents []*genai.Content) Installed {
 			}
 			name := ""
 			switch {
+			case p.Text != "" && !p.Thought:
+				need.Outputs = need.Outputs || namesSavedOutput(p.Text) || mentionsTool(p.Text, outputTools)
+				need.History = need.History || mentionsTool(p.Text, historyTools)
 			case p.FunctionCall != nil:
 				name = p.FunctionCall.Name
 			case p.FunctionResponse != nil:
@@ -50,6 +55,12 @@ func Needed(contents []*genai.Content) Installed {
 		}
 	}
 	return need
+}
+
+// mentionsTool reports whether text names one of tools as adk-go writes another agent's call or
+// result for this one (the name in backquotes).
+func mentionsTool(text string, tools []string) bool {
+	return strings.Contains(text, "`") && slices.ContainsFunc(tools, func(name string) bool { return strings.Contains(text, "`"+name+"`") })
 }
 
 // namesSavedOutput reports whether s points at a saved output: a truncation note naming one, or
@@ -82,11 +93,17 @@ func holdsString(v any, pred func(string) bool) bool {
 // Withhold returns cfg without the declarations of the recall tools keep leaves out: the output
 // tools unless keep.Outputs, the history tools unless keep.History. It never changes cfg or its
 // tools: a tool that loses a declaration is a copy, one left with nothing is dropped, and cfg is
-// returned as it is when it declares nothing to withhold. A model that calls a withheld tool
-// anyway still reaches it (the agent keeps it).
+// returned as it is when it declares nothing to withhold, or when its function calling config
+// forces a call or names the functions allowed (withholding could leave it naming functions not
+// declared, or forcing a call with none declared). A model that calls a withheld tool anyway
+// still reaches it (the agent keeps it).
 func Withhold(cfg *genai.GenerateContentConfig, keep Installed) *genai.GenerateContentConfig {
 	if cfg == nil {
 		return nil
+	}
+	if tc := cfg.ToolConfig; tc != nil && tc.FunctionCallingConfig != nil &&
+		(tc.FunctionCallingConfig.Mode == genai.FunctionCallingConfigModeAny || len(tc.FunctionCallingConfig.AllowedFunctionNames) > 0) {
+		return cfg
 	}
 	withheld := func(name string) bool {
 		return !keep.Outputs && slices.Contains(outputTools, name) || !keep.History && slices.Contains(historyTools, name)

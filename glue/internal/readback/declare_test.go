@@ -10,6 +10,11 @@ import (
 	"github.com/adkctx/adkctx/recall"
 )
 
+// foreign is another agent's event as adk-go shows it to this one.
+func foreign(line string) *genai.Content {
+	return &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: "For context:"}, {Text: line}}}
+}
+
 func TestNeeded(t *testing.T) {
 	user := genai.NewContentFromText("list the open orders", genai.RoleUser)
 	call := func(name string) *genai.Content {
@@ -37,6 +42,10 @@ func TestNeeded(t *testing.T) {
 		{"the model called a history tool", []*genai.Content{user, call(recall.ToolReadTurn), result(recall.ToolReadTurn, map[string]any{"text": "…"})}, Installed{History: true}},
 		{"the model called an output tool", []*genai.Content{user, call(recall.ToolSearchOutputs)}, Installed{Outputs: true}},
 		{"nil contents and parts", []*genai.Content{nil, {Role: genai.RoleUser, Parts: []*genai.Part{nil}}}, Installed{}},
+		// adk-go shows another agent's calls and results to this one as text.
+		{"another agent's cut output", []*genai.Content{user, foreign("[coder] `grep` tool returned result: " + mustJSON(t, cut))}, Installed{Outputs: true}},
+		{"another agent's recall call", []*genai.Content{user, foreign("[coder] called tool `read_turn` with parameters: {\"turn\":\"turn 2\"}")}, Installed{History: true}},
+		{"another agent's plain result", []*genai.Content{user, foreign("[coder] `grep` tool returned result: {\"output\":\"3 matches\"}")}, Installed{}},
 	} {
 		if diff := cmp.Diff(tc.want, Needed(tc.contents)); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
@@ -97,6 +106,18 @@ func TestWithhold(t *testing.T) {
 	cfg := newConfig()
 	if got := Withhold(cfg, Installed{Outputs: true, History: true}); got != cfg {
 		t.Error("everything kept: the config is not returned as it is")
+	}
+	// A function calling config that forces a call or names the allowed functions could name a
+	// function not declared: nothing is withheld then.
+	for _, fc := range []*genai.FunctionCallingConfig{
+		{Mode: genai.FunctionCallingConfigModeAny},
+		{Mode: genai.FunctionCallingConfigModeAuto, AllowedFunctionNames: []string{recall.ToolReadOutput, "grep"}},
+	} {
+		cfg := newConfig()
+		cfg.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: fc}
+		if got := Withhold(cfg, Installed{}); got != cfg {
+			t.Errorf("function calling config %+v: declarations withheld", fc)
+		}
 	}
 	if Withhold(nil, Installed{}) != nil {
 		t.Error("a nil config is not returned nil")

@@ -583,7 +583,9 @@ func (t *trimmer) cutToStep(fixed, hard int, f float64, d *BudgetDecision) ([]*g
 		if shares[1] < t.pinnedTokens {
 			for i, c := range out {
 				if c != nil && t.isPinned(c) {
-					out[i], summaryCut = cutText(c, shares[1]*bytesPerToken, "summary cut to fit the context window"), true
+					if nc := cutText(c, shares[1]*bytesPerToken, "summary cut to fit the context window"); nc != c {
+						out[i], summaryCut = nc, true
+					}
 				}
 			}
 		}
@@ -638,7 +640,11 @@ func fairShares(room int, need []int) []int {
 // cutText returns c with its text cut head and tail to about maxBytes (its other parts kept, the
 // text in one part where its first text was), with a visible marker saying why.
 func cutText(c *genai.Content, maxBytes int, why string) *genai.Content {
-	text, _ := truncate.Text(contentText(c), truncate.Config{MaxBytes: max(maxBytes, 256), MaxLines: math.MaxInt32}, why)
+	whole := contentText(c)
+	text, _ := truncate.Text(whole, truncate.Config{MaxBytes: max(maxBytes, 256), MaxLines: math.MaxInt32}, why)
+	if text == whole {
+		return c // nothing to cut (no text, or it fits): not reported as cut
+	}
 	nc := &genai.Content{Role: c.Role}
 	placed := false
 	for _, p := range partsOf(c) {
