@@ -9,6 +9,7 @@ import (
 
 	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/internal/config"
 )
 
 // Validate rejects model entries that cannot mean what they say, each as a *ConfigError naming
@@ -54,7 +55,7 @@ func TestValidateModels(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := adkctx.Config{Models: tc.models}
 			var got []problem
-			for _, e := range leaves(cfg.Validate()) {
+			for _, e := range config.Leaves(cfg.Validate()) {
 				var ce *adkctx.ConfigError
 				if !errors.As(e, &ce) {
 					t.Fatalf("%v is not an *adkctx.ConfigError", e)
@@ -69,20 +70,4 @@ func TestValidateModels(t *testing.T) {
 			}
 		})
 	}
-}
-
-// leaves returns the errors errors.Join joined in err.
-func leaves(err error) []error {
-	if err == nil {
-		return nil
-	}
-	j, ok := err.(interface{ Unwrap() []error })
-	if !ok {
-		return []error{err}
-	}
-	var out []error
-	for _, e := range j.Unwrap() {
-		out = append(out, leaves(e)...)
-	}
-	return out
 }

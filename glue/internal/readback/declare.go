@@ -53,6 +53,9 @@ func Needed(contents []*genai.Content) Installed {
 			need.Outputs = need.Outputs || slices.Contains(outputTools, name)
 			need.History = need.History || slices.Contains(historyTools, name)
 		}
+		if need.Outputs && need.History {
+			break // nothing more to learn: the rest of the history is not read
+		}
 	}
 	return need
 }
