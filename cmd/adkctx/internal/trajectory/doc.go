@@ -11,7 +11,9 @@
 //     "messages": [...]}), in their text-action form (a fenced bash block in the assistant's
 //     reply, the observation in the next user message) and their tool-call form;
 //   - the Agent Trajectory Interchange Format (ATIF: {"schema_version": "ATIF-v1.x", "steps":
-//     [...]}).
+//     [...]});
+//   - a stored adk session in JSON ({"id", "appName", "userId", "events": [...]}), as adk-go's
+//     REST API returns it and adk-python's API server or dump writes it, or an array of them.
 //
 // adk-go's stored sessions are converted by FromEvents. Anything else is a *FormatError naming
 // the file, the record and what was expected.

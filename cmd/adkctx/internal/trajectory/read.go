@@ -55,7 +55,7 @@ func Read(name string, r io.Reader) iter.Seq2[*Session, error] {
 				}
 			}
 		default:
-			yield(nil, errorf(name, "", "a JSON object (a chat, mini-swe-agent or ATIF trajectory) or an array (chat messages or tau-bench results)", fmt.Sprintf("a file starting with %q", first)))
+			yield(nil, errorf(name, "", "a JSON object (a chat, mini-swe-agent or ATIF trajectory, a stored adk session) or an array (chat messages, tau-bench results, stored adk sessions)", fmt.Sprintf("a file starting with %q", first)))
 		}
 	}
 }
@@ -116,6 +116,9 @@ func readObject(name string, r io.Reader) (*Session, error) {
 		}
 		return readATIF(name, top)
 	}
+	if isSessionJSON(top) {
+		return readSessionJSON(name, "", top)
+	}
 	if raw, ok := top["messages"]; ok {
 		var msgs []json.RawMessage
 		if err := json.Unmarshal(raw, &msgs); err != nil {
@@ -135,11 +138,11 @@ func readObject(name string, r io.Reader) (*Session, error) {
 		}
 		return b.finish(), nil
 	}
-	return nil, errorf(name, "", `a trajectory: an object with "messages" (chat), "trajectory_format" (mini-swe-agent) or "schema_version" (ATIF)`, "an object with keys "+keysOf(top))
+	return nil, errorf(name, "", `a trajectory: an object with "messages" (chat), "trajectory_format" (mini-swe-agent), "schema_version" (ATIF) or "events" (a stored adk session)`, "an object with keys "+keysOf(top))
 }
 
-// readArray reads a file holding a JSON array: chat messages (one session) or tau-bench results
-// (one session per record, decoded one at a time).
+// readArray reads a file holding a JSON array: chat messages (one session), tau-bench results or
+// stored adk sessions (one session per record, decoded one at a time).
 func readArray(name string, r io.Reader) iter.Seq2[*Session, error] {
 	return func(yield func(*Session, error) bool) {
 		d := json.NewDecoder(r)
@@ -148,7 +151,7 @@ func readArray(name string, r io.Reader) iter.Seq2[*Session, error] {
 			return
 		}
 		var elems []json.RawMessage
-		tau := false
+		tau, sessions := false, false
 		for i := 0; d.More(); i++ {
 			var raw json.RawMessage
 			if err := d.Decode(&raw); err != nil {
@@ -162,10 +165,18 @@ func readArray(name string, r io.Reader) iter.Seq2[*Session, error] {
 			}
 			if i == 0 {
 				_, tau = obj["traj"]
-				if _, role := obj["role"]; !tau && !role {
-					yield(nil, errorf(name, "[0]", `a chat message (with "role") or a tau-bench result (with "traj")`, "an object with keys "+keysOf(obj)))
+				sessions = isSessionJSON(obj)
+				if _, role := obj["role"]; !tau && !sessions && !role {
+					yield(nil, errorf(name, "[0]", `a chat message (with "role"), a tau-bench result (with "traj") or a stored adk session (with "events")`, "an object with keys "+keysOf(obj)))
 					return
 				}
+			}
+			if sessions {
+				s, err := readSessionJSON(name, fmt.Sprintf("[%d]", i), obj)
+				if !yield(s, err) || err != nil {
+					return
+				}
+				continue
 			}
 			if !tau {
 				elems = append(elems, raw)
@@ -184,7 +195,7 @@ func readArray(name string, r io.Reader) iter.Seq2[*Session, error] {
 			yield(nil, errorf(name, "", "one JSON value", "more data after the array"))
 			return
 		}
-		if tau {
+		if tau || sessions {
 			return
 		}
 		if len(elems) == 0 {

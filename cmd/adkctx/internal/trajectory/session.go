@@ -16,6 +16,9 @@ const (
 	MiniSWEToolCalls Format = "mini-swe-agent-toolcalls"
 	ATIF             Format = "atif"
 	ADKSession       Format = "adk-session"
+	// ADKSessionJSON: a stored session as JSON, as adk-go's REST API returns it (and adk-python's
+	// API server, or its own dump).
+	ADKSessionJSON Format = "adk-session-json"
 )
 
 // Origin says who wrote a turn's opening message.
