@@ -41,11 +41,11 @@ func isSessionJSON(obj map[string]json.RawMessage) bool {
 // stored session's.
 func readSessionJSON(name, record string, obj map[string]json.RawMessage) (*Session, error) {
 	var hdr struct {
-		ID      string `json:"id"`
-		App     string `json:"appName"`
-		AppS    string `json:"app_name"`
-		User    string `json:"userId"`
-		UserS   string `json:"user_id"`
+		ID    string `json:"id"`
+		App   string `json:"appName"`
+		AppS  string `json:"app_name"`
+		User  string `json:"userId"`
+		UserS string `json:"user_id"`
 	}
 	for key, dst := range map[string]*string{"id": &hdr.ID, "appName": &hdr.App, "app_name": &hdr.AppS, "userId": &hdr.User, "user_id": &hdr.UserS} {
 		if raw, ok := obj[key]; ok && json.Unmarshal(raw, dst) != nil {
