@@ -1,12 +1,14 @@
 package report
 
 import (
+	"github.com/adkctx/adkctx/cmd/adkctx/internal/refs"
 	"github.com/adkctx/adkctx/cmd/adkctx/internal/replay"
 )
 
 // Figures are one session's (or the total's) figures under one configuration. The JSON names
 // are stable; every count covers all recorded steps (a step adkctx refused, or did not replay
-// after a refusal, keeps nothing and sends no tokens).
+// after a refusal, keeps nothing and sends no tokens; a plain cut larger than the window, which
+// the model's provider would refuse, keeps nothing).
 type Figures struct {
 	Sessions int `json:"sessions"`
 	Steps    int `json:"steps"`
@@ -19,8 +21,10 @@ type Figures struct {
 	LargestNoAdkctx int `json:"largest_request_no_adkctx"`
 	LargestPlainCut int `json:"largest_request_plain_cut"`
 	LargestAdkctx   int `json:"largest_request_adkctx"`
-	// Requests without adkctx larger than the window.
+	// Requests larger than the window: without adkctx, and cut plainly (the oldest contents
+	// dropped could not bring the instruction, the tools and the newest content under it).
 	OverWindowNoAdkctx int `json:"requests_over_window_no_adkctx"`
+	OverWindowPlainCut int `json:"requests_over_window_plain_cut"`
 	// References of every step, and those each request kept.
 	References             int `json:"references"`
 	ReferencesKeptPlainCut int `json:"references_kept_plain_cut"`
@@ -69,6 +73,11 @@ func Compute(res *replay.Result, rp *replay.Replayer) []Figures {
 			f.LargestAdkctx = max(f.LargestAdkctx, a.Tokens)
 			if b.Tokens > window {
 				f.OverWindowNoAdkctx++
+			}
+			if cut.Tokens > window {
+				// The provider refuses it: it keeps nothing, as a request adkctx refused.
+				f.OverWindowPlainCut++
+				cut.Score = refs.StepScore{Refs: cut.Score.Refs, Facts: cut.Score.Facts}
 			}
 			f.References += b.Score.Refs
 			f.ReferencesKeptPlainCut += cut.Score.RefsKept
@@ -126,6 +135,7 @@ func (f *Figures) Add(g Figures) {
 	f.LargestPlainCut = max(f.LargestPlainCut, g.LargestPlainCut)
 	f.LargestAdkctx = max(f.LargestAdkctx, g.LargestAdkctx)
 	f.OverWindowNoAdkctx += g.OverWindowNoAdkctx
+	f.OverWindowPlainCut += g.OverWindowPlainCut
 	f.References += g.References
 	f.ReferencesKeptPlainCut += g.ReferencesKeptPlainCut
 	f.ReferencesKeptAdkctx += g.ReferencesKeptAdkctx

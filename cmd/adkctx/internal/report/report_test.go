@@ -28,7 +28,8 @@ func replayer(t *testing.T) *replay.Replayer {
 	return rp
 }
 
-// TestCompute: figures add up what each step of each arm did.
+// TestCompute: figures add up what each step of each arm did. A plain cut larger than the
+// window keeps nothing: the provider refuses it.
 func TestCompute(t *testing.T) {
 	res := &replay.Result{
 		Session: &trajectory.Session{ID: "s"},
@@ -36,34 +37,36 @@ func TestCompute(t *testing.T) {
 			{Tokens: 100, Score: refs.StepScore{Refs: 2, Facts: 3, Head: true}, Cuts: []replay.Cut{{Tokens: 100, Score: refs.StepScore{Refs: 2, RefsKept: 2, Facts: 3, FactsKept: 3, Head: true}}}},
 			{Tokens: 9000, Score: refs.StepScore{Refs: 4, Facts: 3}, Cuts: []replay.Cut{{Tokens: 7000, Dropped: 5, Score: refs.StepScore{Refs: 4, RefsKept: 1, Facts: 3, FactsKept: 1}}}},
 			{Tokens: 9500, Score: refs.StepScore{Refs: 1, Facts: 3}, Cuts: []replay.Cut{{Tokens: 6900, Score: refs.StepScore{Refs: 1, Facts: 3}}}},
+			{Tokens: 9600, Score: refs.StepScore{Refs: 2, Facts: 3, Head: true}, Cuts: []replay.Cut{{Tokens: 8200, Dropped: 6, Score: refs.StepScore{Refs: 2, RefsKept: 2, Facts: 3, FactsKept: 3, Head: true}}}},
 		},
 		Runs: []replay.Run{{
 			Steps: []replay.Step{
 				{Sent: true, Tokens: 120, Action: "none", Score: refs.StepScore{Refs: 2, RefsKept: 2, Facts: 3, FactsKept: 3, Head: true}},
 				{Sent: true, Tokens: 5000, Action: "trimmed", ContentsDropped: 7, Score: refs.StepScore{Refs: 4, RefsKept: 1, Facts: 3, FactsKept: 3, Head: true, Missed: []string{"a", "b", "c"}}, Reach: []string{replay.ReachOutputs, replay.ReachHistory, ""}},
 				{Refused: true, Action: "rejected", Score: refs.StepScore{Refs: 1, Facts: 3, Missed: []string{"d"}}, Reach: []string{""}},
+				{Refused: true, Action: "rejected", Score: refs.StepScore{Refs: 2, Facts: 3, Missed: []string{"e", "f"}}, Reach: []string{"", ""}},
 			},
 			Compactions: []replay.Compaction{{BeforeStep: 1, Fallback: true}, {BeforeStep: 2}},
 			Failures:    1,
 		}},
 	}
 	got := Compute(res, replayer(t))[0]
-	want := Figures{Sessions: 1, Steps: 3,
-		TokensNoAdkctx: 18600, TokensPlainCut: 14000, TokensAdkctx: 5120,
-		LargestNoAdkctx: 9500, LargestPlainCut: 7000, LargestAdkctx: 5000, OverWindowNoAdkctx: 2,
-		References: 7, ReferencesKeptPlainCut: 3, ReferencesKeptAdkctx: 3,
+	want := Figures{Sessions: 1, Steps: 4,
+		TokensNoAdkctx: 28200, TokensPlainCut: 22200, TokensAdkctx: 5120,
+		LargestNoAdkctx: 9600, LargestPlainCut: 8200, LargestAdkctx: 5000, OverWindowNoAdkctx: 3, OverWindowPlainCut: 1,
+		References: 9, ReferencesKeptPlainCut: 3, ReferencesKeptAdkctx: 3,
 		MissedOneRecallAway: 2, MissedReachOutputs: 1, MissedReachHistory: 1,
-		UserFacts: 9, UserFactsKeptPlainCut: 4, UserFactsKeptAdkctx: 6,
+		UserFacts: 12, UserFactsKeptPlainCut: 4, UserFactsKeptAdkctx: 6,
 		TaskHeadPlainCut: 1, TaskHeadAdkctx: 2,
 		Compactions: 2, CompactionFallbacks: 1, CompactionFailures: 1,
-		RequestsTrimmed: 1, ContentsDropped: 7, RequestsRefused: 1}
+		RequestsTrimmed: 1, ContentsDropped: 7, RequestsRefused: 2}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("figures (-want +got):\n%s", d)
 	}
 	var sum Figures
 	sum.Add(got)
 	sum.Add(got)
-	if sum.Sessions != 2 || sum.TokensAdkctx != 10240 || sum.LargestNoAdkctx != 9500 || sum.MissedOneRecallAway != 4 {
+	if sum.Sessions != 2 || sum.TokensAdkctx != 10240 || sum.LargestNoAdkctx != 9600 || sum.OverWindowPlainCut != 2 || sum.MissedOneRecallAway != 4 {
 		t.Errorf("Add: %+v", sum)
 	}
 }

@@ -34,7 +34,7 @@ func (t *textWriter) Session(res *replay.Result, figs []Figures) error {
 }
 
 var columns = []string{"session", "steps", "tokens: no adkctx", "plain cut", "adkctx", "largest: no adkctx", "adkctx",
-	"over window", "refs", "kept: plain cut", "adkctx", "missed, 1 recall away", "user facts kept: cut", "adkctx",
+	"over window", "cut over window", "refs", "kept: plain cut", "adkctx", "missed, 1 recall away", "user facts kept: cut", "adkctx",
 	"task head: cut", "adkctx", "compactions", "trimmed", "refused"}
 
 func row(name string, f Figures) string {
@@ -42,7 +42,7 @@ func row(name string, f Figures) string {
 		name, num(int64(f.Steps)), num(f.TokensNoAdkctx),
 		ofTokens(f.TokensPlainCut, f.TokensNoAdkctx), ofTokens(f.TokensAdkctx, f.TokensNoAdkctx),
 		num(int64(f.LargestNoAdkctx)), num(int64(f.LargestAdkctx)),
-		num(int64(f.OverWindowNoAdkctx)), num(int64(f.References)),
+		num(int64(f.OverWindowNoAdkctx)), num(int64(f.OverWindowPlainCut)), num(int64(f.References)),
 		pct(f.ReferencesKeptPlainCut, f.References), pct(f.ReferencesKeptAdkctx, f.References),
 		fmt.Sprintf("%s of %s", num(int64(f.MissedOneRecallAway)), num(int64(f.References-f.ReferencesKeptAdkctx))),
 		pct(f.UserFactsKeptPlainCut, f.UserFacts), pct(f.UserFactsKeptAdkctx, f.UserFacts),
