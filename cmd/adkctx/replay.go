@@ -34,8 +34,9 @@ Sources (any mix):
   FILE|DIR        trajectory files, recognized by content: OpenAI-style chat messages (an object
                   with "messages", a bare array, or tau-bench results), mini-swe-agent .traj /
                   .traj.json (text actions or tool calls), ATIF, stored adk sessions in
-                  JSON (adk-go's REST API: GET /apps/{app}/users/{user}/sessions/{id}); a
-                  directory is walked for *.json and *.traj files
+                  JSON (adk-go's REST API: GET /apps/{app}/users/{user}/sessions/{id}),
+                  Claude Code transcripts (.jsonl); a directory is walked for *.json, *.jsonl
+                  and *.traj files
   -sqlite PATH    adk-go database-service sessions in SQLite (opened read-only)
   -postgres DSN   adk-go database-service sessions in PostgreSQL (read-only transactions)
   -app, -user, -session pick database sessions (default: all)

@@ -51,7 +51,7 @@ func Files(paths []string) ([]string, error) {
 				}
 				return nil
 			}
-			if d.Type().IsRegular() && (strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".traj")) {
+			if d.Type().IsRegular() && (strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".traj")) {
 				found = append(found, path)
 			}
 			return nil

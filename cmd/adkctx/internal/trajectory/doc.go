@@ -13,7 +13,9 @@
 //   - the Agent Trajectory Interchange Format (ATIF: {"schema_version": "ATIF-v1.x", "steps":
 //     [...]});
 //   - a stored adk session in JSON ({"id", "appName", "userId", "events": [...]}), as adk-go's
-//     REST API returns it and adk-python's API server or dump writes it, or an array of them.
+//     REST API returns it and adk-python's API server or dump writes it, or an array of them;
+//   - Claude Code transcripts (JSON Lines of typed records: "user" and "assistant" messages in
+//     Anthropic's content-block form; the other records are bookkeeping).
 //
 // adk-go's stored sessions are converted by FromEvents. Anything else is a *FormatError naming
 // the file, the record and what was expected.

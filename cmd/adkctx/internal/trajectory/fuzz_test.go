@@ -14,7 +14,8 @@ import (
 func FuzzRead(f *testing.F) {
 	for _, dir := range []string{"testdata", "testdata/bad"} {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
-		for _, p := range files {
+		lines, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+		for _, p := range append(files, lines...) {
 			if data, err := os.ReadFile(p); err == nil {
 				f.Add(data)
 			}

@@ -92,12 +92,20 @@ func syntaxError(name, record string, err error) error {
 	return errorf(name, record, "valid JSON", err.Error())
 }
 
-// readObject reads a file holding one JSON object: a chat, a mini-swe-agent or an ATIF trajectory.
+// readObject reads a file holding one JSON object (a chat, a mini-swe-agent or an ATIF
+// trajectory, a stored adk session) or JSON Lines of one (a Claude Code transcript).
 func readObject(name string, r io.Reader) (*Session, error) {
 	d := json.NewDecoder(r)
-	var top map[string]json.RawMessage
-	if err := d.Decode(&top); err != nil {
+	var raw json.RawMessage
+	if err := d.Decode(&raw); err != nil {
 		return nil, syntaxError(name, "", err)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &top); err != nil {
+		return nil, syntaxError(name, "", err)
+	}
+	if isClaudeCodeLine(top) {
+		return readClaudeCode(name, raw, d)
 	}
 	if _, err := d.Token(); !errors.Is(err, io.EOF) {
 		return nil, errorf(name, "", "one JSON value", "more data after the first object")
@@ -138,7 +146,7 @@ func readObject(name string, r io.Reader) (*Session, error) {
 		}
 		return b.finish(), nil
 	}
-	return nil, errorf(name, "", `a trajectory: an object with "messages" (chat), "trajectory_format" (mini-swe-agent), "schema_version" (ATIF) or "events" (a stored adk session)`, "an object with keys "+keysOf(top))
+	return nil, errorf(name, "", `a trajectory: an object with "messages" (chat), "trajectory_format" (mini-swe-agent), "schema_version" (ATIF), "events" (a stored adk session), or JSON Lines of a Claude Code transcript`, "an object with keys "+keysOf(top))
 }
 
 // readArray reads a file holding a JSON array: chat messages (one session), tau-bench results or

@@ -224,7 +224,7 @@ func TestMalformedFiles(t *testing.T) {
 		{"empty.json", "testdata/bad/empty.json: expected a JSON object or array, got an empty file"},
 		{"scalar.json", `testdata/bad/scalar.json: expected a JSON object (a chat, mini-swe-agent or ATIF trajectory, a stored adk session) or an array (chat messages, tau-bench results, stored adk sessions), got a file starting with '4'`},
 		{"truncated.json", "testdata/bad/truncated.json: expected valid JSON, got the file ends inside a value"},
-		{"unknown.json", `testdata/bad/unknown.json: expected a trajectory: an object with "messages" (chat), "trajectory_format" (mini-swe-agent), "schema_version" (ATIF) or "events" (a stored adk session), got an object with keys hello`},
+		{"unknown.json", `testdata/bad/unknown.json: expected a trajectory: an object with "messages" (chat), "trajectory_format" (mini-swe-agent), "schema_version" (ATIF), "events" (a stored adk session), or JSON Lines of a Claude Code transcript, got an object with keys hello`},
 		{"orphan_output.json", `testdata/bad/orphan_output.json: message 1: expected a tool output right after the reply that called the tool, got an output with no reply before it`},
 		{"bad_role.json", `testdata/bad/bad_role.json: message 1.role: expected "system", "developer", "user", "assistant", "tool" or "function", got "robot"`},
 		{"tau_bad.json", `testdata/bad/tau_bad.json: record 1 (task_id 2).traj: expected an array of chat messages, got an object`},
@@ -294,5 +294,73 @@ func TestFormatErrorNamesTheRecord(t *testing.T) {
 	want := `big.json: messages[30].tool_calls: expected an array of tool calls, got a string`
 	if err == nil || err.Error() != want {
 		t.Errorf("error %v, want %s", err, want)
+	}
+}
+
+// TestReadClaudeCode: a Claude Code transcript's lines are one session: the content blocks of
+// one model message (written one per line) are one reply, thinking blocks and subagents' and
+// meta lines are left out, tool results answer their calls by id (their text blocks joined, an
+// image as a marker), and Claude Code's own compaction summary opens the person's next turn.
+func TestReadClaudeCode(t *testing.T) {
+	s := readOne(t, "testdata/claude-code.jsonl")
+	result := func(text string) map[string]any { return map[string]any{"result": text} }
+	read := "     1\tpackage parser\n     2\tfunc splitFields(s string) []string { return strings.Split(s, \" \") }"
+	want := &Session{
+		ID: "testdata/claude-code.jsonl", Format: ClaudeCode, Model: "claude-x",
+		Turns: []Turn{
+			{User: "Make the parser accept tabs. The tests are in parser_test.go.", Origin: Person, Steps: []Step{
+				{Text: "I'll read the parser and its tests.", Calls: []Call{
+					{ID: "toolu_1", Name: "Read", Args: map[string]any{"file_path": "/src/parser.go"}, Output: read, Response: result(read), Recorded: true},
+					{ID: "toolu_2", Name: "Grep", Args: map[string]any{"pattern": "splitFields", "output_mode": "content"},
+						Output: "/src/parser.go:2:func splitFields\n[image]", Response: result("/src/parser.go:2:func splitFields\n[image]"), Recorded: true},
+				}},
+				{Calls: []Call{{ID: "toolu_3", Name: "Bash", Args: map[string]any{"command": "go test ./...", "description": "Run the tests"},
+					Output: "FAIL: TestTabs", Response: result("FAIL: TestTabs"), Recorded: true}}},
+				{Text: "TestTabs fails as expected; splitFields splits on spaces only."},
+			}},
+			{User: "This session is being continued from a previous conversation.\n\nUse strings.Fields instead.", Origin: Person, Steps: []Step{
+				{Calls: []Call{{ID: "toolu_4", Name: "Edit", Args: map[string]any{"file_path": "/src/parser.go", "old_string": `strings.Split(s, " ")`, "new_string": "strings.Fields(s)"},
+					Response: map[string]any{"error": "no output was recorded for this call"}}}},
+			}},
+		},
+		Notes: []string{
+			"1 calls without a recorded output: answered with an error",
+			"a Claude Code transcript records no system prompt or tool declarations: the replay sends none and infers the tools from the calls",
+			"2 lines of subagents or meta messages left out",
+		},
+	}
+	if d := cmp.Diff(want, s, cmpSession, cmpopts.IgnoreFields(Session{}, "Tools")); d != "" {
+		t.Errorf("session (-want +got):\n%s", d)
+	}
+	var tools []string
+	for _, tl := range s.Tools {
+		tools = append(tools, tl.Name)
+	}
+	if d := cmp.Diff([]string{"Read", "Grep", "Bash", "Edit"}, tools); d != "" {
+		t.Errorf("tools inferred from the calls (-want +got):\n%s", d)
+	}
+}
+
+// TestMalformedClaudeCode: a transcript that cannot be read names the line and what was
+// expected there.
+func TestMalformedClaudeCode(t *testing.T) {
+	const open = `{"type":"user","sessionId":"s","message":{"role":"user","content":"hi"}}` + "\n"
+	for _, tc := range []struct{ body, want string }{
+		{open + `{"type":"assistant","sessionId":"s","message":{"id":"m","content":[]}}` + "\n{not json", "line 3"},
+		{open + `7` + "\n", "line 2"},
+		{open + `{"type":"assistant","sessionId":"s","message":{"id":"m","content":7}}`, "line 2.content"},
+		{open + `{"type":"user","sessionId":"s","message":{"content":[{"type":"tool_result","tool_use_id":"nope","content":"x"}]}}`, "line 2.content[0]"},
+		{open + `{"type":"user","sessionId":"s","message":{"content":[{"type":"tool_result","tool_use_id":"t","content":{"a":1}}]}}`, "line 2.content[0]"},
+	} {
+		var err error
+		for _, e := range Read("bad.jsonl", strings.NewReader(tc.body)) {
+			if e != nil {
+				err = e
+			}
+		}
+		var fe *FormatError
+		if !errors.As(err, &fe) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want a *FormatError naming %q", tc.body, err, tc.want)
+		}
 	}
 }

@@ -19,6 +19,8 @@ const (
 	// ADKSessionJSON: a stored session as JSON, as adk-go's REST API returns it (and adk-python's
 	// API server, or its own dump).
 	ADKSessionJSON Format = "adk-session-json"
+	// ClaudeCode: a Claude Code transcript (JSON Lines).
+	ClaudeCode Format = "claude-code"
 )
 
 // Origin says who wrote a turn's opening message.
