@@ -238,15 +238,22 @@ func TestMalformedSessionJSON(t *testing.T) {
 		{`{"id": "s", "events": [{"content": {"parts": 3}}]}`, "events[0]"},
 		{`[{"id": "s", "events": []}, {"id": "t", "events": "x"}]`, "[1].events"},
 	} {
-		var err error
-		for _, e := range Read("bad.json", strings.NewReader(tc.body)) {
-			if e != nil {
-				err = e
-			}
+		wantFormatError(t, "bad.json", tc.body, tc.want)
+	}
+}
+
+// wantFormatError reads body as file name and fails t unless reading it ends in a *FormatError
+// whose message holds want (the record it names).
+func wantFormatError(t *testing.T, name, body, want string) {
+	t.Helper()
+	var err error
+	for _, e := range Read(name, strings.NewReader(body)) {
+		if e != nil {
+			err = e
 		}
-		var fe *FormatError
-		if !errors.As(err, &fe) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: error %v, want a *FormatError naming %q", tc.body, err, tc.want)
-		}
+	}
+	var fe *FormatError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), want) {
+		t.Errorf("%q: error %v, want a *FormatError naming %q", body, err, want)
 	}
 }

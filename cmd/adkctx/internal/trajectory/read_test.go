@@ -352,15 +352,6 @@ func TestMalformedClaudeCode(t *testing.T) {
 		{open + `{"type":"user","sessionId":"s","message":{"content":[{"type":"tool_result","tool_use_id":"nope","content":"x"}]}}`, "line 2.content[0]"},
 		{open + `{"type":"user","sessionId":"s","message":{"content":[{"type":"tool_result","tool_use_id":"t","content":{"a":1}}]}}`, "line 2.content[0]"},
 	} {
-		var err error
-		for _, e := range Read("bad.jsonl", strings.NewReader(tc.body)) {
-			if e != nil {
-				err = e
-			}
-		}
-		var fe *FormatError
-		if !errors.As(err, &fe) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%q: error %v, want a *FormatError naming %q", tc.body, err, tc.want)
-		}
+		wantFormatError(t, "bad.jsonl", tc.body, tc.want)
 	}
 }
