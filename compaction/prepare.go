@@ -166,20 +166,20 @@ func selectFor(cfg Config, p *plan, events []Event, sel Selection, r *Result) *w
 	return nil
 }
 
-// summaryRoom is the room a token compaction's raw tail leaves for the summary it writes: the
-// summary it rolls up (live; nil: none) as the view shows it, plus a tenth of the limit for what
-// the events it newly covers add, at most the summary's bound. Summaries roll up: each is
-// about the one it replaces and what the newly covered events add (the extractive summary is the
-// ledger, which grows by a few lines a step and is bounded). The bound itself is the wrong
-// measure: at small windows it (1,024 tokens at least) is most of the limit, and the tail left
-// beside it was the newest step alone, the working context the agent goes on to use summarized
-// into a ledger of paths and counts though the summaries written were a few hundred tokens. A
-// summary larger than its room takes the next request past the soft limit, and the compaction
-// that follows covers more.
+// summaryRoom is the room a token compaction's raw tail leaves for the summary it writes beside
+// what is on its way: a quarter of the limit, or the summary it rolls up (live; nil: none) as the
+// view shows it plus a tenth of the limit for what the newly covered events add when that is
+// more, at most the summary's bound. The bound alone was the measure before: at small windows it
+// (1,024 tokens at least) is most of the limit, and the tail left beside it was the newest step
+// alone, the working context the agent goes on to use summarized into a ledger of paths and
+// counts though the summaries written were a few hundred tokens. At larger windows the bound
+// is under a quarter of the limit and still decides: what the summary does not take is the
+// room the history grows into before the next compaction. A summary larger than its room takes
+// the next request past the soft limit, and the compaction that follows covers more.
 func summaryRoom(live *genai.Content, tokenLimit, bound int) int {
-	room := tokenLimit / 10
+	room := tokenLimit / 4
 	if live != nil {
-		room += budget.EstimateContent(summaryContent(live))
+		room = max(room, budget.EstimateContent(summaryContent(live))+tokenLimit/10)
 	}
 	return min(room, bound)
 }
