@@ -140,19 +140,19 @@ func selectFor(cfg Config, p *plan, events []Event, sel Selection, r *Result) *w
 		running:           sel.Invocation,
 		live:              sel.Live,
 	}
-	if sel.TokenLimit > 0 {
-		params.retainTokens = cfg.retainTokens(sel.TokenLimit)
-		if sel.Reserve > 0 && cfg.RetainRecentTokens == 0 {
-			// What joins the view before the next request (a large tool result on its way) and
-			// the summary must fit beside the tail under the limit: else that request is
-			// trimmed, or compacted again at once.
-			room := sel.TokenLimit - cfg.maxSummaryTokens(sel.Limits) - sel.Reserve
-			params.retainTokens, params.reserve = min(params.retainTokens, max(room, 1)), sel.Reserve
-		}
-	}
 	reason := reasonEmpty
 	for _, scope := range scopesOf(events) {
 		params.scope = scope
+		if sel.TokenLimit > 0 {
+			params.retainTokens = cfg.retainTokens(sel.TokenLimit)
+			if sel.Reserve > 0 && cfg.RetainRecentTokens == 0 {
+				// What joins the view before the next request (a large tool result on its way) and
+				// the summary must fit beside the tail under the limit: else that request is
+				// trimmed, or compacted again at once.
+				room := sel.TokenLimit - summaryRoom(p.live[scope].summary, sel.TokenLimit, cfg.maxSummaryTokens(sel.Limits)) - sel.Reserve
+				params.retainTokens, params.reserve = min(params.retainTokens, max(room, 1)), sel.Reserve
+			}
+		}
 		var w *window
 		if w, reason = selectWindow(events, p, params); w != nil {
 			r.EventsCovered, r.InvocationsCovered, r.OriginalTokens = len(w.covered), w.m.Invocations, w.original
@@ -164,6 +164,24 @@ func selectFor(cfg Config, p *plan, events []Event, sel Selection, r *Result) *w
 	}
 	r.Reason = reason
 	return nil
+}
+
+// summaryRoom is the room a token compaction's raw tail leaves for the summary it writes beside
+// what is on its way: a quarter of the limit, or the summary it rolls up (live; nil: none) as the
+// view shows it plus a tenth of the limit for what the newly covered events add when that is
+// more, at most the summary's bound. The bound alone was the measure before: at small windows it
+// (1,024 tokens at least) is most of the limit, and the tail left beside it was the newest step
+// alone, the working context the agent goes on to use summarized into a ledger of paths and
+// counts though the summaries written were a few hundred tokens. At larger windows the bound
+// is under a quarter of the limit and still decides: what the summary does not take is the
+// room the history grows into before the next compaction. A summary larger than its room takes
+// the next request past the soft limit, and the compaction that follows covers more.
+func summaryRoom(live *genai.Content, tokenLimit, bound int) int {
+	room := tokenLimit / 4
+	if live != nil {
+		room = max(room, budget.EstimateContent(summaryContent(live))+tokenLimit/10)
+	}
+	return min(room, bound)
 }
 
 // summarize writes w's summary, falling back on failure, and returns the complete marker; nil

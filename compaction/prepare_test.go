@@ -300,3 +300,28 @@ func TestReadFromIsTheOldestEventShown(t *testing.T) {
 		})
 	}
 }
+
+// TestSummaryRoom: the room a token compaction's tail leaves for its summary is a quarter of the
+// limit, or the summary it rolls up plus a tenth of the limit when larger, within the summary's
+// bound.
+func TestSummaryRoom(t *testing.T) {
+	small := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: "ledger line"}}}
+	large := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: strings.Repeat("ledger line ", 100)}}}
+	largeTokens := budget.EstimateContent(summaryContent(large))
+	tests := []struct {
+		name              string
+		live              *genai.Content
+		tokenLimit, bound int
+		want              int
+	}{
+		{"a first summary at a small window: a quarter of the limit, not the bound", nil, 1200, 1024, 300},
+		{"a small summary rolled up: a quarter of the limit", small, 1200, 1024, 300},
+		{"a large summary rolled up: it and a tenth of the limit", large, 1200, 1024, largeTokens + 120},
+		{"at a large window the bound decides", large, 100_000, 1024, 1024},
+	}
+	for _, tt := range tests {
+		if got := summaryRoom(tt.live, tt.tokenLimit, tt.bound); got != tt.want {
+			t.Errorf("%s: summaryRoom = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}

@@ -488,8 +488,19 @@ func TestWindowTokens(t *testing.T) {
 			name:    "with an event on its way the newest stored result may go",
 			cfg:     Config{RetainRecentInvocations: 1, Overlap: -1},
 			events:  concat(turns(1, 2), big("i3", 3)[:7]),
-			req:     Selection{Trigger: TriggerTokens, Invocation: "i3", Live: true, TokenLimit: 400, Reserve: 100},
+			req:     Selection{Trigger: TriggerTokens, Invocation: "i3", Live: true, TokenLimit: 400, Reserve: 350},
 			wantIDs: concat(idsOf(turns(1, 2), "i"), []string{"i3-1c", "i3-1r", "i3-2c", "i3-2r", "i3-3c", "i3-3r"}),
+		},
+		{
+			// The tail beside what is on its way leaves the summary a quarter of the limit, not the
+			// summary's bound (1,024 tokens here, more than the limit): the newest steps the agent
+			// works from stay raw.
+			name:     "with an event on its way the tail leaves the summary its room, not its bound",
+			cfg:      Config{RetainRecentInvocations: 1, Overlap: -1},
+			events:   concat(turns(1, 2), big("i3", 3)[:7]),
+			req:      Selection{Trigger: TriggerTokens, Invocation: "i3", Live: true, TokenLimit: 440, Reserve: 50},
+			wantIDs:  concat(idsOf(turns(1, 2), "i"), []string{"i3-1c", "i3-1r"}),
+			wantView: []string{"S(m1:S)", "i3u", "i3-2c", "i3-2r", "i3-3c", "i3-3r"},
 		},
 		{
 			name:   "a split never separates a call from its response",
