@@ -31,6 +31,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx"
+	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
 	"github.com/adkctx/adkctx/hooks/dbartifact"
@@ -57,7 +58,7 @@ type recallStack struct {
 	logs      *observer.ObservedLogs
 }
 
-func newRecallStack(t *testing.T) *recallStack {
+func newRecallStack(t *testing.T, models ...budget.ModelInfo) *recallStack {
 	t.Helper()
 	store := sqlitetest.Open(t, sqlitetest.TempDSN(t))
 	sessions := store.Sessions
@@ -66,7 +67,7 @@ func newRecallStack(t *testing.T) *recallStack {
 		t.Fatal(err)
 	}
 	core, logs := observer.New(zap.DebugLevel)
-	h, err := hooks.New(adkctx.Config{Logger: zap.New(core),
+	h, err := hooks.New(adkctx.Config{Logger: zap.New(core), Models: models,
 		Compaction: &compaction.Config{Synchronous: true, Interval: 2, Summarizer: &compaction.ExtractiveSummarizer{}}})
 	if err != nil {
 		t.Fatal(err)
@@ -492,6 +493,43 @@ func TestRecallToolsDeclaredOnceUseful(t *testing.T) {
 	}
 	if got := declaredRecall(all[len(all)-1]); !slices.Equal(got, []string{recall.ToolSearchHistory, recall.ToolReadTurn}) {
 		t.Errorf("after the model called search_history, the request declares %v", got)
+	}
+}
+
+// TestRecallToolsLeftOutOfASmallWindow: in a window where the recall tools' declarations would
+// take more than a quarter of what the soft limit leaves the conversation, no request declares
+// them, though outputs are cut and saved and earlier turns summarized, and the truncation notes
+// do not name them; the decision is logged once. Through adk-go's runner on SQLite.
+func TestRecallToolsLeftOutOfASmallWindow(t *testing.T) {
+	m := &llmtest.Model{ModelName: "small-model"}
+	s := newRecallStack(t, budget.ModelInfo{Name: m.Name(), ContextWindow: 4096, MaxOutputTokens: 256})
+	tools, err := s.h.RecallTools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.runner(t, m, scenarioTools(t, tools...), true)
+	for i := 1; i < 5; i++ {
+		m.Script = append(m.Script, readTurn(i)...)
+		recallSend(t, r, "s1", scenario.UserMessage(i))
+	}
+	summarized, cut := false, false
+	for k, req := range m.Requests() {
+		if got := declaredRecall(req); len(got) != 0 {
+			t.Errorf("request %d declares %v", k, got)
+		}
+		summarized = summarized || summaryText(req) != ""
+		for _, r := range responseTexts(req) {
+			cut = cut || strings.Contains(r, "full output saved as")
+			if strings.Contains(r, recall.ToolReadOutput) {
+				t.Errorf("request %d: a note names %s, which is not declared: %.200s", k, recall.ToolReadOutput, r)
+			}
+		}
+	}
+	if !summarized || !cut {
+		t.Fatalf("summarized %v, an output cut and saved %v: the test shows nothing", summarized, cut)
+	}
+	if n := s.logs.FilterMessageSnippet("recall tools not declared").Len(); n != 1 {
+		t.Errorf("%d log entries of the recall tools left out, want 1", n)
 	}
 }
 

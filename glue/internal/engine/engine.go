@@ -84,6 +84,9 @@ type Engine struct {
 	keepSent atomic.Bool
 
 	recall recallState // the recall tools' needs (UseRecall)
+	// recallCostly holds the models whose window was found too small for the recall tools
+	// (logged once each).
+	recallCostly *lru.Cache[string, struct{}]
 
 	mu        sync.Mutex
 	compactor *compactor.Compactor // nil until a store is set (compaction on)
@@ -105,6 +108,8 @@ func New(cfg adkctx.Config) (*Engine, error) {
 		viewer:   compaction.NewViewer(cfg.Logger),
 		sessions: lru.New[compactor.Session, *sessionState](maxSessions),
 		limits:   lru.New[string, budget.Limits](maxModels),
+
+		recallCostly: lru.New[string, struct{}](maxModels),
 	}
 	margin := time.Duration(0)
 	if cfg.Compaction != nil {

@@ -3,9 +3,11 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -15,6 +17,7 @@ import (
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/glue/internal/compactor"
+	"github.com/adkctx/adkctx/glue/internal/readback"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/response"
 	"github.com/adkctx/adkctx/recall"
@@ -152,5 +155,81 @@ func TestTokenLimitCountsTheWithheldRecallDeclarations(t *testing.T) {
 	if want := limits.Soft - budget.EstimateRequest(nil, cfg); got != want {
 		t.Errorf("token limit %d, want %d: the soft limit less the instruction and tools the agent declares (%d sent)",
 			got, want, budget.EstimateRequest(nil, req.Config))
+	}
+}
+
+// TestRecallToolsLeftOutOfASmallWindow: where the recall tools' declarations would take more than
+// a quarter of what the soft limit leaves the conversation, no request declares them, even one
+// that has something to recall; the token limit is not lowered for them (no later request
+// declares them); the decision is logged once per model. In a larger window the same request
+// declares the output tools.
+func TestRecallToolsLeftOutOfASmallWindow(t *testing.T) {
+	long := strings.Repeat("Reads what was cut short or summarized, by name, line range or query, and says where the next page starts. ", 8)
+	var decls []*genai.FunctionDeclaration
+	for _, name := range []string{recall.ToolReadOutput, recall.ToolSearchOutputs, recall.ToolSearchHistory, recall.ToolReadTurn, "grep"} {
+		decls = append(decls, &genai.FunctionDeclaration{Name: name, Description: long})
+	}
+	cfg := &genai.GenerateContentConfig{Tools: []*genai.Tool{{FunctionDeclarations: decls}}}
+	without := &genai.GenerateContentConfig{Tools: []*genai.Tool{{FunctionDeclarations: decls[4:]}}}
+	cost := budget.EstimateRequest(nil, cfg) - budget.EstimateRequest(nil, without)
+	if cost < 600 {
+		t.Fatalf("the declarations cost %d tokens: too little to show anything", cost)
+	}
+	saved := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{Name: "grep", ID: "c1",
+		Response: map[string]any{"output": "main.go:1 ... [full output saved as " + readback.OutputPrefix + "grep-c1.txt]"}}}}}
+	for _, tc := range []struct {
+		window   int
+		declares []string
+	}{
+		{4096, []string{"grep"}},
+		{32_768, []string{recall.ToolReadOutput, recall.ToolSearchOutputs, "grep"}},
+	} {
+		core, logs := observer.New(zap.InfoLevel)
+		info := budget.ModelInfo{Name: "m", ContextWindow: tc.window, MaxOutputTokens: 256}
+		e, err := New(adkctx.Config{Logger: zap.New(core), Models: []budget.ModelInfo{info}, Compaction: &compaction.Config{Synchronous: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.UseStore(&memStore{}); err != nil {
+			t.Fatal(err)
+		}
+		e.UseRecall(func(compactor.Session) recall.Store { return nil })
+		for i := range 2 {
+			req := &request.LLMRequest{Model: info.Name, Config: cfg, Contents: []*genai.Content{
+				genai.NewContentFromText("find main", genai.RoleUser),
+				{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{Name: "grep", ID: "c1"}}}},
+				saved,
+			}}
+			if err := e.BeforeModel(context.Background(), testCall{inv: fmt.Sprintf("inv-%d", i)}, nil, req, nil); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, d := range req.Config.Tools[0].FunctionDeclarations {
+				got = append(got, d.Name)
+			}
+			if diff := cmp.Diff(tc.declares, got); diff != "" {
+				t.Errorf("window %d, request %d declares (-want +got):\n%s", tc.window, i, diff)
+			}
+		}
+		st := e.state(compactor.Session{App: "app", User: "user", ID: "s1"})
+		st.mu.Lock()
+		limit := st.tokenLimit
+		st.mu.Unlock()
+		if want := e.Limits(info.Name).Soft - budget.EstimateRequest(nil, without); tc.window == 4096 && limit != want {
+			t.Errorf("window %d: token limit %d, want %d (the soft limit less what is declared: the recall tools never are)", tc.window, limit, want)
+		}
+		entries := logs.FilterMessageSnippet("recall tools not declared").All()
+		wantEntries := 0
+		if tc.window == 4096 {
+			wantEntries = 1
+		}
+		if len(entries) != wantEntries {
+			t.Fatalf("window %d: %d log entries of the recall tools left out, want %d", tc.window, len(entries), wantEntries)
+		}
+		if wantEntries == 1 {
+			if f := entries[0].ContextMap(); f["model"] != "m" || f["declarations_tokens"] != int64(cost) || f["context_window"] != int64(4096) {
+				t.Errorf("log fields %v, want model m, declarations_tokens %d, context_window 4096", f, cost)
+			}
+		}
 	}
 }
