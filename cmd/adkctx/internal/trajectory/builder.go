@@ -100,6 +100,19 @@ func (b *builder) reply(text string, calls []Call) {
 	b.lastOutputs = 0
 }
 
+// extend adds text and calls to the newest reply: the model wrote them in the same message,
+// though outputs of its earlier calls were recorded before them.
+func (b *builder) extend(text string, calls []Call) {
+	prev := b.open
+	if text != "" {
+		if prev.Text != "" {
+			prev.Text += "\n\n"
+		}
+		prev.Text += text
+	}
+	prev.Calls = append(prev.Calls, b.calls(calls)...)
+}
+
 func (b *builder) calls(calls []Call) []Call {
 	for i := range calls {
 		c := &calls[i]

@@ -16,6 +16,8 @@ type ccLine struct {
 	Type        string `json:"type"`
 	IsSidechain bool   `json:"isSidechain"`
 	IsMeta      bool   `json:"isMeta"`
+	// IsAPIErrorMessage marks a reply Claude Code wrote in the model's place (an API error).
+	IsAPIErrorMessage bool `json:"isApiErrorMessage"`
 	// IsCompactSummary marks the summary Claude Code's own compaction wrote in the person's place.
 	IsCompactSummary bool `json:"isCompactSummary"`
 	Message          *struct {
@@ -36,13 +38,18 @@ type ccBlock struct {
 	Content   json.RawMessage `json:"content"`
 }
 
+// syntheticModel is the model Claude Code names in the replies it writes itself (an API error,
+// "No response requested."): the model never wrote them.
+const syntheticModel = "<synthetic>"
+
 // isClaudeCodeLine reports whether an object is a line of a Claude Code transcript: a typed
-// record of a session (sessionId, uuid or leafUuid beside its type).
+// record of a session (sessionId, uuid or leafUuid beside its type), or the file history
+// snapshot an interactive session's transcript starts with (it names neither).
 func isClaudeCodeLine(obj map[string]json.RawMessage) bool {
 	if _, ok := obj["type"]; !ok {
 		return false
 	}
-	for _, k := range []string{"sessionId", "uuid", "leafUuid"} {
+	for _, k := range []string{"sessionId", "uuid", "leafUuid", "snapshot"} {
 		if _, ok := obj[k]; ok {
 			return true
 		}
@@ -51,8 +58,11 @@ func isClaudeCodeLine(obj map[string]json.RawMessage) bool {
 }
 
 // readClaudeCode reads a Claude Code transcript whose first line is first and whose other lines
-// d decodes. Subagents' lines (sidechains) and meta lines are left out, as are thinking blocks;
-// the content blocks of one model message, written one per line, are one reply.
+// d decodes. The transcript is the chain of its first message: a session's own, its subagents'
+// lines (sidechains) left out, or a subagent's (agent-*.jsonl, every line a sidechain). Meta
+// lines, thinking blocks and the replies Claude Code wrote in the model's place are left out; the
+// content blocks of one model message, written one per line, are one reply, the outputs of its
+// earlier calls recorded between them or not.
 func readClaudeCode(name string, first json.RawMessage, d *json.Decoder) (*Session, error) {
 	b := newBuilder(name, name, ClaudeCode)
 	var reply struct {
@@ -61,13 +71,17 @@ func readClaudeCode(name string, first json.RawMessage, d *json.Decoder) (*Sessi
 		calls []Call
 		open  bool
 	}
+	// written is the id of the model message the newest reply holds, once outputs follow it.
+	var written string
 	flush := func() {
 		if reply.open {
 			b.reply(strings.Join(reply.text, "\n\n"), reply.calls)
+			written = reply.id
 		}
 		reply.id, reply.text, reply.calls, reply.open = "", nil, nil, false
 	}
-	skipped := 0
+	skipped, synthetic := 0, 0
+	sidechain := -1 // the chain read: -1 until the first message, then 0 (the session's) or 1
 	for n := 1; ; n++ {
 		raw := first
 		if n > 1 {
@@ -87,8 +101,18 @@ func readClaudeCode(name string, first json.RawMessage, d *json.Decoder) (*Sessi
 		if l.Type != "user" && l.Type != "assistant" || l.Message == nil {
 			continue
 		}
-		if l.IsSidechain || l.IsMeta {
+		if sidechain < 0 && !l.IsMeta {
+			sidechain = 0
+			if l.IsSidechain {
+				sidechain = 1
+			}
+		}
+		if l.IsSidechain != (sidechain == 1) || l.IsMeta {
 			skipped++
+			continue
+		}
+		if l.Type == "assistant" && (l.IsAPIErrorMessage || l.Message.Model == syntheticModel) {
+			synthetic++
 			continue
 		}
 		blocks, text, err := ccContent(name, record, l.Message.Content)
@@ -102,20 +126,28 @@ func readClaudeCode(name string, first json.RawMessage, d *json.Decoder) (*Sessi
 			if b.s.Model == "" {
 				b.s.Model = l.Message.Model
 			}
-			reply.id, reply.open = l.Message.ID, true
+			var texts []string
+			var calls []Call
 			if text != "" {
-				reply.text = append(reply.text, text)
+				texts = append(texts, text)
 			}
 			for _, bl := range blocks {
 				switch bl.Type {
 				case "text":
 					if bl.Text != "" {
-						reply.text = append(reply.text, bl.Text)
+						texts = append(texts, bl.Text)
 					}
 				case "tool_use":
-					reply.calls = append(reply.calls, Call{ID: bl.ID, Name: bl.Name, Args: b.args(bl.Input)})
+					calls = append(calls, Call{ID: bl.ID, Name: bl.Name, Args: b.args(bl.Input)})
 				}
 			}
+			if !reply.open && l.Message.ID != "" && l.Message.ID == written && b.open != nil {
+				// The message the newest reply holds, written on after outputs of its calls.
+				b.extend(strings.Join(texts, "\n\n"), calls)
+				continue
+			}
+			reply.id, reply.open = l.Message.ID, true
+			reply.text, reply.calls = append(reply.text, texts...), append(reply.calls, calls...)
 			continue
 		}
 		flush()
@@ -123,24 +155,27 @@ func readClaudeCode(name string, first json.RawMessage, d *json.Decoder) (*Sessi
 		if l.IsCompactSummary {
 			origin = Environment
 		}
+		// The outputs first: they answer the reply before the line, whatever text comes with
+		// them (Anthropic's API wants them first; text before them would end the reply's turn).
+		for j, bl := range blocks {
+			if bl.Type != "tool_result" {
+				continue
+			}
+			where := fmt.Sprintf("%s.content[%d]", record, j)
+			out, err := ccResultText(name, where, bl.Content)
+			if err != nil {
+				return nil, err
+			}
+			if err := b.output(where, bl.ToolUseID, "", out, nil); err != nil {
+				return nil, err
+			}
+		}
 		if text != "" {
 			b.user(text, origin)
 		}
-		for j, bl := range blocks {
-			where := fmt.Sprintf("%s.content[%d]", record, j)
-			switch bl.Type {
-			case "text":
-				if bl.Text != "" {
-					b.user(bl.Text, origin)
-				}
-			case "tool_result":
-				out, err := ccResultText(name, where, bl.Content)
-				if err != nil {
-					return nil, err
-				}
-				if err := b.output(where, bl.ToolUseID, "", out, nil); err != nil {
-					return nil, err
-				}
+		for _, bl := range blocks {
+			if bl.Type == "text" && bl.Text != "" {
+				b.user(bl.Text, origin)
 			}
 		}
 	}
@@ -149,6 +184,9 @@ func readClaudeCode(name string, first json.RawMessage, d *json.Decoder) (*Sessi
 	s.Notes = append(s.Notes, "a Claude Code transcript records no system prompt or tool declarations: the replay sends none and infers the tools from the calls")
 	if skipped > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("%d lines of subagents or meta messages left out", skipped))
+	}
+	if synthetic > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d replies Claude Code wrote in the model's place (API errors) left out", synthetic))
 	}
 	return s, nil
 }

@@ -1,0 +1,136 @@
+package trajectory
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// ccTranscript builds a Claude Code transcript from lines given as "kind payload": "user TEXT",
+// "results ID:OUT,ID:OUT" (one user line of tool results), "text MSG TEXT", "call MSG ID" (one
+// assistant line of message MSG), "side ..." (the same, a subagent's), "error MSG TEXT" (a reply
+// Claude Code wrote itself), "snapshot" (a file history snapshot) or "raw JSON".
+func ccTranscript(lines ...string) string {
+	var b strings.Builder
+	for i, l := range lines {
+		kind, rest, _ := strings.Cut(l, " ")
+		side := false
+		if kind == "side" {
+			side = true
+			kind, rest, _ = strings.Cut(rest, " ")
+		}
+		head := fmt.Sprintf(`"uuid":"u%d","sessionId":"s","isSidechain":%v`, i, side)
+		assistant := func(id, model, content string, extra string) string {
+			return fmt.Sprintf(`{"type":"assistant",%s%s,"message":{"id":%q,"model":%q,"role":"assistant","content":[%s]}}`, head, extra, id, model, content)
+		}
+		switch kind {
+		case "user":
+			fmt.Fprintf(&b, `{"type":"user",%s,"message":{"role":"user","content":%q}}`, head, rest)
+		case "results":
+			var blocks []string
+			for _, r := range strings.Split(rest, ",") {
+				id, out, _ := strings.Cut(r, ":")
+				blocks = append(blocks, fmt.Sprintf(`{"type":"tool_result","tool_use_id":%q,"content":%q}`, id, out))
+			}
+			fmt.Fprintf(&b, `{"type":"user",%s,"message":{"role":"user","content":[%s]}}`, head, strings.Join(blocks, ","))
+		case "text":
+			id, text, _ := strings.Cut(rest, " ")
+			b.WriteString(assistant(id, "claude-x", fmt.Sprintf(`{"type":"text","text":%q}`, text), ""))
+		case "call":
+			id, call, _ := strings.Cut(rest, " ")
+			b.WriteString(assistant(id, "claude-x", fmt.Sprintf(`{"type":"tool_use","id":%q,"name":"Read","input":{"path":%q}}`, call, call), ""))
+		case "error":
+			id, text, _ := strings.Cut(rest, " ")
+			b.WriteString(assistant(id, syntheticModel, fmt.Sprintf(`{"type":"text","text":%q}`, text), `,"isApiErrorMessage":true`))
+		case "snapshot":
+			b.WriteString(`{"type":"file-history-snapshot","messageId":"m0","snapshot":{"messageId":"m0","trackedFileBackups":{},"timestamp":"2026-03-02T10:00:00.000Z"},"isSnapshotUpdate":false}`)
+		case "raw":
+			b.WriteString(rest)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// TestClaudeCodeTranscripts: the shapes Claude Code writes besides the plain one read as the
+// conversation the model had: an interactive session's transcript opening with a file history
+// snapshot; a model message whose calls' outputs are recorded between its lines (one reply, its
+// calls answered by id); a user line with text before its tool results; a subagent's own
+// transcript (every line a sidechain); replies Claude Code wrote in the model's place (API
+// errors) left out.
+func TestClaudeCodeTranscripts(t *testing.T) {
+	read := func(id string) Call {
+		return Call{ID: id, Name: "Read", Args: map[string]any{"path": id}, Output: "out " + id, Response: map[string]any{"result": "out " + id}, Recorded: true}
+	}
+	for _, tc := range []struct {
+		name  string
+		lines []string
+		want  []Turn
+		notes []string
+	}{{
+		name:  "opens with a file history snapshot",
+		lines: []string{"snapshot", "user hi", "text m1 hello"},
+		want:  []Turn{{User: "hi", Origin: Person, Steps: []Step{{Text: "hello"}}}},
+	}, {
+		name:  "outputs between the lines of one message",
+		lines: []string{"user go", "text m1 two reads", "call m1 t1", "results t1:out t1", "call m1 t2", "results t2:out t2", "text m2 done"},
+		want: []Turn{{User: "go", Origin: Person, Steps: []Step{
+			{Text: "two reads", Calls: []Call{read("t1"), read("t2")}},
+			{Text: "done"},
+		}}},
+	}, {
+		name:  "text written on after an output of the same message",
+		lines: []string{"user go", "call m1 t1", "results t1:out t1", "text m1 and more", "call m1 t2", "results t2:out t2", "text m2 done"},
+		want: []Turn{{User: "go", Origin: Person, Steps: []Step{
+			{Text: "and more", Calls: []Call{read("t1"), read("t2")}},
+			{Text: "done"},
+		}}},
+	}, {
+		name: "text before the tool results of a user line",
+		lines: []string{"user go", "call m1 t1",
+			`raw {"type":"user","uuid":"x","sessionId":"s","message":{"role":"user","content":[{"type":"text","text":"stop there"},{"type":"tool_result","tool_use_id":"t1","content":"out t1","is_error":true}]}}`,
+			"text m2 stopped"},
+		want: []Turn{
+			{User: "go", Origin: Person, Steps: []Step{{Calls: []Call{read("t1")}}}},
+			{User: "stop there", Origin: Person, Steps: []Step{{Text: "stopped"}}},
+		},
+	}, {
+		name:  "a subagent's transcript",
+		lines: []string{"side user sub task", "side call m1 t1", "side results t1:out t1", "side text m2 found it"},
+		want:  []Turn{{User: "sub task", Origin: Person, Steps: []Step{{Calls: []Call{read("t1")}}, {Text: "found it"}}}},
+	}, {
+		name:  "a subagent's lines in a session's transcript",
+		lines: []string{"user go", "side user sub task", "side text m9 sub reply", "text m1 done"},
+		want:  []Turn{{User: "go", Origin: Person, Steps: []Step{{Text: "done"}}}},
+		notes: []string{"2 lines of subagents or meta messages left out"},
+	}, {
+		name:  "an API error Claude Code wrote in the model's place",
+		lines: []string{"user go", "call m1 t1", "results t1:out t1", "error e1 API Error: 529 overloaded", "user continue", "text m2 done"},
+		want: []Turn{
+			{User: "go", Origin: Person, Steps: []Step{{Calls: []Call{read("t1")}}}},
+			{User: "continue", Origin: Person, Steps: []Step{{Text: "done"}}},
+		},
+		notes: []string{"1 replies Claude Code wrote in the model's place (API errors) left out"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := ccTranscript(tc.lines...)
+			got := readBody(t, "t.jsonl", []byte(body))
+			if len(got) != 1 {
+				t.Fatalf("%d sessions, want 1", len(got))
+			}
+			s := got[0]
+			if s.Format != ClaudeCode {
+				t.Fatalf("format %q, want %q", s.Format, ClaudeCode)
+			}
+			if d := cmp.Diff(tc.want, s.Turns, cmpSession); d != "" {
+				t.Errorf("turns (-want +got):\n%s\ntranscript:\n%s", d, body)
+			}
+			notes := append([]string{"a Claude Code transcript records no system prompt or tool declarations: the replay sends none and infers the tools from the calls"}, tc.notes...)
+			if d := cmp.Diff(notes, s.Notes); d != "" {
+				t.Errorf("notes (-want +got):\n%s", d)
+			}
+		})
+	}
+}
