@@ -32,7 +32,7 @@ func (e *Engine) recallStep(_ context.Context, c *chain) stepReport {
 		return nil
 	}
 	declared := c.req.Config
-	if without, cost, costly := recallTooCostly(declared, c.in.limits); costly {
+	if without, cost, costly := recallTooCostly(declared, agent, c.in.limits); costly {
 		// Not declared in this model's window at all (so not counted as withheld: no later
 		// request declares them), and their notes do not name them.
 		c.req.Config = without
@@ -64,11 +64,14 @@ const maxRecallShare = 4 // a quarter
 // and raw tail would shrink to make room, and what a call of them returns could not fit beside
 // the history anyway. A config that forces a call or names the allowed functions keeps them
 // (readback.Withhold).
-func recallTooCostly(cfg *genai.GenerateContentConfig, limits budget.Limits) (*genai.GenerateContentConfig, int, bool) {
+//
+// Only the groups the agent declares whole (agent) are left out: a group declared in part is the
+// application's own choice, and its notes never name it.
+func recallTooCostly(cfg *genai.GenerateContentConfig, agent readback.Installed, limits budget.Limits) (*genai.GenerateContentConfig, int, bool) {
 	if limits.Soft <= 0 {
 		return cfg, 0, false
 	}
-	without := readback.Withhold(cfg, readback.Installed{})
+	without := readback.Withhold(cfg, readback.Installed{Outputs: !agent.Outputs, History: !agent.History})
 	if without == cfg {
 		return cfg, 0, false
 	}

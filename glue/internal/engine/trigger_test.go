@@ -233,3 +233,31 @@ func TestRecallToolsLeftOutOfASmallWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestRecallTooCostlyKeepsAGroupDeclaredInPart: in a window too small for the recall tools, the
+// groups the agent declares whole are left out and a group it declares in part (the
+// application's own tool) is kept, as the withholding keeps it.
+func TestRecallTooCostlyKeepsAGroupDeclaredInPart(t *testing.T) {
+	long := strings.Repeat("Reads what was cut short or summarized, by name, line range or query. ", 12)
+	var decls []*genai.FunctionDeclaration
+	for _, name := range []string{recall.ToolReadOutput, recall.ToolSearchOutputs, recall.ToolReadTurn, "grep"} {
+		decls = append(decls, &genai.FunctionDeclaration{Name: name, Description: long})
+	}
+	cfg := &genai.GenerateContentConfig{Tools: []*genai.Tool{{FunctionDeclarations: decls}}}
+	agent := readback.InstalledIn(cfg)
+	if agent != (readback.Installed{Outputs: true}) {
+		t.Fatalf("installed %+v, want the output tools alone", agent)
+	}
+	limits := budget.Limits{Model: "m", Window: 4096, Soft: 2000}
+	without, _, costly := recallTooCostly(cfg, agent, limits)
+	if !costly {
+		t.Fatal("not too costly in a 2,000-token soft limit")
+	}
+	var got []string
+	for _, d := range without.Tools[0].FunctionDeclarations {
+		got = append(got, d.Name)
+	}
+	if d := cmp.Diff([]string{recall.ToolReadTurn, "grep"}, got); d != "" {
+		t.Errorf("declared (-want +got):\n%s", d)
+	}
+}

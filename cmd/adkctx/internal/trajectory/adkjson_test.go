@@ -51,7 +51,7 @@ func recordedSession(t *testing.T) (session.Service, string) {
 		FunctionCall string `json:"function_call"`
 	}
 	read, err := functiontool.New(functiontool.Config{Name: "read_file", Description: "Reads a file."},
-		func(_ tool.Context, a args) (map[string]any, error) {
+		func(_ agent.ToolContext, a args) (map[string]any, error) {
 			return map[string]any{"file_text": "package main // " + a.FilePath, "line_count": 1}, nil
 		})
 	if err != nil {
