@@ -9,6 +9,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/glue/internal/steps"
+	"github.com/adkctx/adkctx/instructions"
 	"github.com/adkctx/adkctx/processors/request"
 )
 
@@ -57,6 +58,10 @@ type chain struct {
 	base []steps.Measure // the measures m started from, aligned with the contents then
 
 	// Set by the steps, for BeforeModel.
+	agents struct { // the AGENTS.md text, loaded once (Engine.agentsMD)
+		loaded, ok bool
+		merged     instructions.Merged
+	}
 	recallOutputs  bool          // the recall step: the agent declares read_saved_output
 	withheldTokens int           // the recall step: the estimate of the declarations it withheld
 	budget         budgetReport  // the budget step's decision

@@ -23,7 +23,7 @@ import (
 //
 // In a window too small for them (recallTooCostly) the recall tools are never declared: what
 // they would cost every request is more than what they could bring back into it.
-func (e *Engine) recallStep(_ context.Context, c *chain) stepReport {
+func (e *Engine) recallStep(ctx context.Context, c *chain) stepReport {
 	if e.recallStores() == nil {
 		return nil
 	}
@@ -32,7 +32,11 @@ func (e *Engine) recallStep(_ context.Context, c *chain) stepReport {
 		return nil
 	}
 	declared := c.req.Config
-	if without, cost, costly := recallTooCostly(declared, agent, c.in.limits); costly {
+	agentsMD := 0 // the AGENTS.md text the instructions step adds to the instruction
+	if merged, ok := e.agentsMD(ctx, c); ok && merged.Text != "" {
+		agentsMD = budget.EstimateText(merged.Text)
+	}
+	if without, cost, costly := recallTooCostly(declared, agent, c.in.limits, agentsMD); costly {
 		// Not declared in this model's window at all (so not counted as withheld: no later
 		// request declares them), and their notes do not name them.
 		c.req.Config = without
@@ -66,8 +70,9 @@ const maxRecallShare = 4 // a quarter
 // (readback.Withhold).
 //
 // Only the groups the agent declares whole (agent) are left out: a group declared in part is the
-// application's own choice, and its notes never name it.
-func recallTooCostly(cfg *genai.GenerateContentConfig, agent readback.Installed, limits budget.Limits) (*genai.GenerateContentConfig, int, bool) {
+// application's own choice, and its notes never name it. extra is what joins the instruction
+// later in the chain (the AGENTS.md text).
+func recallTooCostly(cfg *genai.GenerateContentConfig, agent readback.Installed, limits budget.Limits, extra int) (*genai.GenerateContentConfig, int, bool) {
 	if limits.Soft <= 0 {
 		return cfg, 0, false
 	}
@@ -77,6 +82,7 @@ func recallTooCostly(cfg *genai.GenerateContentConfig, agent readback.Installed,
 	}
 	rest := budget.EstimateRequest(nil, without)
 	cost := budget.EstimateRequest(nil, cfg) - rest
+	rest += extra
 	return without, cost, cost*maxRecallShare > limits.Soft-rest
 }
 

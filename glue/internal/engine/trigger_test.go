@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -249,7 +251,7 @@ func TestRecallTooCostlyKeepsAGroupDeclaredInPart(t *testing.T) {
 		t.Fatalf("installed %+v, want the output tools alone", agent)
 	}
 	limits := budget.Limits{Model: "m", Window: 4096, Soft: 2000}
-	without, _, costly := recallTooCostly(cfg, agent, limits)
+	without, _, costly := recallTooCostly(cfg, agent, limits, 0)
 	if !costly {
 		t.Fatal("not too costly in a 2,000-token soft limit")
 	}
@@ -259,5 +261,54 @@ func TestRecallTooCostlyKeepsAGroupDeclaredInPart(t *testing.T) {
 	}
 	if d := cmp.Diff([]string{recall.ToolReadTurn, "grep"}, got); d != "" {
 		t.Errorf("declared (-want +got):\n%s", d)
+	}
+}
+
+// TestRecallToolsLeftOutBesideALargeAgentsMD: the AGENTS.md text the instructions step adds later
+// in the chain counts as instruction: a window with room for the recall tools beside the agent's
+// own instruction has none once a large AGENTS.md joins it.
+func TestRecallToolsLeftOutBesideALargeAgentsMD(t *testing.T) {
+	long := strings.Repeat("Reads what was cut short or summarized, by name, line range or query. ", 8)
+	var decls []*genai.FunctionDeclaration
+	for _, name := range []string{recall.ToolReadOutput, recall.ToolSearchOutputs, recall.ToolSearchHistory, recall.ToolReadTurn, "grep"} {
+		decls = append(decls, &genai.FunctionDeclaration{Name: name, Description: long})
+	}
+	cfg := &genai.GenerateContentConfig{Tools: []*genai.Tool{{FunctionDeclarations: decls}}}
+	info := budget.ModelInfo{Name: "m", ContextWindow: 8192, MaxOutputTokens: 256}
+	saved := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{Name: "grep", ID: "c1",
+		Response: map[string]any{"output": "[full output saved as " + readback.OutputPrefix + "grep-c1.txt]"}}}}}
+	for _, tc := range []struct {
+		agentsMD string
+		declares int
+	}{
+		{"", 3}, // grep and the output tools
+		{strings.Repeat("Run the tests before you commit. ", 350), 1}, // about 2,900 tokens of AGENTS.md: grep alone
+	} {
+		dir := t.TempDir()
+		if tc.agentsMD != "" {
+			if err := os.WriteFile(filepath.Join(dir, "AGENTS.md"), []byte(tc.agentsMD), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e, err := New(adkctx.Config{Models: []budget.ModelInfo{info}, Instructions: &adkctx.InstructionsConfig{WorkDir: dir},
+			Compaction: &compaction.Config{Synchronous: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.UseStore(&memStore{}); err != nil {
+			t.Fatal(err)
+		}
+		e.UseRecall(func(compactor.Session) recall.Store { return nil })
+		req := &request.LLMRequest{Model: info.Name, Config: cfg, Contents: []*genai.Content{
+			genai.NewContentFromText("find main", genai.RoleUser),
+			{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{Name: "grep", ID: "c1"}}}},
+			saved,
+		}}
+		if err := e.BeforeModel(context.Background(), testCall{inv: "inv-1"}, nil, req, nil); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(req.Config.Tools[0].FunctionDeclarations); n != tc.declares {
+			t.Errorf("AGENTS.md of %d bytes: the request declares %d functions, want %d", len(tc.agentsMD), n, tc.declares)
+		}
 	}
 }
