@@ -13,9 +13,15 @@ import (
 // ~/.claude/projects/): a message of the person or of tool results ("user"), a content block of
 // the model's reply ("assistant"), or bookkeeping (other types, left out).
 type ccLine struct {
-	Type        string `json:"type"`
-	IsSidechain bool   `json:"isSidechain"`
-	IsMeta      bool   `json:"isMeta"`
+	Type string `json:"type"`
+	// UUID names the line; ParentUUID the line it follows in the conversation (null at a root),
+	// LogicalParentUUID the one it follows across Claude Code's own compaction (whose boundary
+	// starts a new root).
+	UUID              string          `json:"uuid"`
+	ParentUUID        json.RawMessage `json:"parentUuid"` // absent (nil) differs from null
+	LogicalParentUUID string          `json:"logicalParentUuid"`
+	IsSidechain       bool            `json:"isSidechain"`
+	IsMeta            bool            `json:"isMeta"`
 	// IsAPIErrorMessage marks a reply Claude Code wrote in the model's place (an API error).
 	IsAPIErrorMessage bool `json:"isApiErrorMessage"`
 	// IsCompactSummary marks the summary Claude Code's own compaction wrote in the person's place.
@@ -80,35 +86,33 @@ func readClaudeCode(name string, first json.RawMessage, d *json.Decoder) (*Sessi
 		}
 		reply.id, reply.text, reply.calls, reply.open = "", nil, nil, false
 	}
-	skipped, synthetic := 0, 0
-	sidechain := -1 // the chain read: -1 until the first message, then 0 (the session's) or 1
-	for n := 1; ; n++ {
-		raw := first
-		if n > 1 {
-			raw = nil
-			if err := d.Decode(&raw); err != nil {
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				return nil, syntaxError(name, fmt.Sprintf("line %d", n), err)
-			}
-		}
-		record := fmt.Sprintf("line %d", n)
-		var l ccLine
-		if err := json.Unmarshal(raw, &l); err != nil {
-			return nil, errorf(name, record, "a transcript record object", kindOf(raw))
-		}
-		if l.Type != "user" && l.Type != "assistant" || l.Message == nil {
-			continue
-		}
-		if sidechain < 0 && !l.IsMeta {
+	lines, err := ccLines(name, first, d)
+	if err != nil {
+		return nil, err
+	}
+	sidechain := -1 // the chain read: 0 (the session's) or 1 (a subagent's own file)
+	for _, l := range lines {
+		if l.isMessage() && !l.IsMeta {
 			sidechain = 0
 			if l.IsSidechain {
 				sidechain = 1
 			}
+			break
+		}
+	}
+	active, broken := activePath(lines, sidechain == 1)
+	skipped, synthetic, abandoned := 0, 0, 0
+	for n, l := range lines {
+		record := fmt.Sprintf("line %d", n+1)
+		if !l.isMessage() {
+			continue
 		}
 		if l.IsSidechain != (sidechain == 1) || l.IsMeta {
 			skipped++
+			continue
+		}
+		if active != nil && l.UUID != "" && !active[l.UUID] {
+			abandoned++
 			continue
 		}
 		if l.Type == "assistant" && (l.IsAPIErrorMessage || l.Message.Model == syntheticModel) {
@@ -188,7 +192,128 @@ func readClaudeCode(name string, first json.RawMessage, d *json.Decoder) (*Sessi
 	if synthetic > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("%d replies Claude Code wrote in the model's place (API errors) left out", synthetic))
 	}
+	if abandoned > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d messages of branches the conversation left (a rewind or an edited message) left out", abandoned))
+	}
+	if broken != "" {
+		s.Notes = append(s.Notes, "the transcript's chain of messages is broken ("+broken+"): every message read in file order")
+	}
 	return s, nil
+}
+
+// attach adds to active the lines hanging off it that are part of the same exchange, not a
+// branch: the blocks of a model message already on it, and the tool results of its calls. A
+// message with parallel calls is a tree (each result follows its own call's line), and only one
+// of its branches leads to the newest message; a rewind branches at a message of the person's.
+func attach(lines []ccLine, active map[string]bool) {
+	messages := map[string]bool{} // model messages on the chain
+	for i := range lines {
+		if l := &lines[i]; active[l.UUID] && l.Type == "assistant" && l.Message != nil && l.Message.ID != "" {
+			messages[l.Message.ID] = true
+		}
+	}
+	for i := range lines { // in file order: a line follows its parent
+		l := &lines[i]
+		var parent string
+		if l.UUID == "" || active[l.UUID] || !l.isMessage() || json.Unmarshal(l.ParentUUID, &parent) != nil || !active[parent] {
+			continue
+		}
+		if l.Type == "assistant" && messages[l.Message.ID] || l.Type == "user" && holdsToolResult(l.Message.Content) {
+			active[l.UUID] = true
+		}
+	}
+}
+
+// holdsToolResult reports whether a message's content holds a tool result block.
+func holdsToolResult(raw json.RawMessage) bool {
+	var blocks []struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(raw, &blocks) != nil {
+		return false
+	}
+	for _, b := range blocks {
+		if b.Type == "tool_result" {
+			return true
+		}
+	}
+	return false
+}
+
+// isMessage reports whether a line is a message of the conversation.
+func (l *ccLine) isMessage() bool {
+	return (l.Type == "user" || l.Type == "assistant") && l.Message != nil
+}
+
+// ccLines decodes every line of a transcript: first, then the lines d decodes.
+func ccLines(name string, first json.RawMessage, d *json.Decoder) ([]ccLine, error) {
+	var lines []ccLine
+	for n := 1; ; n++ {
+		raw := first
+		if n > 1 {
+			raw = nil
+			if err := d.Decode(&raw); err != nil {
+				if errors.Is(err, io.EOF) {
+					return lines, nil
+				}
+				return nil, syntaxError(name, fmt.Sprintf("line %d", n), err)
+			}
+		}
+		var l ccLine
+		if err := json.Unmarshal(raw, &l); err != nil {
+			return nil, errorf(name, fmt.Sprintf("line %d", n), "a transcript record object", kindOf(raw))
+		}
+		lines = append(lines, l)
+	}
+}
+
+// activePath returns the uuids of the lines on the conversation as it stands: the chain from the
+// newest message of the chain read (sidechain: a subagent's) back to its root, across Claude
+// Code's compaction boundaries, with the lines attached to it (attach). A rewind or an edited message leaves the branch it abandoned in
+// the file; this chain does not hold it. nil when a message carries no uuid or no parentUuid
+// (not even null: a transcript that does not record the chain); with broken
+// saying why when a line of the chain names a parent the file does not hold (every message is
+// then read).
+func activePath(lines []ccLine, sidechain bool) (active map[string]bool, broken string) {
+	byID := map[string]*ccLine{}
+	leaf := ""
+	for i := range lines {
+		l := &lines[i]
+		if l.UUID == "" {
+			continue
+		}
+		byID[l.UUID] = l
+		if l.isMessage() && !l.IsMeta && l.IsSidechain == sidechain {
+			leaf = l.UUID
+		}
+	}
+	for i := range lines {
+		if l := &lines[i]; l.isMessage() && (l.UUID == "" || len(l.ParentUUID) == 0) {
+			return nil, ""
+		}
+	}
+	if leaf == "" {
+		return nil, ""
+	}
+	active = map[string]bool{}
+	defer func() {
+		if active != nil {
+			attach(lines, active)
+		}
+	}()
+	for id := leaf; id != "" && !active[id]; {
+		l, ok := byID[id]
+		if !ok {
+			return nil, "a line names parent " + brief(id) + ", which the file does not hold"
+		}
+		active[id] = true
+		id = l.LogicalParentUUID
+		var parent string
+		if json.Unmarshal(l.ParentUUID, &parent) == nil && parent != "" {
+			id = parent
+		}
+	}
+	return active, ""
 }
 
 // ccContent decodes a message's content: a string (its text) or an array of blocks.

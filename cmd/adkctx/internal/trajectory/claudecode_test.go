@@ -134,3 +134,95 @@ func TestClaudeCodeTranscripts(t *testing.T) {
 		})
 	}
 }
+
+// TestClaudeCodeBranches: a transcript is a tree of messages linked by parentUuid; the
+// conversation is the chain from the newest message back to its root. A rewind or an edited
+// message leaves the abandoned branch in the file: it is not replayed. Claude Code's own
+// compaction starts a new root that names the line before it (logicalParentUuid): the chain goes
+// on across it. A chain naming a line the file does not hold is read in file order, with a note.
+func TestClaudeCodeBranches(t *testing.T) {
+	user := func(id, parent, text string) string {
+		return fmt.Sprintf(`{"type":"user","uuid":%q,"parentUuid":%s,"sessionId":"s","message":{"role":"user","content":%q}}`, id, parent, text)
+	}
+	reply := func(id, parent, msg, text string) string {
+		return fmt.Sprintf(`{"type":"assistant","uuid":%q,"parentUuid":%q,"sessionId":"s","message":{"id":%q,"model":"claude-x","role":"assistant","content":[{"type":"text","text":%q}]}}`, id, parent, msg, text)
+	}
+	call := func(id, parent, msg, callID string) string {
+		return fmt.Sprintf(`{"type":"assistant","uuid":%q,"parentUuid":%q,"sessionId":"s","message":{"id":%q,"model":"claude-x","role":"assistant","content":[{"type":"tool_use","id":%q,"name":"Read","input":{"path":%q}}]}}`, id, parent, msg, callID, callID)
+	}
+	result := func(id, parent, callID string) string {
+		return fmt.Sprintf(`{"type":"user","uuid":%q,"parentUuid":%q,"sessionId":"s","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":%q,"content":"out %s"}]}}`, id, parent, callID, callID)
+	}
+	readCall := func(id string) Call {
+		return Call{ID: id, Name: "Read", Args: map[string]any{"path": id}, Output: "out " + id, Response: map[string]any{"result": "out " + id}, Recorded: true}
+	}
+	const base = "a Claude Code transcript records no system prompt or tool declarations: the replay sends none and infers the tools from the calls"
+	for _, tc := range []struct {
+		name  string
+		lines []string
+		want  []Turn
+		notes []string
+	}{{
+		name: "the first message edited",
+		lines: []string{user("u0", "null", "delete the logs"), reply("a0", "u0", "m0", "deleting"),
+			user("u1", "null", "archive the logs"), reply("a1", "u1", "m1", "archiving")},
+		want:  []Turn{{User: "archive the logs", Origin: Person, Steps: []Step{{Text: "archiving"}}}},
+		notes: []string{base, "2 messages of branches the conversation left (a rewind or an edited message) left out"},
+	}, {
+		name: "a rewind to an earlier turn",
+		lines: []string{user("u0", "null", "start"), reply("a0", "u0", "m0", "started"),
+			user("u1", `"a0"`, "try plan A"), reply("a1", "u1", "m1", "plan A failed"),
+			user("u2", `"a0"`, "try plan B"), reply("a2", "u2", "m2", "plan B works")},
+		want: []Turn{
+			{User: "start", Origin: Person, Steps: []Step{{Text: "started"}}},
+			{User: "try plan B", Origin: Person, Steps: []Step{{Text: "plan B works"}}},
+		},
+		notes: []string{base, "2 messages of branches the conversation left (a rewind or an edited message) left out"},
+	}, {
+		name: "across Claude Code's compaction",
+		lines: []string{user("u0", "null", "start"), reply("a0", "u0", "m0", "started"),
+			`{"type":"system","subtype":"compact_boundary","uuid":"b0","parentUuid":null,"logicalParentUuid":"a0","sessionId":"s","content":"Conversation compacted"}`,
+			`{"type":"user","uuid":"u1","parentUuid":"b0","sessionId":"s","isCompactSummary":true,"message":{"role":"user","content":"Summary: started."}}`,
+			user("u2", `"u1"`, "go on"), reply("a1", "u2", "m1", "going on")},
+		want: []Turn{
+			{User: "start", Origin: Person, Steps: []Step{{Text: "started"}}},
+			{User: "Summary: started.\n\ngo on", Origin: Person, Steps: []Step{{Text: "going on"}}},
+		},
+		notes: []string{base},
+	}, {
+		// Claude Code writes each block of a model message as a line following the one before,
+		// and each result as a line following its own call's: only the last call's result leads
+		// on to the newest message.
+		name: "parallel calls, each result following its call",
+		lines: []string{user("u0", "null", "read both"), reply("a1", "u0", "m1", "reading"),
+			call("a2", "a1", "m1", "t1"), call("a3", "a2", "m1", "t2"),
+			result("r1", "a2", "t1"), result("r2", "a3", "t2"), reply("a4", "r2", "m2", "both read")},
+		want: []Turn{{User: "read both", Origin: Person, Steps: []Step{
+			{Text: "reading", Calls: []Call{readCall("t1"), readCall("t2")}},
+			{Text: "both read"},
+		}}},
+		notes: []string{base},
+	}, {
+		name:  "a chain naming a line the file does not hold",
+		lines: []string{user("u0", "null", "start"), reply("a0", "u0", "m0", "started"), user("u1", `"gone"`, "next"), reply("a1", "u1", "m1", "done")},
+		want: []Turn{
+			{User: "start", Origin: Person, Steps: []Step{{Text: "started"}}},
+			{User: "next", Origin: Person, Steps: []Step{{Text: "done"}}},
+		},
+		notes: []string{base, `the transcript's chain of messages is broken (a line names parent "gone", which the file does not hold): every message read in file order`},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := strings.Join(tc.lines, "\n") + "\n"
+			got := readBody(t, "t.jsonl", []byte(body))
+			if len(got) != 1 {
+				t.Fatalf("%d sessions, want 1", len(got))
+			}
+			if d := cmp.Diff(tc.want, got[0].Turns, cmpSession); d != "" {
+				t.Errorf("turns (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(tc.notes, got[0].Notes); d != "" {
+				t.Errorf("notes (-want +got):\n%s", d)
+			}
+		})
+	}
+}
