@@ -86,7 +86,7 @@ func readClaudeCode(name string, first json.RawMessage, d *json.Decoder) (*Sessi
 		}
 		reply.id, reply.text, reply.calls, reply.open = "", nil, nil, false
 	}
-	lines, err := ccLines(name, first, d)
+	lines, cut, err := ccLines(name, first, d)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func readClaudeCode(name string, first json.RawMessage, d *json.Decoder) (*Sessi
 		}
 	}
 	active, broken := activePath(lines, sidechain == 1)
-	skipped, synthetic, abandoned := 0, 0, 0
+	skipped, synthetic, abandoned, compacted := 0, 0, 0, 0
 	for n, l := range lines {
 		record := fmt.Sprintf("line %d", n+1)
 		if !l.isMessage() {
@@ -158,6 +158,7 @@ func readClaudeCode(name string, first json.RawMessage, d *json.Decoder) (*Sessi
 		origin := Person
 		if l.IsCompactSummary {
 			origin = Environment
+			compacted++
 		}
 		// The outputs first: they answer the reply before the line, whatever text comes with
 		// them (Anthropic's API wants them first; text before them would end the reply's turn).
@@ -194,6 +195,12 @@ func readClaudeCode(name string, first json.RawMessage, d *json.Decoder) (*Sessi
 	}
 	if abandoned > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("%d messages of branches the conversation left (a rewind or an edited message) left out", abandoned))
+	}
+	if compacted > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d summaries Claude Code's own compaction wrote are replayed as messages to the agent, after the history they stood for", compacted))
+	}
+	if cut {
+		s.Notes = append(s.Notes, "the last line is cut short (a session still being written?): left out")
 	}
 	if broken != "" {
 		s.Notes = append(s.Notes, "the transcript's chain of messages is broken ("+broken+"): every message read in file order")
@@ -246,22 +253,25 @@ func (l *ccLine) isMessage() bool {
 }
 
 // ccLines decodes every line of a transcript: first, then the lines d decodes.
-func ccLines(name string, first json.RawMessage, d *json.Decoder) ([]ccLine, error) {
-	var lines []ccLine
+// A last line cut short (a session still being written) ends the lines: cut reports it.
+func ccLines(name string, first json.RawMessage, d *json.Decoder) (lines []ccLine, cut bool, err error) {
 	for n := 1; ; n++ {
 		raw := first
 		if n > 1 {
 			raw = nil
 			if err := d.Decode(&raw); err != nil {
 				if errors.Is(err, io.EOF) {
-					return lines, nil
+					return lines, false, nil
 				}
-				return nil, syntaxError(name, fmt.Sprintf("line %d", n), err)
+				if errors.Is(err, io.ErrUnexpectedEOF) {
+					return lines, true, nil
+				}
+				return nil, false, syntaxError(name, fmt.Sprintf("line %d", n), err)
 			}
 		}
 		var l ccLine
 		if err := json.Unmarshal(raw, &l); err != nil {
-			return nil, errorf(name, fmt.Sprintf("line %d", n), "a transcript record object", kindOf(raw))
+			return nil, false, errorf(name, fmt.Sprintf("line %d", n), "a transcript record object", kindOf(raw))
 		}
 		lines = append(lines, l)
 	}

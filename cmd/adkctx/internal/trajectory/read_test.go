@@ -327,6 +327,7 @@ func TestReadClaudeCode(t *testing.T) {
 			"1 calls without a recorded output: answered with an error",
 			"a Claude Code transcript records no system prompt or tool declarations: the replay sends none and infers the tools from the calls",
 			"2 lines of subagents or meta messages left out",
+			"1 summaries Claude Code's own compaction wrote are replayed as messages to the agent, after the history they stood for",
 		},
 	}
 	if d := cmp.Diff(want, s, cmpSession, cmpopts.IgnoreFields(Session{}, "Tools")); d != "" {
