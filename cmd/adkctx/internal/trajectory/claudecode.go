@@ -279,9 +279,10 @@ func ccLines(name string, first json.RawMessage, d *json.Decoder) (lines []ccLin
 
 // activePath returns the uuids of the lines on the conversation as it stands: the chain from the
 // newest message of the chain read (sidechain: a subagent's) back to its root, across Claude
-// Code's compaction boundaries, with the lines attached to it (attach). A rewind or an edited message leaves the branch it abandoned in
-// the file; this chain does not hold it. nil when a message carries no uuid or no parentUuid
-// (not even null: a transcript that does not record the chain); with broken
+// Code's compaction boundaries, with the lines attached to it (attach). A rewind or an edited
+// message leaves the branch it abandoned in the file; this chain does not hold it. nil when a
+// message carries no uuid or no parentUuid (not even null: a transcript that does not record
+// the chain); with broken
 // saying why when a line of the chain names a parent the file does not hold (every message is
 // then read).
 func activePath(lines []ccLine, sidechain bool) (active map[string]bool, broken string) {
