@@ -304,7 +304,10 @@ type recordItem struct {
 	last  int
 	uses  int
 	call  bool // a call's own line (secValues)
-	at    int  // its place in dropping order
+	// stamp: a date or time a result returned — the most numerous values of a service's
+	// results (schedules, creation times) and the least often passed back: dropped first.
+	stamp bool
+	at    int // its place in dropping order
 }
 
 // recordLayout is the record laid out for rendering: items newest first per section; drop
@@ -370,12 +373,12 @@ func (l *Ledger) recordLayout() *recordLayout {
 		case strings.HasSuffix(rec.Key, "."+v) || rec.Key == v:
 			text = rec.Key // the value is the key's last segment: an id-keyed map
 		}
-		add(&recordItem{sec: secValues, key: v, group: rec.From, text: text, last: rec.Last, uses: rec.Count})
+		add(&recordItem{sec: secValues, key: v, group: rec.From, text: text, last: rec.Last, uses: rec.Count, stamp: dateLike.MatchString(v)})
 	}
 	// Dropping order: oldest first, then least used, then by section and key (a total order:
 	// equal ledgers lay out alike whatever their maps' order).
 	slices.SortFunc(r.items, func(a, b *recordItem) int {
-		return cmp.Or(cmp.Compare(a.last, b.last), cmp.Compare(a.uses, b.uses), cmp.Compare(a.sec, b.sec),
+		return cmp.Or(-compareBool(a.stamp, b.stamp), cmp.Compare(a.last, b.last), cmp.Compare(a.uses, b.uses), cmp.Compare(a.sec, b.sec),
 			cmp.Compare(b.group, a.group), cmp.Compare(b.key, a.key))
 	})
 	for i, it := range r.items {
@@ -624,3 +627,14 @@ func (l *Ledger) recordText() string {
 // recordRoom is the room a summary gives l's record: its whole rendering, at most
 // recordRoomBytes.
 func (l *Ledger) recordRoom() int { return min(len(l.recordText()), recordRoomBytes) }
+
+// compareBool orders false before true.
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}

@@ -433,3 +433,46 @@ func TestOldMarkerWithoutRecord(t *testing.T) {
 		t.Errorf("the summary lacks what the new steps read:\n%s", s)
 	}
 }
+
+// TestRecordDropsTimestampsFirst: the dates and times results returned (a schedule's, creation
+// times) are the first values a bounded record leaves out, before older values of other kinds:
+// a service agent's later searches return dozens of them, and without this rule they pushed out
+// the ids the user's record returned first (payment methods, reservations), which the agent
+// passes back to its later calls.
+func TestRecordDropsTimestampsFirst(t *testing.T) {
+	user, calls := serviceSession()
+	l := &Ledger{}
+	turn := func(inv, text string, c serviceCall) []Event {
+		return []Event{userEv(inv+"-u", inv, text), callEv(inv+"-c", inv, inv+"-1", c.name, c.args),
+			respEv(inv+"-r", inv, inv+"-1", c.name, map[string]any{"result": c.result}), modelEv(inv+"-m", inv, "Done.")}
+	}
+	l.add(turn("s1", user[0], calls[0]), 1) // get_user_details
+	var flights []string
+	for i := range 12 {
+		flights = append(flights, fmt.Sprintf(`{"flight_number": "HAT%03d", "scheduled_departure_time_est": "%02d:00:00", "scheduled_arrival_time_est": "%02d:30:00", "date": "2024-05-%02d"}`, 100+i, 6+i, 9+i, 10+i))
+	}
+	search := serviceCall{"search_direct_flight", map[string]any{"origin": "JFK", "destination": "SEA", "date": "2024-05-20"}, "[" + strings.Join(flights, ", ") + "]"}
+	for k := range 3 {
+		l.add(turn(fmt.Sprintf("q%d", k), "Any other flight that day?", search), 1)
+	}
+	full := l.render(renderLimits{}, false)
+	for _, want := range []string{"credit_card_4421486", "AIXC49", "HAT111", "10:30:00"} {
+		if !strings.Contains(full, want) {
+			t.Fatalf("the whole render lacks %q:\n%s", want, full)
+		}
+	}
+	// A bound that leaves out a third: only dates and times go.
+	out := l.render(renderLimits{bytes: len(full) * 2 / 3}, false)
+	kept := []string{"credit_card_4421486", "credit_card_1955700", "certificate_7504069", "NO6JO3", "AIXC49", "HKEG34", "mia.li3818@example.com"}
+	for i := range 12 {
+		kept = append(kept, fmt.Sprintf("HAT%03d", 100+i))
+	}
+	for _, want := range kept {
+		if !strings.Contains(out, want) {
+			t.Errorf("a render bounded to %d bytes lost %q:\n%s", len(full)*2/3, want, out)
+		}
+	}
+	if strings.Count(out, ":00:00")+strings.Count(out, ":30:00") >= strings.Count(full, ":00:00")+strings.Count(full, ":30:00") {
+		t.Errorf("a render bounded to %d bytes dropped no time:\n%s", len(full)*2/3, out)
+	}
+}
