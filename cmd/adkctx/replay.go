@@ -32,7 +32,8 @@ adkctx did (compactions, trims, refusals).
 
 Sources (any mix):
   FILE|DIR        trajectory files, recognized by content: OpenAI-style chat messages (an object
-                  with "messages", a bare array, or tau-bench results), mini-swe-agent .traj /
+                  with "messages", a bare array, or tau-bench results; Anthropic's Messages
+                  form too), mini-swe-agent .traj /
                   .traj.json (text actions or tool calls), ATIF, stored adk sessions in
                   JSON (adk-go's REST API: GET /apps/{app}/users/{user}/sessions/{id}),
                   Claude Code transcripts (.jsonl); a directory is walked for *.json, *.jsonl

@@ -169,6 +169,21 @@ func jsonType(v any) string {
 	}
 }
 
+// unanswered returns the ids of the newest reply's calls no output answered yet, in order; none
+// once a message to the agent followed it.
+func (b *builder) unanswered() []string {
+	if b.open == nil {
+		return nil
+	}
+	var ids []string
+	for _, c := range b.open.Calls {
+		if !c.Recorded {
+			ids = append(ids, c.ID)
+		}
+	}
+	return ids
+}
+
 // output answers a call of the newest reply. record locates the output for errors.
 func (b *builder) output(record, callID, name, text string, response map[string]any) error {
 	if b.open == nil {

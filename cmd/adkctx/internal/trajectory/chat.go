@@ -56,6 +56,24 @@ func readChat(b *builder, prefix string, msgs []json.RawMessage) error {
 		if err != nil {
 			return err
 		}
+		if ids := b.unanswered(); m.Role == "user" && b.s.Format == AnthropicMessages && len(ids) > 0 {
+			// A log in Anthropic's form whose user message answers the reply's calls as text
+			// (Cline's "[tool for …] Result:"), not as tool_result blocks: the text is their output.
+			if done, err := textResults(b, record, m, ids); done || err != nil {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		if blocks, ok := anthropicBlocks(m); ok {
+			// Anthropic's Messages form: calls and results are content blocks.
+			b.s.Format = AnthropicMessages
+			if err := readBlocks(b, record, m.Role, blocks); err != nil {
+				return err
+			}
+			continue
+		}
 		text, err := textOf(b.file, record+".content", m.Content)
 		if err != nil {
 			return err
@@ -84,6 +102,105 @@ func readChat(b *builder, prefix string, msgs []json.RawMessage) error {
 		}
 	}
 	return nil
+}
+
+// anthropicBlocks returns a user or assistant message's content blocks when they are Anthropic's
+// Messages form: an array holding a tool_use or tool_result block (and no tool_calls beside it).
+func anthropicBlocks(m *chatMessage) ([]ccBlock, bool) {
+	raw := bytes.TrimSpace(m.Content)
+	if m.Role != "user" && m.Role != "assistant" || len(raw) == 0 || raw[0] != '[' || len(bytes.TrimSpace(m.ToolCalls)) > 0 && string(bytes.TrimSpace(m.ToolCalls)) != "null" {
+		return nil, false
+	}
+	var blocks []ccBlock
+	if json.Unmarshal(raw, &blocks) != nil {
+		return nil, false
+	}
+	for _, bl := range blocks {
+		if bl.Type == "tool_use" || bl.Type == "tool_result" {
+			return blocks, true
+		}
+	}
+	return nil, false
+}
+
+// readBlocks reads a message's Anthropic content blocks: an assistant's text and tool_use blocks
+// are one reply; a user's tool_result blocks answer the calls of the reply before them by id,
+// and its text blocks are a message to the agent (after the results, as Anthropic's API orders
+// them).
+func readBlocks(b *builder, record, role string, blocks []ccBlock) error {
+	var texts []string
+	var calls []Call
+	for j, bl := range blocks {
+		switch bl.Type {
+		case "text":
+			if bl.Text != "" {
+				texts = append(texts, bl.Text)
+			}
+		case "tool_use":
+			calls = append(calls, Call{ID: bl.ID, Name: bl.Name, Args: b.args(bl.Input)})
+		case "tool_result":
+			where := fmt.Sprintf("%s.content[%d]", record, j)
+			out, err := ccResultText(b.file, where, bl.Content)
+			if err != nil {
+				return err
+			}
+			if err := b.output(where, bl.ToolUseID, "", out, nil); err != nil {
+				return err
+			}
+		}
+	}
+	text := strings.Join(texts, "\n\n")
+	switch {
+	case role == "assistant":
+		b.reply(text, calls)
+	case text != "":
+		b.user(text, Person)
+	}
+	return nil
+}
+
+// textResults reads a user message without tool_result blocks that follows a reply whose calls
+// ids are unanswered as their outputs: one text block per call in order, what is left to the
+// last (a single call takes all of it). false when the message holds no text.
+func textResults(b *builder, record string, m *chatMessage, ids []string) (bool, error) {
+	var texts []string
+	raw := bytes.TrimSpace(m.Content)
+	if len(raw) > 0 && raw[0] == '[' {
+		var blocks []ccBlock
+		if json.Unmarshal(raw, &blocks) != nil {
+			return false, nil
+		}
+		for _, bl := range blocks {
+			switch bl.Type {
+			case "tool_result":
+				return false, nil // answered the API's way
+			case "text":
+				texts = append(texts, bl.Text)
+			}
+		}
+	} else {
+		text, err := textOf(b.file, record+".content", m.Content)
+		if err != nil || text == "" {
+			return false, err
+		}
+		texts = []string{text}
+	}
+	if len(texts) == 0 {
+		return false, nil
+	}
+	for i, id := range ids {
+		if i >= len(texts) {
+			break
+		}
+		out := texts[i]
+		if i == len(ids)-1 {
+			out = strings.Join(texts[i:], "\n")
+		}
+		if err := b.output(record, id, "", out, nil); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // chatCalls reads an assistant message's tool_calls (or legacy function_call).
@@ -171,6 +288,7 @@ func readTools(b *builder, file string, raw json.RawMessage) error {
 		Name        string         `json:"name"`
 		Description string         `json:"description"`
 		Parameters  map[string]any `json:"parameters"`
+		InputSchema map[string]any `json:"input_schema"` // Anthropic's name for it
 	}
 	for i, t := range tools {
 		var w struct {
@@ -188,7 +306,10 @@ func readTools(b *builder, file string, raw json.RawMessage) error {
 		if d.Name == "" {
 			return errorf(file, fmt.Sprintf("tools[%d]", i), "a tool declaration with a name", "none")
 		}
-		b.declare(Tool(d))
+		if d.Parameters == nil {
+			d.Parameters = d.InputSchema
+		}
+		b.declare(Tool{Name: d.Name, Description: d.Description, Parameters: d.Parameters})
 	}
 	return nil
 }

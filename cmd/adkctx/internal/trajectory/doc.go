@@ -6,7 +6,8 @@
 //
 //   - OpenAI-style chat messages with tool_calls: an object {"messages": [...], "tools": [...]},
 //     a bare array of messages, or tau-bench's results (an array of {"task_id", "traj", ...}
-//     records, each record one session);
+//     records, each record one session); messages in Anthropic's form (tool_use and
+//     tool_result content blocks, "system" beside them) too;
 //   - mini-swe-agent trajectories (.traj, .traj.json: {"trajectory_format": "mini-swe-agent-1…",
 //     "messages": [...]}), in their text-action form (a fenced bash block in the assistant's
 //     reply, the observation in the next user message) and their tool-call form;

@@ -141,6 +141,13 @@ func readObject(name string, r io.Reader) (*Session, error) {
 				return nil, err
 			}
 		}
+		if raw, ok := top["system"]; ok { // Anthropic's Messages form: the instruction beside the messages
+			text, err := textOf(name, "system", raw)
+			if err != nil {
+				return nil, err
+			}
+			b.system(text)
+		}
 		if err := readChat(b, "messages", msgs); err != nil {
 			return nil, err
 		}

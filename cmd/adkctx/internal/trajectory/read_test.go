@@ -356,3 +356,58 @@ func TestMalformedClaudeCode(t *testing.T) {
 		wantFormatError(t, "bad.jsonl", tc.body, tc.want)
 	}
 }
+
+// TestReadAnthropicMessages: chat messages in Anthropic's Messages form — the instruction beside
+// them, tools with input_schema, calls as tool_use blocks and results as tool_result blocks (in
+// any order, text blocks after them) — read as the same conversation the OpenAI form gives.
+func TestReadAnthropicMessages(t *testing.T) {
+	s := readOne(t, "testdata/anthropic.json")
+	out := func(id, name string, args map[string]any, text string) Call {
+		return Call{ID: id, Name: name, Args: args, Output: text, Response: map[string]any{"result": text}, Recorded: true}
+	}
+	want := &Session{
+		ID: "testdata/anthropic.json", Format: AnthropicMessages, Model: "claude-x", System: "You are a careful coding agent.",
+		Tools: []Tool{
+			{Name: "read_file", Description: "Reads a file.", Parameters: map[string]any{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}, "required": []any{"path"}}},
+			{Name: "run_tests", Parameters: map[string]any{"type": "object", "properties": map[string]any{}}},
+		},
+		Turns: []Turn{
+			{User: "Fix the tab parsing.", Origin: Person, Steps: []Step{
+				{Text: "Reading both files.", Calls: []Call{
+					out("toolu_1", "read_file", map[string]any{"path": "a.go"}, "package a"),
+					out("toolu_2", "read_file", map[string]any{"path": "b.go"}, "package b"),
+				}},
+				{Text: "Both read: a.go splits on spaces."},
+			}},
+			{User: "Now run the tests.", Origin: Person, Steps: []Step{{Calls: []Call{out("toolu_3", "run_tests", map[string]any{}, "FAIL TestTabs")}}}},
+			{User: "Why does it fail?", Origin: Person, Steps: []Step{{Text: "a.go still splits on spaces only."}}},
+		},
+	}
+	if d := cmp.Diff(want, s, cmpSession); d != "" {
+		t.Errorf("session (-want +got):\n%s", d)
+	}
+}
+
+// TestReadAnthropicTextResults: a log in Anthropic's form whose user message answers the reply's
+// call as text instead of a tool_result block (Cline's api_conversation_history.json) reads the
+// text as the call's output, not as a message of the person's.
+func TestReadAnthropicTextResults(t *testing.T) {
+	body := `[
+ {"role": "user", "content": [{"type": "text", "text": "<task>Fix a.go</task>"}]},
+ {"role": "assistant", "content": [{"type": "text", "text": "Reading it."}, {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "a.go"}}]},
+ {"role": "user", "content": [{"type": "text", "text": "[read_file for 'a.go'] Result:\npackage a"}, {"type": "text", "text": "<environment_details>\nmain.go\n</environment_details>"}]},
+ {"role": "assistant", "content": [{"type": "text", "text": "It is package a."}]}
+]`
+	got := readBody(t, "cline.json", []byte(body))
+	out := "[read_file for 'a.go'] Result:\npackage a\n<environment_details>\nmain.go\n</environment_details>"
+	want := []Turn{{User: "<task>Fix a.go</task>", Origin: Person, Steps: []Step{
+		{Text: "Reading it.", Calls: []Call{{ID: "toolu_1", Name: "read_file", Args: map[string]any{"path": "a.go"}, Output: out, Response: map[string]any{"result": out}, Recorded: true}}},
+		{Text: "It is package a."},
+	}}}
+	if len(got) != 1 || got[0].Format != AnthropicMessages {
+		t.Fatalf("%d sessions (%+v), want one in Anthropic's form", len(got), got)
+	}
+	if d := cmp.Diff(want, got[0].Turns, cmpSession); d != "" {
+		t.Errorf("turns (-want +got):\n%s", d)
+	}
+}

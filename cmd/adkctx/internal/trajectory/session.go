@@ -21,6 +21,9 @@ const (
 	ADKSessionJSON Format = "adk-session-json"
 	// ClaudeCode: a Claude Code transcript (JSON Lines).
 	ClaudeCode Format = "claude-code"
+	// AnthropicMessages: chat messages in Anthropic's Messages form (calls and results as
+	// tool_use and tool_result content blocks).
+	AnthropicMessages Format = "anthropic-messages"
 )
 
 // Origin says who wrote a turn's opening message.
