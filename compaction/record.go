@@ -84,7 +84,7 @@ func (l *Ledger) applyStep(s *ledgerStep) {
 	if s.Command != "" && (s.Run || failed) {
 		c, ok := l.Commands[s.Command]
 		if !ok && len(l.Commands) >= maxCommands {
-			l.OtherRuns += evictOldest(l.Commands, func(c commandRecord) (int, int) { return c.Last, c.Runs })
+			l.OtherRuns += evictOldest(l.Commands, func(c commandRecord) (int, int) { return c.Last, c.Runs }, nil)
 		}
 		c.Runs++
 		if failed {
@@ -104,7 +104,7 @@ func (l *Ledger) applyStep(s *ledgerStep) {
 	for _, t := range s.Failing {
 		r, ok := l.Failing[t]
 		if !ok && len(l.Failing) >= maxFailing {
-			l.OtherFailures += evictOldest(l.Failing, func(r seenRecord) (int, int) { return r.Last, r.Count })
+			l.OtherFailures += evictOldest(l.Failing, func(r seenRecord) (int, int) { return r.Last, r.Count }, nil)
 		}
 		r.Count++
 		r.Last = now
@@ -117,7 +117,7 @@ func (l *Ledger) applyStep(s *ledgerStep) {
 	if s.Call != "" {
 		r, ok := l.Requests[s.Call]
 		if !ok && len(l.Requests) >= maxRequests {
-			l.OtherRequests += evictOldest(l.Requests, func(r requestRecord) (int, int) { return r.Last, r.Count })
+			l.OtherRequests += evictOldest(l.Requests, func(r requestRecord) (int, int) { return r.Last, r.Count }, nil)
 		}
 		r.Count++
 		if s.Failed {
@@ -129,7 +129,9 @@ func (l *Ledger) applyStep(s *ledgerStep) {
 	for _, v := range s.Values {
 		r, ok := l.Values[v.Value]
 		if !ok && len(l.Values) >= maxValues {
-			l.OtherValues += evictOldest(l.Values, func(r valueRecord) (int, int) { return r.Last, r.Count })
+			// Dates and times go first, as a bounded record leaves them out first (recordItem.stamp):
+			// a service's results return dozens, and the ids the first lookups returned must outlive them.
+			l.OtherValues += evictOldest(l.Values, func(r valueRecord) (int, int) { return r.Last, r.Count }, dateLike.MatchString)
 		}
 		r.Key, r.From, r.Last = v.Key, from, now
 		r.Count++
@@ -144,7 +146,7 @@ func (l *Ledger) addFileOp(op fileOp, now int) {
 	}
 	f, ok := l.Files[op.Path]
 	if !ok && len(l.Files) >= maxFiles {
-		l.OtherFileUses += evictOldest(l.Files, func(f fileRecord) (int, int) { return f.Last, f.uses() })
+		l.OtherFileUses += evictOldest(l.Files, func(f fileRecord) (int, int) { return f.Last, f.uses() }, nil)
 	}
 	f.Ranges, f.Lines = slices.Clone(f.Ranges), slices.Clone(f.Lines) // a clone of the ledger may share them
 	switch op.Op {
@@ -187,15 +189,18 @@ func setIn[T any](m map[string]T, k string, v T) map[string]T {
 }
 
 // evictOldest removes from m the entry used longest ago (the least used of equally old ones,
-// then the greatest key) and returns its uses.
-func evictOldest[T any](m map[string]T, rank func(T) (last, uses int)) int {
+// then the greatest key), one whose key early reports before any other (early may be nil), and
+// returns its uses.
+func evictOldest[T any](m map[string]T, rank func(T) (last, uses int), early func(key string) bool) int {
 	var key string
 	var kl, ku int
+	var ke bool
 	first := true
 	for k, v := range m {
 		last, uses := rank(v)
-		if first || last < kl || (last == kl && (uses < ku || (uses == ku && k > key))) {
-			key, kl, ku, first = k, last, uses, false
+		e := early != nil && early(k)
+		if first || e && !ke || e == ke && (last < kl || (last == kl && (uses < ku || (uses == ku && k > key)))) {
+			key, kl, ku, ke, first = k, last, uses, e, false
 		}
 	}
 	if first {

@@ -476,3 +476,43 @@ func TestRecordDropsTimestampsFirst(t *testing.T) {
 		t.Errorf("a render bounded to %d bytes dropped no time:\n%s", len(full)*2/3, out)
 	}
 }
+
+// TestLedgerEvictsTimestampsFirst: the ledger's own bound (maxValues) leaves out dates and times
+// before older values of other kinds, as a bounded rendering does (TestRecordDropsTimestampsFirst):
+// a service agent searching day after day fills the ledger with schedules, and without this rule
+// they evicted the ids of the user's record, which no rendering can then bring back.
+func TestLedgerEvictsTimestampsFirst(t *testing.T) {
+	user, calls := serviceSession()
+	l := &Ledger{}
+	turn := func(inv, text string, c serviceCall) []Event {
+		return []Event{userEv(inv+"-u", inv, text), callEv(inv+"-c", inv, inv+"-1", c.name, c.args),
+			respEv(inv+"-r", inv, inv+"-1", c.name, map[string]any{"result": c.result}), modelEv(inv+"-m", inv, "Done.")}
+	}
+	l.add(turn("s1", user[0], calls[0]), 1) // get_user_details
+	ids := map[string]bool{}
+	for v := range l.Values {
+		if !dateLike.MatchString(v) {
+			ids[v] = true
+		}
+	}
+	if len(ids) < 5 {
+		t.Fatalf("the user's record returned %d ids, want several", len(ids))
+	}
+	for day := range 14 { // a search a day: 24 new times each
+		var flights []string
+		for i := range 12 {
+			flights = append(flights, fmt.Sprintf(`{"flight_number": "HAT%03d", "scheduled_departure_time_est": "%02d:%02d:00", "scheduled_arrival_time_est": "%02d:%02d:00"}`, 100+i, 6+i, day*4, 9+i, day*4+1))
+		}
+		date := fmt.Sprintf("2024-05-%02d", 10+day)
+		search := serviceCall{"search_direct_flight", map[string]any{"origin": "JFK", "destination": "SEA", "date": date}, "[" + strings.Join(flights, ", ") + "]"}
+		l.add(turn(fmt.Sprintf("q%d", day), "Any flight on "+date+"?", search), 1)
+	}
+	if l.OtherValues == 0 {
+		t.Fatalf("the searches filled %d of %d values: no eviction to test", len(l.Values), maxValues)
+	}
+	for id := range ids {
+		if _, ok := l.Values[id]; !ok {
+			t.Errorf("the ledger evicted %q, an id of the user's record, while it holds %d values (%d evicted)", id, len(l.Values), l.OtherValues)
+		}
+	}
+}

@@ -209,14 +209,21 @@ func readClaudeCode(name string, first json.RawMessage, d *json.Decoder) (*Sessi
 }
 
 // attach adds to active the lines hanging off it that are part of the same exchange, not a
-// branch: the blocks of a model message already on it, and the tool results of its calls. A
-// message with parallel calls is a tree (each result follows its own call's line), and only one
-// of its branches leads to the newest message; a rewind branches at a message of the person's.
+// branch: every block of a model message already on it (by the message's id, whatever line a
+// block follows: a hook's progress line may come between two blocks), and the tool results
+// following a line on it. A message with parallel calls is a tree (each result follows its own
+// call's line), and only one of its branches leads to the newest message; a rewind branches at
+// a message of the person's.
 func attach(lines []ccLine, active map[string]bool) {
 	messages := map[string]bool{} // model messages on the chain
 	for i := range lines {
 		if l := &lines[i]; active[l.UUID] && l.Type == "assistant" && l.Message != nil && l.Message.ID != "" {
 			messages[l.Message.ID] = true
+		}
+	}
+	for i := range lines {
+		if l := &lines[i]; l.UUID != "" && l.Type == "assistant" && l.Message != nil && messages[l.Message.ID] {
+			active[l.UUID] = true
 		}
 	}
 	for i := range lines { // in file order: a line follows its parent
@@ -225,7 +232,7 @@ func attach(lines []ccLine, active map[string]bool) {
 		if l.UUID == "" || active[l.UUID] || !l.isMessage() || json.Unmarshal(l.ParentUUID, &parent) != nil || !active[parent] {
 			continue
 		}
-		if l.Type == "assistant" && messages[l.Message.ID] || l.Type == "user" && holdsToolResult(l.Message.Content) {
+		if l.Type == "user" && holdsToolResult(l.Message.Content) {
 			active[l.UUID] = true
 		}
 	}

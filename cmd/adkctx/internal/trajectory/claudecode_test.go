@@ -211,6 +211,21 @@ func TestClaudeCodeBranches(t *testing.T) {
 		}}},
 		notes: []string{base},
 	}, {
+		// A line between the blocks of one model message that is not a message (a hook's
+		// progress) can be the next block's parent; when the chain leads on from the first
+		// call's result, the other block and its result hang off that line, not off the chain.
+		// They are the same model message: Claude Code's own resume gathers a message's blocks
+		// by its id, whatever line they follow.
+		name: "parallel calls, a block following a progress line",
+		lines: []string{user("u0", "null", "read both"), reply("a1", "u0", "m1", "reading"), call("a2", "a1", "m1", "t1"),
+			`{"type":"progress","uuid":"p1","parentUuid":"a2","sessionId":"s","data":{"type":"hook_progress"},"toolUseID":"t1"}`,
+			call("a3", "p1", "m1", "t2"), result("r1", "a2", "t1"), result("r2", "a3", "t2"), reply("a4", "r1", "m2", "both read")},
+		want: []Turn{{User: "read both", Origin: Person, Steps: []Step{
+			{Text: "reading", Calls: []Call{readCall("t1"), readCall("t2")}},
+			{Text: "both read"},
+		}}},
+		notes: []string{base},
+	}, {
 		name:  "a chain naming a line the file does not hold",
 		lines: []string{user("u0", "null", "start"), reply("a0", "u0", "m0", "started"), user("u1", `"gone"`, "next"), reply("a1", "u1", "m1", "done")},
 		want: []Turn{
