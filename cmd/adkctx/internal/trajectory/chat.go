@@ -144,7 +144,7 @@ func readBlocks(b *builder, record, role string, blocks []ccBlock) error {
 			if err != nil {
 				return err
 			}
-			if err := b.output(where, bl.ToolUseID, "", out, nil); err != nil {
+			if err := b.output(where, bl.ToolUseID, "", out, bl.response(out)); err != nil {
 				return err
 			}
 		}

@@ -41,6 +41,7 @@ type ccBlock struct {
 	Name      string          `json:"name"`
 	Input     json.RawMessage `json:"input"`
 	ToolUseID string          `json:"tool_use_id"`
+	IsError   bool            `json:"is_error"`
 	Content   json.RawMessage `json:"content"`
 }
 
@@ -171,7 +172,7 @@ func readClaudeCode(name string, first json.RawMessage, d *json.Decoder) (*Sessi
 			if err != nil {
 				return nil, err
 			}
-			if err := b.output(where, bl.ToolUseID, "", out, nil); err != nil {
+			if err := b.output(where, bl.ToolUseID, "", out, bl.response(out)); err != nil {
 				return nil, err
 			}
 		}
@@ -352,6 +353,15 @@ func ccContent(name, record string, raw json.RawMessage) ([]ccBlock, string, err
 		return nil, "", errorf(name, record+".content", "a string or an array of content blocks", kindOf(raw))
 	}
 	return blocks, "", nil
+}
+
+// response is what a replayed tool returns for a tool_result block whose text is out: an error
+// the result reported as {"error": out} (adk-go's convention), else Response(out).
+func (bl *ccBlock) response(out string) map[string]any {
+	if bl.IsError {
+		return map[string]any{"error": out}
+	}
+	return Response(out)
 }
 
 // ccResultText is a tool result's content as the agent read it: a string, or the text of its

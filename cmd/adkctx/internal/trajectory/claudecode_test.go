@@ -93,7 +93,8 @@ func TestClaudeCodeTranscripts(t *testing.T) {
 			`raw {"type":"user","uuid":"x","sessionId":"s","message":{"role":"user","content":[{"type":"text","text":"stop there"},{"type":"tool_result","tool_use_id":"t1","content":"out t1","is_error":true}]}}`,
 			"text m2 stopped"},
 		want: []Turn{
-			{User: "go", Origin: Person, Steps: []Step{{Calls: []Call{read("t1")}}}},
+			{User: "go", Origin: Person, Steps: []Step{{Calls: []Call{{ID: "t1", Name: "Read", Args: map[string]any{"path": "t1"}, Output: "out t1",
+				Response: map[string]any{"error": "out t1"}, Recorded: true}}}}}, // is_error: an error result
 			{User: "stop there", Origin: Person, Steps: []Step{{Text: "stopped"}}},
 		},
 	}, {

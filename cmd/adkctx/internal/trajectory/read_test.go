@@ -315,7 +315,7 @@ func TestReadClaudeCode(t *testing.T) {
 						Output: "/src/parser.go:2:func splitFields\n[image]", Response: result("/src/parser.go:2:func splitFields\n[image]"), Recorded: true},
 				}},
 				{Calls: []Call{{ID: "toolu_3", Name: "Bash", Args: map[string]any{"command": "go test ./...", "description": "Run the tests"},
-					Output: "FAIL: TestTabs", Response: result("FAIL: TestTabs"), Recorded: true}}},
+					Output: "FAIL: TestTabs", Response: map[string]any{"error": "FAIL: TestTabs"}, Recorded: true}}}, // is_error
 				{Text: "TestTabs fails as expected; splitFields splits on spaces only."},
 			}},
 			{User: "This session is being continued from a previous conversation.\n\nUse strings.Fields instead.", Origin: Person, Steps: []Step{
@@ -379,7 +379,8 @@ func TestReadAnthropicMessages(t *testing.T) {
 				}},
 				{Text: "Both read: a.go splits on spaces."},
 			}},
-			{User: "Now run the tests.", Origin: Person, Steps: []Step{{Calls: []Call{out("toolu_3", "run_tests", map[string]any{}, "FAIL TestTabs")}}}},
+			{User: "Now run the tests.", Origin: Person, Steps: []Step{{Calls: []Call{{ID: "toolu_3", Name: "run_tests", Args: map[string]any{},
+				Output: "FAIL TestTabs", Response: map[string]any{"error": "FAIL TestTabs"}, Recorded: true}}}}}, // is_error
 			{User: "Why does it fail?", Origin: Person, Steps: []Step{{Text: "a.go still splits on spaces only."}}},
 		},
 	}
