@@ -442,18 +442,14 @@ func TestOldMarkerWithoutRecord(t *testing.T) {
 func TestRecordDropsTimestampsFirst(t *testing.T) {
 	user, calls := serviceSession()
 	l := &Ledger{}
-	turn := func(inv, text string, c serviceCall) []Event {
-		return []Event{userEv(inv+"-u", inv, text), callEv(inv+"-c", inv, inv+"-1", c.name, c.args),
-			respEv(inv+"-r", inv, inv+"-1", c.name, map[string]any{"result": c.result}), modelEv(inv+"-m", inv, "Done.")}
-	}
-	l.add(turn("s1", user[0], calls[0]), 1) // get_user_details
+	l.add(serviceTurn("s1", user[0], calls[0]), 1) // get_user_details
 	var flights []string
 	for i := range 12 {
 		flights = append(flights, fmt.Sprintf(`{"flight_number": "HAT%03d", "scheduled_departure_time_est": "%02d:00:00", "scheduled_arrival_time_est": "%02d:30:00", "date": "2024-05-%02d"}`, 100+i, 6+i, 9+i, 10+i))
 	}
 	search := serviceCall{"search_direct_flight", map[string]any{"origin": "JFK", "destination": "SEA", "date": "2024-05-20"}, "[" + strings.Join(flights, ", ") + "]"}
 	for k := range 3 {
-		l.add(turn(fmt.Sprintf("q%d", k), "Any other flight that day?", search), 1)
+		l.add(serviceTurn(fmt.Sprintf("q%d", k), "Any other flight that day?", search), 1)
 	}
 	full := l.render(renderLimits{}, false)
 	for _, want := range []string{"credit_card_4421486", "AIXC49", "HAT111", "10:30:00"} {
@@ -484,11 +480,7 @@ func TestRecordDropsTimestampsFirst(t *testing.T) {
 func TestLedgerEvictsTimestampsFirst(t *testing.T) {
 	user, calls := serviceSession()
 	l := &Ledger{}
-	turn := func(inv, text string, c serviceCall) []Event {
-		return []Event{userEv(inv+"-u", inv, text), callEv(inv+"-c", inv, inv+"-1", c.name, c.args),
-			respEv(inv+"-r", inv, inv+"-1", c.name, map[string]any{"result": c.result}), modelEv(inv+"-m", inv, "Done.")}
-	}
-	l.add(turn("s1", user[0], calls[0]), 1) // get_user_details
+	l.add(serviceTurn("s1", user[0], calls[0]), 1) // get_user_details
 	ids := map[string]bool{}
 	for v := range l.Values {
 		if !dateLike.MatchString(v) {
@@ -505,7 +497,7 @@ func TestLedgerEvictsTimestampsFirst(t *testing.T) {
 		}
 		date := fmt.Sprintf("2024-05-%02d", 10+day)
 		search := serviceCall{"search_direct_flight", map[string]any{"origin": "JFK", "destination": "SEA", "date": date}, "[" + strings.Join(flights, ", ") + "]"}
-		l.add(turn(fmt.Sprintf("q%d", day), "Any flight on "+date+"?", search), 1)
+		l.add(serviceTurn(fmt.Sprintf("q%d", day), "Any flight on "+date+"?", search), 1)
 	}
 	if l.OtherValues == 0 {
 		t.Fatalf("the searches filled %d of %d values: no eviction to test", len(l.Values), maxValues)
@@ -515,4 +507,11 @@ func TestLedgerEvictsTimestampsFirst(t *testing.T) {
 			t.Errorf("the ledger evicted %q, an id of the user's record, while it holds %d values (%d evicted)", id, len(l.Values), l.OtherValues)
 		}
 	}
+}
+
+// serviceTurn is invocation inv of a service agent: the user's text, one call c and its result,
+// and the agent's answer.
+func serviceTurn(inv, text string, c serviceCall) []Event {
+	return []Event{userEv(inv+"-u", inv, text), callEv(inv+"-c", inv, inv+"-1", c.name, c.args),
+		respEv(inv+"-r", inv, inv+"-1", c.name, map[string]any{"result": c.result}), modelEv(inv+"-m", inv, "Done.")}
 }

@@ -128,33 +128,16 @@ func anthropicBlocks(m *chatMessage) ([]ccBlock, bool) {
 // and its text blocks are a message to the agent (after the results, as Anthropic's API orders
 // them).
 func readBlocks(b *builder, record, role string, blocks []ccBlock) error {
-	var texts []string
-	var calls []Call
-	for j, bl := range blocks {
-		switch bl.Type {
-		case "text":
-			if bl.Text != "" {
-				texts = append(texts, bl.Text)
-			}
-		case "tool_use":
-			calls = append(calls, Call{ID: bl.ID, Name: bl.Name, Args: b.args(bl.Input)})
-		case "tool_result":
-			where := fmt.Sprintf("%s.content[%d]", record, j)
-			out, err := ccResultText(b.file, where, bl.Content)
-			if err != nil {
-				return err
-			}
-			if err := b.output(where, bl.ToolUseID, "", out, bl.response(out)); err != nil {
-				return err
-			}
-		}
+	if role == "assistant" {
+		texts, calls := replyBlocks(b, blocks)
+		b.reply(strings.Join(texts, "\n\n"), calls)
+		return nil
 	}
-	text := strings.Join(texts, "\n\n")
-	switch {
-	case role == "assistant":
-		b.reply(text, calls)
-	case text != "":
-		b.user(text, Person)
+	if err := resultBlocks(b, record, blocks); err != nil {
+		return err
+	}
+	if texts, _ := replyBlocks(b, blocks); len(texts) > 0 {
+		b.user(strings.Join(texts, "\n\n"), Person)
 	}
 	return nil
 }

@@ -132,20 +132,11 @@ func readClaudeCode(name string, first json.RawMessage, d *json.Decoder) (*Sessi
 				b.s.Model = l.Message.Model
 			}
 			var texts []string
-			var calls []Call
 			if text != "" {
 				texts = append(texts, text)
 			}
-			for _, bl := range blocks {
-				switch bl.Type {
-				case "text":
-					if bl.Text != "" {
-						texts = append(texts, bl.Text)
-					}
-				case "tool_use":
-					calls = append(calls, Call{ID: bl.ID, Name: bl.Name, Args: b.args(bl.Input)})
-				}
-			}
+			blockTexts, calls := replyBlocks(b, blocks)
+			texts = append(texts, blockTexts...)
 			if !reply.open && l.Message.ID != "" && l.Message.ID == written && b.open != nil {
 				// The message the newest reply holds, written on after outputs of its calls.
 				b.extend(strings.Join(texts, "\n\n"), calls)
@@ -163,18 +154,8 @@ func readClaudeCode(name string, first json.RawMessage, d *json.Decoder) (*Sessi
 		}
 		// The outputs first: they answer the reply before the line, whatever text comes with
 		// them (Anthropic's API wants them first; text before them would end the reply's turn).
-		for j, bl := range blocks {
-			if bl.Type != "tool_result" {
-				continue
-			}
-			where := fmt.Sprintf("%s.content[%d]", record, j)
-			out, err := ccResultText(name, where, bl.Content)
-			if err != nil {
-				return nil, err
-			}
-			if err := b.output(where, bl.ToolUseID, "", out, bl.response(out)); err != nil {
-				return nil, err
-			}
+		if err := resultBlocks(b, record, blocks); err != nil {
+			return nil, err
 		}
 		if text != "" {
 			b.user(text, origin)
@@ -353,6 +334,41 @@ func ccContent(name, record string, raw json.RawMessage) ([]ccBlock, string, err
 		return nil, "", errorf(name, record+".content", "a string or an array of content blocks", kindOf(raw))
 	}
 	return blocks, "", nil
+}
+
+// replyBlocks returns the texts and the calls of a model message's content blocks (thinking
+// and other blocks left out).
+func replyBlocks(b *builder, blocks []ccBlock) (texts []string, calls []Call) {
+	for _, bl := range blocks {
+		switch bl.Type {
+		case "text":
+			if bl.Text != "" {
+				texts = append(texts, bl.Text)
+			}
+		case "tool_use":
+			calls = append(calls, Call{ID: bl.ID, Name: bl.Name, Args: b.args(bl.Input)})
+		}
+	}
+	return texts, calls
+}
+
+// resultBlocks answers calls of the newest reply with a message's tool_result blocks, by
+// tool_use_id; record locates the message in errors.
+func resultBlocks(b *builder, record string, blocks []ccBlock) error {
+	for j, bl := range blocks {
+		if bl.Type != "tool_result" {
+			continue
+		}
+		where := fmt.Sprintf("%s.content[%d]", record, j)
+		out, err := ccResultText(b.file, where, bl.Content)
+		if err != nil {
+			return err
+		}
+		if err := b.output(where, bl.ToolUseID, "", out, bl.response(out)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // response is what a replayed tool returns for a tool_result block whose text is out: an error
