@@ -101,7 +101,7 @@ func readClaudeCode(name string, first json.RawMessage, d *json.Decoder) (*Sessi
 			break
 		}
 	}
-	active, broken := activePath(lines, sidechain == 1)
+	active, joined := activePath(lines, sidechain == 1)
 	skipped, synthetic, abandoned, compacted := 0, 0, 0, 0
 	for n, l := range lines {
 		record := fmt.Sprintf("line %d", n+1)
@@ -184,8 +184,8 @@ func readClaudeCode(name string, first json.RawMessage, d *json.Decoder) (*Sessi
 	if cut {
 		s.Notes = append(s.Notes, "the last line is cut short (a session still being written?): left out")
 	}
-	if broken != "" {
-		s.Notes = append(s.Notes, "the transcript's chain of messages is broken ("+broken+"): every message read in file order")
+	if joined > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d lines name a parent the transcript does not hold: each joined to the line before it", joined))
 	}
 	return s, nil
 }
@@ -271,49 +271,49 @@ func ccLines(name string, first json.RawMessage, d *json.Decoder) (lines []ccLin
 // Code's compaction boundaries, with the lines attached to it (attach). A rewind or an edited
 // message leaves the branch it abandoned in the file; this chain does not hold it. nil when a
 // message carries no uuid or no parentUuid (not even null: a transcript that does not record
-// the chain); with broken
-// saying why when a line of the chain names a parent the file does not hold (every message is
-// then read).
-func activePath(lines []ccLine, sidechain bool) (active map[string]bool, broken string) {
-	byID := map[string]*ccLine{}
+// the chain). A line naming a parent the file does not hold (Claude Code sometimes writes one)
+// is joined to the line before it in the file; joined counts them.
+func activePath(lines []ccLine, sidechain bool) (active map[string]bool, joined int) {
+	at := map[string]int{} // uuid → index of its line
 	leaf := ""
 	for i := range lines {
 		l := &lines[i]
 		if l.UUID == "" {
 			continue
 		}
-		byID[l.UUID] = l
+		at[l.UUID] = i
 		if l.isMessage() && !l.IsMeta && l.IsSidechain == sidechain {
 			leaf = l.UUID
 		}
 	}
 	for i := range lines {
 		if l := &lines[i]; l.isMessage() && (l.UUID == "" || len(l.ParentUUID) == 0) {
-			return nil, ""
+			return nil, 0
 		}
 	}
 	if leaf == "" {
-		return nil, ""
+		return nil, 0
 	}
 	active = map[string]bool{}
-	defer func() {
-		if active != nil {
-			attach(lines, active)
-		}
-	}()
 	for id := leaf; id != "" && !active[id]; {
-		l, ok := byID[id]
-		if !ok {
-			return nil, "a line names parent " + brief(id) + ", which the file does not hold"
-		}
+		i := at[id]
+		l := &lines[i]
 		active[id] = true
 		id = l.LogicalParentUUID
 		var parent string
 		if json.Unmarshal(l.ParentUUID, &parent) == nil && parent != "" {
 			id = parent
 		}
+		if _, ok := at[id]; id != "" && !ok {
+			joined++
+			id = ""
+			for j := i - 1; j >= 0 && id == ""; j-- {
+				id = lines[j].UUID
+			}
+		}
 	}
-	return active, ""
+	attach(lines, active)
+	return active, joined
 }
 
 // ccContent decodes a message's content: a string (its text) or an array of blocks.

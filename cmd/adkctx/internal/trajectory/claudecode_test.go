@@ -233,7 +233,20 @@ func TestClaudeCodeBranches(t *testing.T) {
 			{User: "start", Origin: Person, Steps: []Step{{Text: "started"}}},
 			{User: "next", Origin: Person, Steps: []Step{{Text: "done"}}},
 		},
-		notes: []string{base, `the transcript's chain of messages is broken (a line names parent "gone", which the file does not hold): every message read in file order`},
+		notes: []string{base, "1 lines name a parent the transcript does not hold: each joined to the line before it"},
+	}, {
+		// Claude Code sometimes names a parent it never wrote: joined to the line before it, the
+		// chain still leaves out the branch a rewind abandoned.
+		name: "a rewind, then a line naming a parent the file does not hold",
+		lines: []string{user("u0", "null", "start"), reply("a0", "u0", "m0", "started"),
+			user("u1", `"a0"`, "try plan A"), reply("a1", "u1", "m1", "plan A failed"),
+			user("u2", `"a0"`, "try plan B"), reply("a2", "gone", "m2", "plan B works")},
+		want: []Turn{
+			{User: "start", Origin: Person, Steps: []Step{{Text: "started"}}},
+			{User: "try plan B", Origin: Person, Steps: []Step{{Text: "plan B works"}}},
+		},
+		notes: []string{base, "2 messages of branches the conversation left (a rewind or an edited message) left out",
+			"1 lines name a parent the transcript does not hold: each joined to the line before it"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			body := strings.Join(tc.lines, "\n")
