@@ -32,23 +32,26 @@ func (e *Engine) recallStep(ctx context.Context, c *chain) stepReport {
 		return nil
 	}
 	declared := c.req.Config
-	agentsMD := 0 // the AGENTS.md text the instructions step adds to the instruction
-	if merged, ok := e.agentsMD(ctx, c); ok && merged.Text != "" {
-		agentsMD = budget.EstimateText(merged.Text)
-	}
-	if without, cost, costly := recallTooCostly(declared, agent, c.in.limits, agentsMD); costly {
+	// bare == declared: a config that forces a call or names the allowed functions keeps every
+	// declaration (readback.Withhold).
+	bare, full, rest := recallCost(declared, agent)
+	if bare != declared && e.recallTooCostly(ctx, c, full-rest, rest) {
 		// Not declared in this model's window at all (so not counted as withheld: no later
 		// request declares them), and their notes do not name them.
-		c.req.Config = without
-		e.noteRecallTooCostly(c.in.limits, cost)
+		c.req.Config = bare
+		e.noteRecallTooCostly(c.in.limits, full-rest)
 		return nil
 	}
 	need := readback.Needed(c.req.Contents)
 	shown := readback.Installed{Outputs: agent.Outputs && need.Outputs, History: agent.History && need.History}
 	// A group the agent declares only in part is left as it is: its notes never name it.
-	c.req.Config = readback.Withhold(declared, readback.Installed{Outputs: shown.Outputs || !agent.Outputs, History: shown.History || !agent.History})
-	if c.req.Config != declared {
-		c.withheldTokens = budget.EstimateRequest(nil, declared) - budget.EstimateRequest(nil, c.req.Config)
+	switch {
+	case bare == declared:
+	case shown == readback.Installed{}: // nothing to recall yet: every group declared whole waits
+		c.req.Config, c.withheldTokens = bare, full-rest
+	case shown != agent:
+		c.req.Config = readback.Withhold(declared, readback.Installed{Outputs: shown.Outputs || !agent.Outputs, History: shown.History || !agent.History})
+		c.withheldTokens = full - budget.EstimateRequest(nil, c.req.Config)
 	}
 	if shown != (readback.Installed{}) {
 		c.req.Contents = readback.RewriteNotes(c.req.Contents, shown)
@@ -61,29 +64,37 @@ func (e *Engine) recallStep(ctx context.Context, c *chain) stepReport {
 // instruction and the agent's other tools) the recall tools' declarations may take.
 const maxRecallShare = 4 // a quarter
 
-// recallTooCostly reports whether the recall tools cfg declares would take more than a quarter of
-// the room limits' soft limit leaves the conversation beside the instruction and the agent's
-// other tools, and returns cfg without them and their cost. At a 4K window their declarations
-// (about 900 tokens) are about 40% of that room: every request would pay them, the summary
-// and raw tail would shrink to make room, and what a call of them returns could not fit beside
-// the history anyway. A config that forces a call or names the allowed functions keeps them
-// (readback.Withhold).
-//
-// Only the groups the agent declares whole (agent) are left out: a group declared in part is the
-// application's own choice, and its notes never name it. extra is what joins the instruction
-// later in the chain (the AGENTS.md text).
-func recallTooCostly(cfg *genai.GenerateContentConfig, agent readback.Installed, limits budget.Limits, extra int) (*genai.GenerateContentConfig, int, bool) {
-	if limits.Soft <= 0 {
-		return cfg, 0, false
+// recallCost returns cfg without the recall groups the agent declares whole (agent: a group
+// declared in part is the application's own choice, and its notes never name it), with the
+// estimates of cfg (full) and of that config (rest); cfg itself when nothing is left out (a
+// config that forces a call or names the allowed functions keeps them: readback.Withhold).
+func recallCost(cfg *genai.GenerateContentConfig, agent readback.Installed) (bare *genai.GenerateContentConfig, full, rest int) {
+	bare = readback.Withhold(cfg, readback.Installed{Outputs: !agent.Outputs, History: !agent.History})
+	if bare == cfg {
+		return cfg, 0, 0
 	}
-	without := readback.Withhold(cfg, readback.Installed{Outputs: !agent.Outputs, History: !agent.History})
-	if without == cfg {
-		return cfg, 0, false
+	return bare, budget.EstimateRequest(nil, cfg), budget.EstimateRequest(nil, bare)
+}
+
+// tooCostly reports whether declarations estimated at cost would take more than a quarter of
+// the room limits' soft limit leaves the conversation beside rest (the instruction and the
+// agent's other tools). At a 4K window the recall tools' declarations (about 900 tokens) are
+// about 40% of that room: every request would pay them, the summary and raw tail would shrink
+// to make room, and what a call of them returns could not fit beside the history anyway.
+func tooCostly(cost, rest int, limits budget.Limits) bool {
+	return limits.Soft > 0 && cost*maxRecallShare > limits.Soft-rest
+}
+
+// recallTooCostly is tooCostly for the recall tools of c's request, the AGENTS.md text the
+// instructions step adds to its instruction counted (read only when the rest does not decide).
+func (e *Engine) recallTooCostly(ctx context.Context, c *chain, cost, rest int) bool {
+	if tooCostly(cost, rest, c.in.limits) {
+		return true
 	}
-	rest := budget.EstimateRequest(nil, without)
-	cost := budget.EstimateRequest(nil, cfg) - rest
-	rest += extra
-	return without, cost, cost*maxRecallShare > limits.Soft-rest
+	if merged, ok := e.agentsMD(ctx, c); ok && merged.Text != "" {
+		rest += budget.EstimateText(merged.Text)
+	}
+	return tooCostly(cost, rest, c.in.limits)
 }
 
 // noteRecallTooCostly logs, once per model, that its window leaves the recall tools out.

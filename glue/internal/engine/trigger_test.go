@@ -251,7 +251,8 @@ func TestRecallTooCostlyKeepsAGroupDeclaredInPart(t *testing.T) {
 		t.Fatalf("installed %+v, want the output tools alone", agent)
 	}
 	limits := budget.Limits{Model: "m", Window: 4096, Soft: 2000}
-	without, _, costly := recallTooCostly(cfg, agent, limits, 0)
+	without, full, rest := recallCost(cfg, agent)
+	costly := tooCostly(full-rest, rest, limits)
 	if !costly {
 		t.Fatal("not too costly in a 2,000-token soft limit")
 	}
