@@ -24,7 +24,8 @@
 //
 // # User facts
 //
-// The facts of a message a person wrote (trajectory.Person) are its distinct tokens. A request
+// The facts of a message a person wrote (trajectory.Turn.Said: of messages joined into one turn,
+// only what the person wrote, not a command's output beside it) are its distinct tokens. A request
 // at step k is due every fact of the person messages sent up to step k (its own turn's message
 // included); a fact is kept when the request holds it as a token.
 //

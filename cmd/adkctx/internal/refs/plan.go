@@ -48,8 +48,8 @@ func Analyze(s *trajectory.Session) *Plan {
 	facts := map[string]struct{}{} // facts so far
 	var prevOutputs []string       // texts the previous step's calls returned
 	for ti, t := range s.Turns {
-		if t.Origin == trajectory.Person {
-			Each(t.User, func(tok string) {
+		if said := t.Said(); said != "" {
+			Each(said, func(tok string) {
 				if _, ok := facts[tok]; !ok {
 					facts[tok] = struct{}{}
 					p.Facts = append(p.Facts, tok)

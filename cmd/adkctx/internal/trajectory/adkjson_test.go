@@ -199,7 +199,7 @@ func TestReadStoredSessionJSON(t *testing.T) {
 		f := p.Last().String()
 		return f == ".Format" || f == ".ID"
 	}, cmp.Ignore())
-	opts := []cmp.Option{ignore, cmp.AllowUnexported(Call{})}
+	opts := []cmp.Option{ignore, cmp.AllowUnexported(Call{}, Turn{})}
 	for _, tc := range []struct {
 		name     string
 		body     []byte

@@ -63,6 +63,15 @@ func (b *builder) user(text string, o Origin) {
 	b.open = nil
 	if n := len(b.s.Turns); n > 0 && len(b.s.Turns[n-1].Steps) == 0 {
 		t := &b.s.Turns[n-1]
+		if !t.mixed && t.Origin != o && (o == Person || t.Origin == Person) {
+			t.mixed, t.said = true, t.Said()
+		}
+		if t.mixed && o == Person {
+			if t.said != "" {
+				t.said += "\n\n"
+			}
+			t.said += text
+		}
 		if t.User != "" {
 			t.User += "\n\n"
 		}

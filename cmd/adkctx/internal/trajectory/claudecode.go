@@ -158,11 +158,11 @@ func readClaudeCode(name string, first json.RawMessage, d *json.Decoder) (*Sessi
 			return nil, err
 		}
 		if text != "" {
-			b.user(text, origin)
+			b.user(text, ccOrigin(text, origin))
 		}
 		for _, bl := range blocks {
 			if bl.Type == "text" && bl.Text != "" {
-				b.user(bl.Text, origin)
+				b.user(bl.Text, ccOrigin(bl.Text, origin))
 			}
 		}
 	}
@@ -188,6 +188,20 @@ func readClaudeCode(name string, first json.RawMessage, d *json.Decoder) (*Sessi
 		s.Notes = append(s.Notes, fmt.Sprintf("%d lines name a parent the transcript does not hold: each joined to the line before it", joined))
 	}
 	return s, nil
+}
+
+// ccOrigin is who wrote a message of text that a line of origin o holds: the harness when Claude
+// Code wrote it in the person's place (a local command's output, /compact's or a "!" shell
+// command's, and the notice that a background task ended), else o. The replay checks later
+// requests for the person's words; a command's output is not theirs.
+func ccOrigin(text string, o Origin) Origin {
+	t := strings.TrimLeft(text, " \t\r\n")
+	for _, tag := range [...]string{"<local-command-stdout>", "<local-command-stderr>", "<bash-stdout>", "<bash-stderr>", "<task-notification>"} {
+		if strings.HasPrefix(t, tag) {
+			return Environment
+		}
+	}
+	return o
 }
 
 // attach adds to active the lines hanging off it that are part of the same exchange, not a

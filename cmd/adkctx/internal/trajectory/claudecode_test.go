@@ -266,3 +266,37 @@ func TestClaudeCodeBranches(t *testing.T) {
 		})
 	}
 }
+
+// TestClaudeCodeHarnessMessages: what Claude Code writes in the person's place (a local
+// command's output, a background task's notice) is the harness's, not the person's words, also
+// when it is joined with what they typed into one turn.
+func TestClaudeCodeHarnessMessages(t *testing.T) {
+	body := ccTranscript("user go", "text m1 started",
+		"user <local-command-stdout>Compacted PreCompact hook output</local-command-stdout>",
+		"text m2 ok",
+		"user \n<task-notification>\n<status>completed</status>\n</task-notification>",
+		"user <command-name>/compact</command-name><command-args>keep the plan</command-args>",
+		"user <local-command-stdout>Compacted</local-command-stdout>",
+		"user continue",
+		"text m3 done")
+	got := readBody(t, "t.jsonl", []byte(body))
+	if len(got) != 1 {
+		t.Fatalf("%d sessions, want 1", len(got))
+	}
+	type turn struct{ Origin, Said string }
+	var turns []turn
+	for _, tn := range got[0].Turns {
+		turns = append(turns, turn{string(tn.Origin), tn.Said()})
+	}
+	want := []turn{
+		{"person", "go"},
+		{"environment", ""},
+		{"person", "<command-name>/compact</command-name><command-args>keep the plan</command-args>\n\ncontinue"},
+	}
+	if d := cmp.Diff(want, turns); d != "" {
+		t.Errorf("origins and the person's words (-want +got):\n%s\ntranscript:\n%s", d, body)
+	}
+	if u := got[0].Turns[2].User; !strings.Contains(u, "<task-notification>") || !strings.Contains(u, "Compacted") {
+		t.Errorf("the joined message lost the harness's part: %q", u)
+	}
+}

@@ -35,7 +35,7 @@ func readOne(t *testing.T, path string) *Session {
 	return ss[0]
 }
 
-var cmpSession = cmp.Options{cmpopts.IgnoreUnexported(Call{}), cmpopts.EquateEmpty()}
+var cmpSession = cmp.Options{cmpopts.IgnoreUnexported(Call{}, Turn{}), cmpopts.EquateEmpty()}
 
 func bash(cmd string) map[string]any { return map[string]any{"command": cmd} }
 

@@ -71,9 +71,27 @@ type Tool struct {
 
 // Turn is one invocation of the agent: the message that starts it and the agent's steps.
 type Turn struct {
+	// User is the message; messages recorded one after the other, with no reply between them,
+	// are joined into one. Origin is who wrote it: a person when they wrote any of it.
 	User   string
 	Origin Origin
 	Steps  []Step
+	// mixed: User joins a person's messages and others (a command's output the harness wrote in
+	// the person's place); said is then the person's part.
+	mixed bool
+	said  string
+}
+
+// Said is what a person wrote of the turn's message: all of it, or the person's part of
+// messages of several origins joined; "" when no person wrote it.
+func (t *Turn) Said() string {
+	switch {
+	case t.Origin != Person:
+		return ""
+	case t.mixed:
+		return t.said
+	}
+	return t.User
 }
 
 // Step is one model reply and what its calls returned.
