@@ -16,7 +16,9 @@
 //   - a stored adk session in JSON ({"id", "appName", "userId", "events": [...]}), as adk-go's
 //     REST API returns it and adk-python's API server or dump writes it, or an array of them;
 //   - Claude Code transcripts (JSON Lines of typed records: "user" and "assistant" messages in
-//     Anthropic's content-block form; the other records are bookkeeping).
+//     Anthropic's content-block form; the other records are bookkeeping);
+//   - Codex CLI rollouts (JSON Lines of {"timestamp", "type", "payload"} records whose
+//     response items are the conversation, or the earlier form of bare response items).
 //
 // adk-go's stored sessions are converted by FromEvents. Anything else is a *FormatError naming
 // the file, the record and what was expected.

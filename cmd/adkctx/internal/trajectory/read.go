@@ -93,7 +93,8 @@ func syntaxError(name, record string, err error) error {
 }
 
 // readObject reads a file holding one JSON object (a chat, a mini-swe-agent or an ATIF
-// trajectory, a stored adk session) or JSON Lines of one (a Claude Code transcript).
+// trajectory, a stored adk session) or JSON Lines of one (a Claude Code transcript, a Codex
+// rollout).
 func readObject(name string, r io.Reader) (*Session, error) {
 	d := json.NewDecoder(r)
 	var raw json.RawMessage
@@ -103,6 +104,9 @@ func readObject(name string, r io.Reader) (*Session, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil {
 		return nil, syntaxError(name, "", err)
+	}
+	if isCodexLine(top) {
+		return readCodex(name, raw, d)
 	}
 	if isClaudeCodeLine(top) {
 		return readClaudeCode(name, raw, d)
@@ -153,7 +157,7 @@ func readObject(name string, r io.Reader) (*Session, error) {
 		}
 		return b.finish(), nil
 	}
-	return nil, errorf(name, "", `a trajectory: an object with "messages" (chat), "trajectory_format" (mini-swe-agent), "schema_version" (ATIF), "events" (a stored adk session), or JSON Lines of a Claude Code transcript`, "an object with keys "+keysOf(top))
+	return nil, errorf(name, "", `a trajectory: an object with "messages" (chat), "trajectory_format" (mini-swe-agent), "schema_version" (ATIF), "events" (a stored adk session), or JSON Lines of a Claude Code transcript or a Codex rollout`, "an object with keys "+keysOf(top))
 }
 
 // readArray reads a file holding a JSON array: chat messages (one session), tau-bench results or

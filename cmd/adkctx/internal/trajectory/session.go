@@ -21,6 +21,8 @@ const (
 	ADKSessionJSON Format = "adk-session-json"
 	// ClaudeCode: a Claude Code transcript (JSON Lines).
 	ClaudeCode Format = "claude-code"
+	// Codex: a Codex CLI rollout (JSON Lines).
+	Codex Format = "codex"
 	// AnthropicMessages: chat messages in Anthropic's Messages form (calls and results as
 	// tool_use and tool_result content blocks).
 	AnthropicMessages Format = "anthropic-messages"

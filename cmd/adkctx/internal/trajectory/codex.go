@@ -1,0 +1,256 @@
+package trajectory
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// cxLine is one line of a Codex CLI rollout (the JSON Lines file a session writes under
+// ~/.codex/sessions/): a record {timestamp, type, payload}. Rollouts written before Codex CLI
+// wrapped its records hold the response items bare, after a first line of session metadata.
+type cxLine struct {
+	Type    string          `json:"type"`
+	Payload json.RawMessage `json:"payload"`
+	// RecordType marks the state lines of the unwrapped form.
+	RecordType string `json:"record_type"`
+}
+
+// cxItem is a response item of a rollout: a message, a call of a tool, its output, or the
+// model's reasoning (left out).
+type cxItem struct {
+	Type    string          `json:"type"`
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+	// Name, Arguments (a JSON text) and CallID: a function call; Input: a custom tool call's
+	// free-form input (apply_patch's patch); Action: a local shell call's command.
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Input     string          `json:"input"`
+	Action    json.RawMessage `json:"action"`
+	CallID    string          `json:"call_id"`
+	Output    json.RawMessage `json:"output"`
+	// Message: the summary a compaction of Codex's own wrote (a "compacted" record).
+	Message string `json:"message"`
+}
+
+// cxMeta is the payload of a rollout's session_meta record (or the first line of the unwrapped
+// form): the instructions the session ran with.
+type cxMeta struct {
+	Instructions     *string `json:"instructions"`
+	BaseInstructions *struct {
+		Text string `json:"text"`
+	} `json:"base_instructions"`
+}
+
+// isCodexLine reports whether the first object of a file opens a Codex CLI rollout: a
+// session_meta record, or the bare session metadata of the unwrapped form (an id, a timestamp
+// and the instructions, which are null when none were given).
+func isCodexLine(obj map[string]json.RawMessage) bool {
+	if raw, ok := obj["type"]; ok {
+		_, payload := obj["payload"]
+		return payload && string(raw) == `"session_meta"`
+	}
+	_, id := obj["id"]
+	_, ts := obj["timestamp"]
+	_, instr := obj["instructions"]
+	return id && ts && instr
+}
+
+// readCodex reads a Codex CLI rollout whose first line is first and whose other lines d decodes.
+// The conversation is its response items in order: messages, calls and their outputs. What
+// Codex writes in the person's place (the environment it describes, the project's AGENTS.md) is
+// the harness's; developer messages are instructions; reasoning and UI events are left out; a
+// summary Codex's own compaction wrote is replayed as a message to the agent.
+func readCodex(name string, first json.RawMessage, d *json.Decoder) (*Session, error) {
+	b := newBuilder(name, name, Codex)
+	var reply struct {
+		text  []string
+		calls []Call
+	}
+	flush := func() {
+		if len(reply.text) > 0 || len(reply.calls) > 0 {
+			b.reply(strings.Join(reply.text, "\n\n"), reply.calls)
+		}
+		reply.text, reply.calls = nil, nil
+	}
+	compacted, searches, cut := 0, 0, false
+	for n := 1; ; n++ {
+		record := fmt.Sprintf("line %d", n)
+		raw := first
+		if n > 1 {
+			raw = nil
+			if err := d.Decode(&raw); err != nil {
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if errors.Is(err, io.ErrUnexpectedEOF) {
+					cut = true
+					break
+				}
+				return nil, syntaxError(name, record, err)
+			}
+		}
+		var l cxLine
+		if err := json.Unmarshal(raw, &l); err != nil {
+			return nil, errorf(name, record, "a rollout record object", kindOf(raw))
+		}
+		payload := l.Payload
+		switch {
+		case n == 1 && l.Type == "":
+			payload = raw // the unwrapped form's session metadata
+			l.Type = "session_meta"
+		case l.RecordType != "":
+			continue
+		case l.Type == "turn_context":
+			var tc struct {
+				Model string `json:"model"`
+			}
+			if json.Unmarshal(payload, &tc) == nil && b.s.Model == "" {
+				b.s.Model = tc.Model
+			}
+			continue
+		case len(payload) == 0 && n > 1:
+			payload, l.Type = raw, "response_item" // the unwrapped form's items
+		}
+		switch l.Type {
+		case "session_meta":
+			var m cxMeta
+			if err := json.Unmarshal(payload, &m); err != nil {
+				return nil, errorf(name, record+".payload", "the session's metadata object", kindOf(payload))
+			}
+			if m.BaseInstructions != nil && m.BaseInstructions.Text != "" {
+				b.system(m.BaseInstructions.Text)
+			}
+			if m.Instructions != nil && *m.Instructions != "" {
+				b.system(*m.Instructions)
+			}
+			continue
+		case "compacted":
+			var it cxItem
+			if err := json.Unmarshal(payload, &it); err != nil {
+				return nil, errorf(name, record+".payload", `a compaction {"message"}`, kindOf(payload))
+			}
+			flush()
+			if it.Message != "" {
+				b.user(it.Message, Environment)
+				compacted++
+			}
+			continue
+		case "response_item":
+		default:
+			continue // event_msg and records of later versions: UI events, not the conversation
+		}
+		var it cxItem
+		if err := json.Unmarshal(payload, &it); err != nil {
+			return nil, errorf(name, record+".payload", "a response item object", kindOf(payload))
+		}
+		where := record + ".payload"
+		switch it.Type {
+		case "reasoning":
+			flush() // a response's items start with its reasoning
+		case "message":
+			text, err := cxText(name, where+".content", it.Content)
+			if err != nil {
+				return nil, err
+			}
+			switch it.Role {
+			case "assistant":
+				if text != "" {
+					reply.text = append(reply.text, text)
+				}
+			case "developer", "system":
+				flush()
+				b.system(text)
+			default:
+				flush()
+				if text != "" {
+					b.user(text, cxOrigin(text))
+				}
+			}
+		case "function_call":
+			reply.calls = append(reply.calls, Call{ID: it.CallID, Name: it.Name, Args: b.args(it.Arguments)})
+		case "custom_tool_call":
+			reply.calls = append(reply.calls, Call{ID: it.CallID, Name: it.Name, Args: map[string]any{"input": it.Input}})
+		case "local_shell_call":
+			reply.calls = append(reply.calls, Call{ID: it.CallID, Name: "local_shell", Args: b.args(it.Action)})
+		case "function_call_output", "custom_tool_call_output":
+			flush()
+			out, err := cxOutput(name, where+".output", it.Output)
+			if err != nil {
+				return nil, err
+			}
+			if err := b.output(where, it.CallID, "", out, nil); err != nil {
+				return nil, err
+			}
+		case "web_search_call":
+			searches++ // the provider ran it: no call the agent's tools answer
+		}
+	}
+	flush()
+	s := b.finish()
+	s.Notes = append(s.Notes, "a Codex rollout records no tool declarations: the replay infers the tools from the calls")
+	if compacted > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d summaries Codex's own compaction wrote are replayed as messages to the agent, after the history they stood for", compacted))
+	}
+	if searches > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d web searches the provider ran left out", searches))
+	}
+	if cut {
+		s.Notes = append(s.Notes, "the last line is cut short (a session still being written?): left out")
+	}
+	return s, nil
+}
+
+// cxText is a message's text: a string, or its text items joined (an image as "[image]").
+func cxText(name, record string, raw json.RawMessage) (string, error) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, nil
+	}
+	var items []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return "", errorf(name, record, "a string or an array of content items", kindOf(raw))
+	}
+	var texts []string
+	for _, it := range items {
+		switch {
+		case it.Text != "":
+			texts = append(texts, it.Text)
+		case strings.Contains(it.Type, "image"):
+			texts = append(texts, "[image]")
+		}
+	}
+	return strings.Join(texts, "\n"), nil
+}
+
+// cxOutput is a call's output as the agent read it: a string (a shell call's is a JSON text of
+// its output and exit code), an object whose content holds it, or content items.
+func cxOutput(name, record string, raw json.RawMessage) (string, error) {
+	var obj struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if len(raw) > 0 && raw[0] == '{' && json.Unmarshal(raw, &obj) == nil && obj.Content != nil {
+		raw = obj.Content
+	}
+	return cxText(name, record, raw)
+}
+
+// cxOrigin is who wrote a user message of text: the harness for what Codex writes in the
+// person's place (the environment it runs in, a note that a turn was aborted), the instructions
+// for the project's AGENTS.md text, else the person.
+func cxOrigin(text string) Origin {
+	t := strings.TrimLeft(text, " \t\r\n")
+	switch {
+	case strings.HasPrefix(t, "<user_instructions>"), strings.HasPrefix(t, "# AGENTS.md instructions"):
+		return System
+	case strings.HasPrefix(t, "<environment_context>"), strings.HasPrefix(t, "<turn_aborted>"), strings.HasPrefix(t, "<user_shell_command>"):
+		return Environment
+	}
+	return Person
+}

@@ -1,0 +1,120 @@
+package trajectory
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestReadCodex: a Codex CLI rollout reads as the conversation the model had: the developer
+// message as the instruction; the AGENTS.md text and the environment Codex writes in the
+// person's place as the harness's messages, not the person's; the calls of one response (shell
+// commands, apply_patch's free-form patch, a local shell call) answered by call id, an output as
+// text, a JSON text or an object holding its content; reasoning, UI events and the provider's
+// web searches left out; Codex's own compaction summary replayed as a message to the agent.
+func TestReadCodex(t *testing.T) {
+	s := readOne(t, "testdata/codex.jsonl")
+	shell := func(id, cmd, out string, resp map[string]any) Call {
+		return Call{ID: id, Name: "shell_command", Args: map[string]any{"command": cmd, "workdir": "/work/tabs"}, Output: out, Response: resp, Recorded: true}
+	}
+	sed := "Exit code: 0\nWall time: 0.1 seconds\nOutput:\npackage tabs\n\nfunc Split(s string) []string { return strings.Split(s, \" \") }\n"
+	test := `{"output":"--- FAIL: TestSplitTabs (0.00s)\nFAIL\n","metadata":{"exit_code":1,"duration_seconds":0.4}}`
+	patch := "*** Begin Patch\n*** Update File: parse.go\n@@\n-func Split(s string) []string { return strings.Split(s, \" \") }\n+func Split(s string) []string { return strings.Fields(s) }\n*** End Patch\n"
+	patched := `{"output":"Success. Updated the following files:\nM parse.go\n","metadata":{"exit_code":0,"duration_seconds":0.0}}`
+	want := &Session{
+		ID: "testdata/codex.jsonl", Format: Codex, Model: "gpt-5.1-codex",
+		System: "<permissions instructions>Commands run in a workspace-write sandbox.</permissions instructions>",
+		Tools: []Tool{
+			{Name: "shell_command", Parameters: map[string]any{"type": "object", "properties": map[string]any{"command": map[string]any{"type": "string"}, "workdir": map[string]any{"type": "string"}}}},
+			{Name: "apply_patch", Parameters: map[string]any{"type": "object", "properties": map[string]any{"input": map[string]any{"type": "string"}}}},
+			{Name: "local_shell", Parameters: map[string]any{"type": "object", "properties": map[string]any{"command": map[string]any{"type": "array"}, "timeout_ms": map[string]any{"type": "number"}, "type": map[string]any{"type": "string"}}}},
+		},
+		Turns: []Turn{
+			{User: "# AGENTS.md instructions for /work/tabs\n\n<INSTRUCTIONS>\nRun go test ./... before you finish.\n</INSTRUCTIONS>\n\n" +
+				"<environment_context>\n  <cwd>/work/tabs</cwd>\n  <shell>bash</shell>\n</environment_context>\n\nFix the tab parsing in parse.go.",
+				Origin: Person, Steps: []Step{
+					{Calls: []Call{
+						shell("call_A1", "sed -n 1,40p parse.go", sed, map[string]any{"result": sed}),
+						shell("call_A2", "go test ./...", test, mustObject(t, test)),
+					}},
+					{Text: "Split splits on spaces only; patching it.", Calls: []Call{{ID: "call_B1", Name: "apply_patch", Args: map[string]any{"input": patch},
+						Output: patched, Response: mustObject(t, patched), Recorded: true}}},
+					{Text: "parse.go now splits on any whitespace."},
+				}},
+			{User: "Summary: parse.go's Split now uses strings.Fields; TestSplitTabs failed before the fix.\n\nNow run the tests.", Origin: Person, Steps: []Step{
+				{Calls: []Call{{ID: "call_C1", Name: "local_shell", Args: map[string]any{"type": "exec", "command": []any{"bash", "-lc", "go test ./..."}, "timeout_ms": jsonNumber("120000")},
+					Output: "ok  \ttabs\t0.01s\n", Response: map[string]any{"result": "ok  \ttabs\t0.01s\n"}, Recorded: true}}},
+				{Text: "All tests pass."},
+			}},
+		},
+		Notes: []string{
+			"a Codex rollout records no tool declarations: the replay infers the tools from the calls",
+			"1 summaries Codex's own compaction wrote are replayed as messages to the agent, after the history they stood for",
+			"1 web searches the provider ran left out",
+		},
+	}
+	if d := cmp.Diff(want, s, cmpSession); d != "" {
+		t.Errorf("session (-want +got):\n%s", d)
+	}
+	// Only the person's words are theirs: not the AGENTS.md text, the environment or the summary.
+	for i, said := range []string{"Fix the tab parsing in parse.go.", "Now run the tests."} {
+		if got := s.Turns[i].Said(); got != said {
+			t.Errorf("turn %d: the person said %q, want %q", i, got, said)
+		}
+	}
+}
+
+// TestReadCodexUnwrapped: a rollout written before Codex CLI wrapped its records (session
+// metadata first, then bare response items and state lines) reads the same way.
+func TestReadCodexUnwrapped(t *testing.T) {
+	body := `{"id":"5973b6c0-94b8-487b-a530-2aeb6098ae0e","timestamp":"2025-08-04T17:01:02.123Z","instructions":"Prefer rg over grep."}
+{"record_type":"state"}
+{"type":"message","role":"user","content":[{"type":"input_text","text":"List the Go files."}]}
+{"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"rg --files -g '*.go'\"]}","call_id":"call_1"}
+{"record_type":"state"}
+{"type":"function_call_output","call_id":"call_1","output":"{\"output\":\"main.go\\nparse.go\\n\",\"metadata\":{\"exit_code\":0,\"duration_seconds\":0.1}}"}
+{"type":"message","role":"assistant","content":[{"type":"output_text","text":"main.go and parse.go."}]}
+`
+	got := readBody(t, "rollout-2025-08-04T17-01-02-5973b6c0.jsonl", []byte(body))
+	if len(got) != 1 {
+		t.Fatalf("%d sessions, want 1", len(got))
+	}
+	out := `{"output":"main.go\nparse.go\n","metadata":{"exit_code":0,"duration_seconds":0.1}}`
+	want := []Turn{{User: "List the Go files.", Origin: Person, Steps: []Step{
+		{Calls: []Call{{ID: "call_1", Name: "shell", Args: map[string]any{"command": []any{"bash", "-lc", "rg --files -g '*.go'"}}, Output: out, Response: mustObject(t, out), Recorded: true}}},
+		{Text: "main.go and parse.go."},
+	}}}
+	if d := cmp.Diff(want, got[0].Turns, cmpSession); d != "" {
+		t.Errorf("turns (-want +got):\n%s", d)
+	}
+	if got[0].Format != Codex || got[0].System != "Prefer rg over grep." {
+		t.Errorf("format %q, system %q", got[0].Format, got[0].System)
+	}
+}
+
+// TestMalformedCodex: a rollout that cannot be read names the line and what was expected there.
+func TestMalformedCodex(t *testing.T) {
+	const open = `{"type":"session_meta","payload":{"id":"s","instructions":null}}` + "\n"
+	for _, tc := range []struct{ body, want string }{
+		{open + "7\n", "line 2"},
+		{open + `{"type":"response_item","payload":7}`, "line 2.payload"},
+		{open + `{"type":"response_item","payload":{"type":"message","role":"user","content":7}}`, "line 2.payload.content"},
+		{open + `{"type":"response_item","payload":{"type":"function_call_output","call_id":"nope","output":"x"}}`, "line 2.payload"},
+		{`{"type":"session_meta","payload":[]}`, "line 1.payload"},
+	} {
+		wantFormatError(t, "bad.jsonl", tc.body, tc.want)
+	}
+}
+
+// mustObject decodes a JSON object as the readers do (numbers kept exact).
+func mustObject(t *testing.T, s string) map[string]any {
+	t.Helper()
+	m, ok := decodeObject([]byte(s))
+	if !ok {
+		t.Fatalf("not a JSON object: %s", s)
+	}
+	return m
+}
+
+func jsonNumber(s string) json.Number { return json.Number(s) }
