@@ -76,7 +76,7 @@ func readCodex(name string, first json.RawMessage, d *json.Decoder) (*Session, e
 		}
 		reply.text, reply.calls = nil, nil
 	}
-	compacted, searches, cut := 0, 0, false
+	compacted, sealed, searches, cut := 0, 0, 0, false
 	for n := 1; ; n++ {
 		record := fmt.Sprintf("line %d", n)
 		raw := first
@@ -134,10 +134,12 @@ func readCodex(name string, first json.RawMessage, d *json.Decoder) (*Session, e
 				return nil, errorf(name, record+".payload", `a compaction {"message"}`, kindOf(payload))
 			}
 			flush()
-			if it.Message != "" {
-				b.user(it.Message, Environment)
-				compacted++
+			if it.Message == "" {
+				sealed++ // the summary is the provider's, encrypted: the history goes on whole
+				continue
 			}
+			b.user(it.Message, Environment)
+			compacted++
 			continue
 		case "response_item":
 		default:
@@ -194,6 +196,9 @@ func readCodex(name string, first json.RawMessage, d *json.Decoder) (*Session, e
 	s.Notes = append(s.Notes, "a Codex rollout records no tool declarations: the replay infers the tools from the calls")
 	if compacted > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("%d summaries Codex's own compaction wrote are replayed as messages to the agent, after the history they stood for", compacted))
+	}
+	if sealed > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d compactions of Codex's own whose summary only the provider can read (encrypted) left out: the replay goes on with the whole history", sealed))
 	}
 	if searches > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("%d web searches the provider ran left out", searches))

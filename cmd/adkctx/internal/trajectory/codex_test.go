@@ -51,6 +51,7 @@ func TestReadCodex(t *testing.T) {
 		Notes: []string{
 			"a Codex rollout records no tool declarations: the replay infers the tools from the calls",
 			"1 summaries Codex's own compaction wrote are replayed as messages to the agent, after the history they stood for",
+			"1 compactions of Codex's own whose summary only the provider can read (encrypted) left out: the replay goes on with the whole history",
 			"1 web searches the provider ran left out",
 		},
 	}

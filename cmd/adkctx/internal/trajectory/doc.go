@@ -17,6 +17,8 @@
 //     REST API returns it and adk-python's API server or dump writes it, or an array of them;
 //   - Claude Code transcripts (JSON Lines of typed records: "user" and "assistant" messages in
 //     Anthropic's content-block form; the other records are bookkeeping);
+//   - Gemini CLI session files ({"sessionId", "projectHash", "messages": [...]}: the person's
+//     and the model's messages, each model message with its tool calls and their results);
 //   - Codex CLI rollouts (JSON Lines of {"timestamp", "type", "payload"} records whose
 //     response items are the conversation, or the earlier form of bare response items).
 //

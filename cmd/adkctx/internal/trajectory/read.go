@@ -128,6 +128,9 @@ func readObject(name string, r io.Reader) (*Session, error) {
 		}
 		return readATIF(name, top)
 	}
+	if isGeminiCLISession(top) {
+		return readGeminiCLI(name, top)
+	}
 	if isSessionJSON(top) {
 		return readSessionJSON(name, "", top)
 	}
@@ -157,7 +160,7 @@ func readObject(name string, r io.Reader) (*Session, error) {
 		}
 		return b.finish(), nil
 	}
-	return nil, errorf(name, "", `a trajectory: an object with "messages" (chat), "trajectory_format" (mini-swe-agent), "schema_version" (ATIF), "events" (a stored adk session), or JSON Lines of a Claude Code transcript or a Codex rollout`, "an object with keys "+keysOf(top))
+	return nil, errorf(name, "", `a trajectory: an object with "messages" (chat), "trajectory_format" (mini-swe-agent), "schema_version" (ATIF), "events" (a stored adk session), "sessionId" and "projectHash" (Gemini CLI), or JSON Lines of a Claude Code transcript or a Codex rollout`, "an object with keys "+keysOf(top))
 }
 
 // readArray reads a file holding a JSON array: chat messages (one session), tau-bench results or

@@ -23,6 +23,8 @@ const (
 	ClaudeCode Format = "claude-code"
 	// Codex: a Codex CLI rollout (JSON Lines).
 	Codex Format = "codex"
+	// GeminiCLI: a Gemini CLI session file.
+	GeminiCLI Format = "gemini-cli"
 	// AnthropicMessages: chat messages in Anthropic's Messages form (calls and results as
 	// tool_use and tool_result content blocks).
 	AnthropicMessages Format = "anthropic-messages"
