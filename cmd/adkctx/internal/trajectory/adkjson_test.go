@@ -24,12 +24,17 @@ import (
 	"google.golang.org/genai"
 )
 
-// replies is a model.LLM answering each call with the next of its contents.
-type replies struct{ contents []*genai.Content }
+// replies is a model.LLM answering each call with the next of its contents; sent holds the
+// requests it was sent.
+type replies struct {
+	contents []*genai.Content
+	sent     []*model.LLMRequest
+}
 
 func (m *replies) Name() string { return "scripted" }
 
-func (m *replies) GenerateContent(context.Context, *model.LLMRequest, bool) iter.Seq2[*model.LLMResponse, error] {
+func (m *replies) GenerateContent(_ context.Context, req *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
+	m.sent = append(m.sent, req)
 	return func(yield func(*model.LLMResponse, error) bool) {
 		if len(m.contents) == 0 {
 			yield(nil, errors.New("no reply left"))
@@ -44,7 +49,8 @@ func (m *replies) GenerateContent(context.Context, *model.LLMRequest, bool) iter
 // recordedSession runs two turns of an agent through adk-go's runner, on an in-memory session
 // service, and returns the service and the session's id. The tool's arguments and result hold
 // snake_case keys (among them the name of a genai field) that must reach the replay unchanged.
-func recordedSession(t *testing.T) (session.Service, string) {
+// The model returned holds the requests the agent sent.
+func recordedSession(t *testing.T) (session.Service, string, *replies) {
 	t.Helper()
 	type args struct {
 		FilePath     string `json:"file_path"`
@@ -86,7 +92,7 @@ func recordedSession(t *testing.T) (session.Service, string) {
 			}
 		}
 	}
-	return svc, id
+	return svc, id, llm
 }
 
 // restBody returns the body adk-go's REST API serves for a GET of path.
@@ -188,7 +194,7 @@ func snakeCase(t *testing.T, body []byte) []byte {
 // array), and the same session in adk-python's snake_case dump, read as the database source
 // reads the stored events: same turns, steps, calls (their arguments' keys kept) and outputs.
 func TestReadStoredSessionJSON(t *testing.T) {
-	svc, id := recordedSession(t)
+	svc, id, _ := recordedSession(t)
 	want := stored(t, svc, id)
 	if len(want.Turns) != 2 || len(want.Turns[0].Steps) != 2 {
 		t.Fatalf("the recorded session has %d turns (want 2 with 2 steps in the first): %+v", len(want.Turns), want.Turns)

@@ -17,6 +17,8 @@
 //     REST API returns it and adk-python's API server or dump writes it, or an array of them;
 //   - Claude Code transcripts (JSON Lines of typed records: "user" and "assistant" messages in
 //     Anthropic's content-block form; the other records are bookkeeping);
+//   - genai contents: a logged Gemini API request ({"contents", "systemInstruction", "tools"},
+//     camelCase or the Python SDK's snake_case) or a bare array of contents;
 //   - Gemini CLI session files ({"sessionId", "projectHash", "messages": [...]}: the person's
 //     and the model's messages, each model message with its tool calls and their results);
 //   - Codex CLI rollouts (JSON Lines of {"timestamp", "type", "payload"} records whose

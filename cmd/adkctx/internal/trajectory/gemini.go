@@ -53,8 +53,8 @@ func readGeminiCLI(name string, top map[string]json.RawMessage) (*Session, error
 		}
 		switch m.Type {
 		case "user":
-			if text != "" {
-				b.user(text, Person)
+			if text != "" { // a message of tool results only repeats the calls' (newer versions)
+				b.user(text, gcOrigin(text))
 			}
 		case "gemini":
 			if b.s.Model == "" {
@@ -73,7 +73,7 @@ func readGeminiCLI(name string, top map[string]json.RawMessage) (*Session, error
 				if len(bytes.TrimSpace(tc.Result)) == 0 || string(bytes.TrimSpace(tc.Result)) == "null" {
 					continue // not run (cancelled): answered with an error at the end
 				}
-				out, resp, err := gcResult(name, where, tc.Result)
+				out, resp, err := gcResult(name, where, tc.ID, tc.Result)
 				if err != nil {
 					return nil, err
 				}
@@ -93,11 +93,22 @@ func readGeminiCLI(name string, top map[string]json.RawMessage) (*Session, error
 	return s, nil
 }
 
+// gcOrigin is who wrote a user message of text: the CLI for the context it opens a session with
+// and its notices of a mode change, else the person.
+func gcOrigin(text string) Origin {
+	t := strings.TrimLeft(text, " \t\r\n")
+	if strings.HasPrefix(t, "<session_context>") || strings.HasPrefix(t, "User has manually exited Plan Mode") {
+		return Environment
+	}
+	return Person
+}
+
 // gcPart is the part of a genai Part a Gemini CLI session records.
 type gcPart struct {
 	Text             string `json:"text"`
 	Thought          bool   `json:"thought"`
 	FunctionResponse *struct {
+		ID       string          `json:"id"`
 		Response json.RawMessage `json:"response"`
 	} `json:"functionResponse"`
 	InlineData *struct{} `json:"inlineData"`
@@ -152,10 +163,11 @@ func gcText(name, record string, raw json.RawMessage) (string, error) {
 	return strings.Join(texts, "\n"), nil
 }
 
-// gcResult is a tool call's recorded result as the model read it: the response of its function
-// response part (with the text of the other parts, as the CLI sends a tool's media beside it),
-// or its text.
-func gcResult(name, record string, raw json.RawMessage) (string, map[string]any, error) {
+// gcResult is the recorded result of call id as the model read it: the response of its function
+// response part (the one naming id: some versions record every result of a batch of parallel
+// calls in each call's), with the text of the other parts (the CLI sends a tool's media beside
+// it), or its text.
+func gcResult(name, record, id string, raw json.RawMessage) (string, map[string]any, error) {
 	parts, err := gcParts(name, record, raw)
 	if err != nil {
 		return "", nil, err
@@ -164,6 +176,8 @@ func gcResult(name, record string, raw json.RawMessage) (string, map[string]any,
 	var texts []string
 	for _, p := range parts {
 		switch {
+		case p.FunctionResponse != nil && p.FunctionResponse.ID != "" && id != "" && p.FunctionResponse.ID != id:
+			// another call's result
 		case p.FunctionResponse != nil && resp == nil:
 			m, ok := decodeObject(p.FunctionResponse.Response)
 			if !ok {
@@ -178,11 +192,7 @@ func gcResult(name, record string, raw json.RawMessage) (string, map[string]any,
 		text := strings.Join(texts, "\n")
 		return text, Response(text), nil
 	}
-	out, _ := resp["output"].(string)
-	if out == "" || len(resp) > 1 {
-		b, _ := json.Marshal(resp)
-		out = string(b)
-	}
+	out := responseText(resp)
 	if len(texts) > 0 {
 		out += "\n" + strings.Join(texts, "\n")
 	}

@@ -8,7 +8,9 @@ import (
 
 // TestReadGeminiCLI: a Gemini CLI session reads as the conversation the model had: each model
 // message one reply, its tool calls answered by the response of their recorded function
-// response parts (an error response as the error it is); a call the person cancelled gets the
+// response parts, by id when a call's result holds a whole batch's (an error response as the
+// error it is); a user message repeating the results is not a message of the person's, nor is
+// the session context the CLI opens with; a call the person cancelled gets the
 // error every unanswered call gets; the CLI's notices to the person and the model's thoughts left
 // out; content as a string or as parts.
 func TestReadGeminiCLI(t *testing.T) {
@@ -17,7 +19,7 @@ func TestReadGeminiCLI(t *testing.T) {
 	test := "Command: go test ./...\nDirectory: (root)\nStdout: --- FAIL: TestSplitTabs (0.00s)\nFAIL\nStderr: (empty)\nError: (none)\nExit Code: 1"
 	failed := map[string]any{"error": "Failed to edit, 0 occurrences found for old_string"}
 	want := []Turn{
-		{User: "Why does TestSplitTabs fail?", Origin: Person, Steps: []Step{
+		{User: "<session_context>\nThis is the Gemini CLI. Today's date is Saturday, 3 October 2026.\n</session_context>\n\nWhy does TestSplitTabs fail?", Origin: Person, Steps: []Step{
 			{Text: "Let me look at the parser and run the test.", Calls: []Call{
 				{ID: "read_file-1759478405000-a1", Name: "read_file", Args: map[string]any{"absolute_path": "/work/tabs/parse.go"},
 					Output: read, Response: map[string]any{"output": read}, Recorded: true},
@@ -35,6 +37,9 @@ func TestReadGeminiCLI(t *testing.T) {
 	}
 	if d := cmp.Diff(want, s.Turns, cmpSession); d != "" {
 		t.Errorf("turns (-want +got):\n%s", d)
+	}
+	if said := s.Turns[0].Said(); said != "Why does TestSplitTabs fail?" {
+		t.Errorf("the person said %q: the CLI's session context is not theirs", said)
 	}
 	if s.Format != GeminiCLI || s.Model != "gemini-2.5-pro" {
 		t.Errorf("format %q model %q", s.Format, s.Model)

@@ -128,6 +128,9 @@ func readObject(name string, r io.Reader) (*Session, error) {
 		}
 		return readATIF(name, top)
 	}
+	if _, ok := top["contents"]; ok {
+		return readGenAIRequest(name, top)
+	}
 	if isGeminiCLISession(top) {
 		return readGeminiCLI(name, top)
 	}
@@ -160,7 +163,7 @@ func readObject(name string, r io.Reader) (*Session, error) {
 		}
 		return b.finish(), nil
 	}
-	return nil, errorf(name, "", `a trajectory: an object with "messages" (chat), "trajectory_format" (mini-swe-agent), "schema_version" (ATIF), "events" (a stored adk session), "sessionId" and "projectHash" (Gemini CLI), or JSON Lines of a Claude Code transcript or a Codex rollout`, "an object with keys "+keysOf(top))
+	return nil, errorf(name, "", `a trajectory: an object with "messages" (chat), "trajectory_format" (mini-swe-agent), "schema_version" (ATIF), "events" (a stored adk session), "sessionId" and "projectHash" (Gemini CLI), "contents" (a Gemini API request), or JSON Lines of a Claude Code transcript or a Codex rollout`, "an object with keys "+keysOf(top))
 }
 
 // readArray reads a file holding a JSON array: chat messages (one session), tau-bench results or
@@ -173,7 +176,7 @@ func readArray(name string, r io.Reader) iter.Seq2[*Session, error] {
 			return
 		}
 		var elems []json.RawMessage
-		tau, sessions := false, false
+		tau, sessions, contents := false, false, false
 		for i := 0; d.More(); i++ {
 			var raw json.RawMessage
 			if err := d.Decode(&raw); err != nil {
@@ -188,8 +191,9 @@ func readArray(name string, r io.Reader) iter.Seq2[*Session, error] {
 			if i == 0 {
 				_, tau = obj["traj"]
 				sessions = isSessionJSON(obj)
-				if _, role := obj["role"]; !tau && !sessions && !role {
-					yield(nil, errorf(name, "[0]", `a chat message (with "role"), a tau-bench result (with "traj") or a stored adk session (with "events")`, "an object with keys "+keysOf(obj)))
+				contents = isGenAIArray(obj)
+				if _, role := obj["role"]; !tau && !sessions && !role && !contents {
+					yield(nil, errorf(name, "[0]", `a chat message (with "role"), a genai content (with "parts"), a tau-bench result (with "traj") or a stored adk session (with "events")`, "an object with keys "+keysOf(obj)))
 					return
 				}
 			}
@@ -222,6 +226,15 @@ func readArray(name string, r io.Reader) iter.Seq2[*Session, error] {
 		}
 		if len(elems) == 0 {
 			yield(nil, errorf(name, "", "at least one message", "an empty array"))
+			return
+		}
+		if contents {
+			b := newBuilder(name, name, GenAIContents)
+			if err := readGenAI(b, "", elems); err != nil {
+				yield(nil, err)
+				return
+			}
+			yield(b.finish(), nil)
 			return
 		}
 		b := newBuilder(name, name, OpenAIChat)

@@ -25,6 +25,9 @@ const (
 	Codex Format = "codex"
 	// GeminiCLI: a Gemini CLI session file.
 	GeminiCLI Format = "gemini-cli"
+	// GenAIContents: genai contents, a Gemini API request's or a bare array of them (a Gemini CLI
+	// checkpoint).
+	GenAIContents Format = "genai-contents"
 	// AnthropicMessages: chat messages in Anthropic's Messages form (calls and results as
 	// tool_use and tool_result content blocks).
 	AnthropicMessages Format = "anthropic-messages"
