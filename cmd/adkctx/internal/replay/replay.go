@@ -145,8 +145,10 @@ type BaseStep struct {
 	// Tokens is the request's prompt tokens; Contents its contents.
 	Tokens, Contents int
 	Score            refs.StepScore
-	// Cuts holds, per configuration, the same request cut to that configuration's hard limit.
-	Cuts []Cut
+	// Cuts holds, per configuration, the same request cut to that configuration's hard limit;
+	// SameSize, cut to the size of the request adkctx sent at that step (nothing when adkctx sent
+	// none): what the oldest-first cut keeps for adkctx's tokens.
+	Cuts, SameSize []Cut
 }
 
 // Cut is a request without adkctx cut to a hard limit by dropping its oldest contents (and a
@@ -198,31 +200,24 @@ type Compaction struct {
 	OriginalTokens, CompactedTokens int
 }
 
-// Replay replays one session: without adkctx and with each configuration. The runs are
-// independent (each its own runner, services, counter and scorer; the session is only read),
-// so they run side by side, at most GOMAXPROCS at once; each is deterministic.
+// Replay replays one session: with each configuration, then without adkctx (its requests cut
+// to each configuration's hard limit and to the size of the request adkctx sent). The runs with
+// adkctx are independent (each its own runner, services, counter and scorer; the session is
+// only read), so they run side by side, at most GOMAXPROCS at once; each is deterministic.
 func (r *Replayer) Replay(ctx context.Context, s *trajectory.Session) (*Result, error) {
 	res := &Result{Session: s, Plan: refs.Analyze(s), Runs: make([]Run, len(r.configs))}
 	steps := flatten(s)
-	errs := make([]error, 1+len(r.configs))
+	errs := make([]error, len(r.configs))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
-	for i := -1; i < len(r.configs); i++ {
+	for i := range r.configs {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if i < 0 {
-				base, err := r.baseline(ctx, s, res.Plan, steps)
-				if err != nil {
-					errs[0] = fmt.Errorf("%s: replay without adkctx: %w", s.ID, err)
-				}
-				res.Baseline = base
-				return
-			}
 			run, err := r.withAdkctx(ctx, s, res.Plan, steps, r.configs[i])
 			if err != nil {
-				errs[1+i] = fmt.Errorf("%s: replay with adkctx (%s): %w", s.ID, r.configs[i].Label(), err)
+				errs[i] = fmt.Errorf("%s: replay with adkctx (%s): %w", s.ID, r.configs[i].Label(), err)
 				return
 			}
 			res.Runs[i] = *run
@@ -232,6 +227,11 @@ func (r *Replayer) Replay(ctx context.Context, s *trajectory.Session) (*Result, 
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	base, err := r.baseline(ctx, s, res.Plan, steps, res.Runs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: replay without adkctx: %w", s.ID, err)
+	}
+	res.Baseline = base
 	return res, nil
 }
 
@@ -309,7 +309,7 @@ func (h *harness) runTurns(ctx context.Context, s *trajectory.Session, refused f
 	return nil
 }
 
-func (r *Replayer) baseline(ctx context.Context, s *trajectory.Session, plan *refs.Plan, steps []*trajectory.Step) ([]BaseStep, error) {
+func (r *Replayer) baseline(ctx context.Context, s *trajectory.Session, plan *refs.Plan, steps []*trajectory.Step, runs []Run) ([]BaseStep, error) {
 	c, err := newCounter(r.tokens)
 	if err != nil {
 		return nil, err
@@ -331,15 +331,24 @@ func (r *Replayer) baseline(ctx context.Context, s *trajectory.Session, plan *re
 		for i, ct := range req.Contents {
 			sizes[i] = c.content(ct)
 		}
-		for i := range r.configs {
-			from, total := plainCut(req.Contents, sizes, fixed, tokens, r.limits[i].Hard)
+		cutTo := func(limit int) Cut {
+			from, total := plainCut(req.Contents, sizes, fixed, tokens, limit)
 			cut := Cut{Tokens: total, Dropped: from}
 			if from == 0 {
 				cut.Score = bs.Score
 			} else {
 				cut.Score = scorer.Score(k, refs.Request{System: rq.System, Contents: req.Contents[from:]})
 			}
-			bs.Cuts = append(bs.Cuts, cut)
+			return cut
+		}
+		for i := range r.configs {
+			bs.Cuts = append(bs.Cuts, cutTo(r.limits[i].Hard))
+			same := Cut{Score: refs.StepScore{Refs: bs.Score.Refs, Facts: bs.Score.Facts}} // adkctx sent nothing
+			if a := runs[i].Steps[k]; a.Sent {
+				// Larger than adkctx's when the newest content alone is: the cut keeps it whole.
+				same = cutTo(a.Tokens)
+			}
+			bs.SameSize = append(bs.SameSize, same)
 		}
 		out[k] = bs
 	}

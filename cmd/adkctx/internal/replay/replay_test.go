@@ -177,3 +177,35 @@ func (r *Replayer) replayWatching(ctx context.Context, s *trajectory.Session, wa
 	defer func() { r.watch = nil }()
 	return r.Replay(ctx, s)
 }
+
+// TestSameSizeCut: the requests without adkctx are also cut oldest first to the size of the
+// request adkctx sent at each step: never larger than it unless the newest content alone is,
+// nothing where adkctx sent nothing, and the whole request where adkctx sent as much.
+func TestSameSizeCut(t *testing.T) {
+	res := replayOne(t, readFixture(t, "shell.json", fixture.Shell(5, 40)), Estimator, defaults(8192, Extractive, true))
+	smaller := 0
+	for k, b := range res.Baseline {
+		a, same := res.Runs[0].Steps[k], b.SameSize[0]
+		switch {
+		case !a.Sent:
+			if same.Tokens != 0 || same.Score.RefsKept != 0 || same.Score.FactsKept != 0 {
+				t.Errorf("step %d: adkctx sent nothing, the same-size cut kept %+v", k, same)
+			}
+		case a.Tokens >= b.Tokens:
+			if same.Dropped != 0 || !cmp.Equal(same.Score, b.Score) {
+				t.Errorf("step %d: adkctx sent %d tokens, the whole request is %d: cut %+v", k, a.Tokens, b.Tokens, same)
+			}
+		default:
+			smaller++
+			if same.Tokens > a.Tokens && same.Dropped < b.Contents-1 {
+				t.Errorf("step %d: cut to %d tokens for adkctx's %d with contents left to drop", k, same.Tokens, a.Tokens)
+			}
+			if same.Tokens > b.Cuts[0].Tokens {
+				t.Errorf("step %d: the same-size cut (%d) is larger than the hard-limit cut (%d)", k, same.Tokens, b.Cuts[0].Tokens)
+			}
+		}
+	}
+	if smaller == 0 {
+		t.Fatal("adkctx never sent less than the whole request: nothing tested")
+	}
+}

@@ -29,6 +29,11 @@ type Figures struct {
 	References             int `json:"references"`
 	ReferencesKeptPlainCut int `json:"references_kept_plain_cut"`
 	ReferencesKeptAdkctx   int `json:"references_kept_adkctx"`
+	// References and user facts kept by the requests without adkctx cut oldest first to the size
+	// of the request adkctx sent at each step (nothing where adkctx sent none): what adkctx's
+	// choice keeps against the cut's for the same tokens.
+	ReferencesKeptSameSizeCut int `json:"references_kept_same_size_cut"`
+	UserFactsKeptSameSizeCut  int `json:"user_facts_kept_same_size_cut"`
 	// Of the references adkctx did not keep: how many one recall call would return, by tool.
 	MissedOneRecallAway int `json:"missed_one_recall_away"`
 	MissedReachOutputs  int `json:"missed_reach_search_saved_outputs"`
@@ -81,6 +86,8 @@ func Compute(res *replay.Result, rp *replay.Replayer) []Figures {
 			}
 			f.References += b.Score.Refs
 			f.ReferencesKeptPlainCut += cut.Score.RefsKept
+			f.ReferencesKeptSameSizeCut += b.SameSize[i].Score.RefsKept
+			f.UserFactsKeptSameSizeCut += b.SameSize[i].Score.FactsKept
 			f.ReferencesKeptAdkctx += a.Score.RefsKept
 			for _, r := range a.Reach {
 				switch r {
@@ -139,6 +146,8 @@ func (f *Figures) Add(g Figures) {
 	f.References += g.References
 	f.ReferencesKeptPlainCut += g.ReferencesKeptPlainCut
 	f.ReferencesKeptAdkctx += g.ReferencesKeptAdkctx
+	f.ReferencesKeptSameSizeCut += g.ReferencesKeptSameSizeCut
+	f.UserFactsKeptSameSizeCut += g.UserFactsKeptSameSizeCut
 	f.MissedOneRecallAway += g.MissedOneRecallAway
 	f.MissedReachOutputs += g.MissedReachOutputs
 	f.MissedReachHistory += g.MissedReachHistory

@@ -272,8 +272,8 @@ The <b>plain cut</b> is the requests without adkctx cut to adkctx's hard limit b
 <tr><td>prompt tokens</td><td>{{num .TokensNoAdkctx}}</td><td>{{of .TokensPlainCut .TokensNoAdkctx}}</td><td>{{of .TokensAdkctx .TokensNoAdkctx}}</td></tr>
 <tr><td>largest request</td><td>{{num .LargestNoAdkctx}}</td><td>{{num .LargestPlainCut}}</td><td>{{num .LargestAdkctx}}</td></tr>
 <tr><td>requests over the window</td><td>{{num .OverWindowNoAdkctx}}</td><td>{{num .OverWindowPlainCut}}</td><td></td></tr>
-<tr><td>references kept ({{num .References}})</td><td></td><td>{{pct .ReferencesKeptPlainCut .References}}</td><td>{{pct .ReferencesKeptAdkctx .References}}</td></tr>
-<tr><td>user facts kept ({{num .UserFacts}})</td><td></td><td>{{pct .UserFactsKeptPlainCut .UserFacts}}</td><td>{{pct .UserFactsKeptAdkctx .UserFacts}}</td></tr>
+<tr><td>references kept ({{num .References}})</td><td></td><td>{{pct .ReferencesKeptPlainCut .References}} ({{pct .ReferencesKeptSameSizeCut .References}} cut to adkctx's size)</td><td>{{pct .ReferencesKeptAdkctx .References}}</td></tr>
+<tr><td>user facts kept ({{num .UserFacts}})</td><td></td><td>{{pct .UserFactsKeptPlainCut .UserFacts}} ({{pct .UserFactsKeptSameSizeCut .UserFacts}} cut to adkctx's size)</td><td>{{pct .UserFactsKeptAdkctx .UserFacts}}</td></tr>
 <tr><td>task head present ({{num .Steps}} requests)</td><td></td><td>{{pct .TaskHeadPlainCut .Steps}}</td><td>{{pct .TaskHeadAdkctx .Steps}}</td></tr>
 <tr><td>compactions · trimmed · refused</td><td></td><td></td><td>{{num .Compactions}} · {{num .RequestsTrimmed}} ({{num .ContentsDropped}} contents) · {{num .RequestsRefused}}</td></tr>
 </table>{{end}}

@@ -34,10 +34,14 @@ func TestCompute(t *testing.T) {
 	res := &replay.Result{
 		Session: &trajectory.Session{ID: "s"},
 		Baseline: []replay.BaseStep{
-			{Tokens: 100, Score: refs.StepScore{Refs: 2, Facts: 3, Head: true}, Cuts: []replay.Cut{{Tokens: 100, Score: refs.StepScore{Refs: 2, RefsKept: 2, Facts: 3, FactsKept: 3, Head: true}}}},
-			{Tokens: 9000, Score: refs.StepScore{Refs: 4, Facts: 3}, Cuts: []replay.Cut{{Tokens: 7000, Dropped: 5, Score: refs.StepScore{Refs: 4, RefsKept: 1, Facts: 3, FactsKept: 1}}}},
-			{Tokens: 9500, Score: refs.StepScore{Refs: 1, Facts: 3}, Cuts: []replay.Cut{{Tokens: 6900, Score: refs.StepScore{Refs: 1, Facts: 3}}}},
-			{Tokens: 9600, Score: refs.StepScore{Refs: 2, Facts: 3, Head: true}, Cuts: []replay.Cut{{Tokens: 8200, Dropped: 6, Score: refs.StepScore{Refs: 2, RefsKept: 2, Facts: 3, FactsKept: 3, Head: true}}}},
+			{Tokens: 100, Score: refs.StepScore{Refs: 2, Facts: 3, Head: true}, Cuts: []replay.Cut{{Tokens: 100, Score: refs.StepScore{Refs: 2, RefsKept: 2, Facts: 3, FactsKept: 3, Head: true}}},
+				SameSize: []replay.Cut{{Tokens: 100, Score: refs.StepScore{Refs: 2, RefsKept: 2, Facts: 3, FactsKept: 3, Head: true}}}},
+			{Tokens: 9000, Score: refs.StepScore{Refs: 4, Facts: 3}, Cuts: []replay.Cut{{Tokens: 7000, Dropped: 5, Score: refs.StepScore{Refs: 4, RefsKept: 1, Facts: 3, FactsKept: 1}}},
+				SameSize: []replay.Cut{{Tokens: 4900, Dropped: 9, Score: refs.StepScore{Refs: 4, Facts: 3, FactsKept: 1}}}},
+			{Tokens: 9500, Score: refs.StepScore{Refs: 1, Facts: 3}, Cuts: []replay.Cut{{Tokens: 6900, Score: refs.StepScore{Refs: 1, Facts: 3}}},
+				SameSize: []replay.Cut{{Score: refs.StepScore{Refs: 1, Facts: 3}}}}, // adkctx sent nothing
+			{Tokens: 9600, Score: refs.StepScore{Refs: 2, Facts: 3, Head: true}, Cuts: []replay.Cut{{Tokens: 8200, Dropped: 6, Score: refs.StepScore{Refs: 2, RefsKept: 2, Facts: 3, FactsKept: 3, Head: true}}},
+				SameSize: []replay.Cut{{Score: refs.StepScore{Refs: 2, Facts: 3}}}},
 		},
 		Runs: []replay.Run{{
 			Steps: []replay.Step{
@@ -54,7 +58,7 @@ func TestCompute(t *testing.T) {
 	want := Figures{Sessions: 1, Steps: 4,
 		TokensNoAdkctx: 28200, TokensPlainCut: 22200, TokensAdkctx: 5120,
 		LargestNoAdkctx: 9600, LargestPlainCut: 8200, LargestAdkctx: 5000, OverWindowNoAdkctx: 3, OverWindowPlainCut: 1,
-		References: 9, ReferencesKeptPlainCut: 3, ReferencesKeptAdkctx: 3,
+		References: 9, ReferencesKeptPlainCut: 3, ReferencesKeptAdkctx: 3, ReferencesKeptSameSizeCut: 2, UserFactsKeptSameSizeCut: 4,
 		MissedOneRecallAway: 2, MissedReachOutputs: 1, MissedReachHistory: 1,
 		UserFacts: 12, UserFactsKeptPlainCut: 4, UserFactsKeptAdkctx: 6,
 		TaskHeadPlainCut: 1, TaskHeadAdkctx: 2,

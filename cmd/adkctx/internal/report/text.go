@@ -34,7 +34,7 @@ func (t *textWriter) Session(res *replay.Result, figs []Figures) error {
 }
 
 var columns = []string{"session", "steps", "tokens: no adkctx", "plain cut", "adkctx", "largest: no adkctx", "adkctx",
-	"over window", "cut over window", "refs", "kept: plain cut", "adkctx", "missed, 1 recall away", "user facts kept: cut", "adkctx",
+	"over window", "cut over window", "refs", "kept: plain cut", "same size", "adkctx", "missed, 1 recall away", "user facts kept: cut", "same size", "adkctx",
 	"task head: cut", "adkctx", "compactions", "trimmed", "refused"}
 
 func row(name string, f Figures) string {
@@ -43,9 +43,9 @@ func row(name string, f Figures) string {
 		ofTokens(f.TokensPlainCut, f.TokensNoAdkctx), ofTokens(f.TokensAdkctx, f.TokensNoAdkctx),
 		num(int64(f.LargestNoAdkctx)), num(int64(f.LargestAdkctx)),
 		num(int64(f.OverWindowNoAdkctx)), num(int64(f.OverWindowPlainCut)), num(int64(f.References)),
-		pct(f.ReferencesKeptPlainCut, f.References), pct(f.ReferencesKeptAdkctx, f.References),
+		pct(f.ReferencesKeptPlainCut, f.References), pct(f.ReferencesKeptSameSizeCut, f.References), pct(f.ReferencesKeptAdkctx, f.References),
 		fmt.Sprintf("%s of %s", num(int64(f.MissedOneRecallAway)), num(int64(f.References-f.ReferencesKeptAdkctx))),
-		pct(f.UserFactsKeptPlainCut, f.UserFacts), pct(f.UserFactsKeptAdkctx, f.UserFacts),
+		pct(f.UserFactsKeptPlainCut, f.UserFacts), pct(f.UserFactsKeptSameSizeCut, f.UserFacts), pct(f.UserFactsKeptAdkctx, f.UserFacts),
 		pct(f.TaskHeadPlainCut, f.Steps), pct(f.TaskHeadAdkctx, f.Steps),
 		num(int64(f.Compactions)), num(int64(f.RequestsTrimmed)), num(int64(f.RequestsRefused)),
 	}
@@ -96,7 +96,8 @@ func (t *textWriter) Close(totals []Figures, skipped []Skipped) error {
 const legend = `
 How to read it: tokens are summed over every request (plain cut and adkctx as % of no adkctx);
 "plain cut" is the same requests without adkctx cut to adkctx's hard limit by dropping the
-oldest contents. A step's references are the tokens of its call arguments (paths, dotted names,
+oldest contents; "same size" cuts them so to the size of the request adkctx sent at each step
+(what the cut keeps for adkctx's tokens). A step's references are the tokens of its call arguments (paths, dotted names,
 identifiers and ids of 4+ characters, numbers of 4+ digits) that the agent read in an earlier
 tool output or user message but not in the output right before the step: what it carried
 forward. "kept" counts those present in the request sent at that step; "missed, 1 recall away"
