@@ -54,7 +54,7 @@ const MinContextWindow = 1024
 // *adkctx.ConfigError naming the field; all are joined.
 func (m ModelInfo) Validate() error {
 	var errs []error
-	if strings.TrimSpace(m.Name) == "" || normalizeModelName(m.Name) == "" {
+	if strings.TrimSpace(m.Name) == "" || modelname.Normalize(m.Name) == "" {
 		var v any // an empty name is not printed
 		if m.Name != "" {
 			v = m.Name
@@ -167,10 +167,10 @@ type Registry struct {
 func NewRegistry(overrides ...ModelInfo) *Registry {
 	r := &Registry{builtins: builtinModels()}
 	for i := range r.builtins {
-		r.builtins[i].Name = normalizeModelName(r.builtins[i].Name)
+		r.builtins[i].Name = modelname.Normalize(r.builtins[i].Name)
 	}
 	for _, o := range overrides {
-		o.Name = normalizeModelName(o.Name)
+		o.Name = modelname.Normalize(o.Name)
 		if o.Name == "" {
 			continue
 		}
@@ -191,12 +191,6 @@ func NewRegistry(overrides ...ModelInfo) *Registry {
 	}
 	return r
 }
-
-// normalizeModelName lower-cases name, trims spaces and strips any path
-// prefix ("models/", "publishers/google/models/", "openai/",
-// "projects/p/locations/l/publishers/google/models/"): everything up to the
-// last '/'.
-func normalizeModelName(name string) string { return modelname.Normalize(name) }
 
 // isBoundary reports whether c may follow a matched prefix: the entry
 // "gpt-4" must not match "gpt-4o", but "gemini-2.5-flash" matches
@@ -242,7 +236,7 @@ func providerOf(model string) string {
 	if strings.HasPrefix(raw, "projects/") || strings.HasPrefix(raw, "publishers/") || strings.Contains(raw, "/publishers/") {
 		return providerVertexAI
 	}
-	name := normalizeModelName(model)
+	name := modelname.Normalize(model)
 	family := func(prefixes ...string) bool {
 		for _, p := range prefixes {
 			if strings.HasPrefix(name, p) && (len(name) == len(p) || isBoundary(name[len(p)]) || strings.HasSuffix(p, "-")) {
@@ -289,7 +283,7 @@ func (r *Registry) Lookup(model string) (info ModelInfo, known bool) {
 }
 
 func (r *Registry) lookup(model string) (info ModelInfo, known bool) {
-	name := normalizeModelName(model)
+	name := modelname.Normalize(model)
 	if name != "" {
 		if e, ok := longestMatch(r.overrides, name); ok {
 			return ModelInfo{Name: model, ContextWindow: e.ContextWindow, MaxOutputTokens: e.MaxOutputTokens, Provider: e.Provider,
