@@ -270,14 +270,17 @@ func cxOutput(name, record string, raw json.RawMessage) (string, error) {
 }
 
 // cxOrigin is who wrote a user message of text: the harness for what Codex writes in the
-// person's place (the environment it runs in, a note that a turn was aborted), the instructions
-// for the project's AGENTS.md text, else the person.
+// person's place (the environment it runs in, a note that a turn was aborted, a shell command
+// the person ran and its output, a sub-agent's notice, a hook's prompt), the instructions for
+// the project's AGENTS.md text and a skill's, else the person.
 func cxOrigin(text string) Origin {
-	t := strings.TrimLeft(text, " \t\r\n")
+	t := strings.TrimSpace(text)
+	tagged := func(open, close string) bool { return strings.HasPrefix(t, open) && strings.HasSuffix(t, close) }
 	switch {
-	case strings.HasPrefix(t, "<user_instructions>"), strings.HasPrefix(t, "# AGENTS.md instructions"):
+	case strings.HasPrefix(t, "<user_instructions>"), strings.HasPrefix(t, "# AGENTS.md instructions"), tagged("<skill>", "</skill>"):
 		return System
-	case strings.HasPrefix(t, "<environment_context>"), strings.HasPrefix(t, "<turn_aborted>"), strings.HasPrefix(t, "<user_shell_command>"):
+	case strings.HasPrefix(t, "<environment_context>"), strings.HasPrefix(t, "<turn_aborted>"), strings.HasPrefix(t, "<user_shell_command>"),
+		tagged("<subagent_notification>", "</subagent_notification>"), tagged("<hook_prompt", "</hook_prompt>"):
 		return Environment
 	}
 	return Person

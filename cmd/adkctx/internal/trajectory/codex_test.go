@@ -170,3 +170,28 @@ func TestCodexInstructions(t *testing.T) {
 		}
 	}
 }
+
+// TestCodexOrigin: every message Codex writes in the person's place is the harness's (or, for
+// instructions, the instruction's), as Codex itself tells them from the person's: a skill's
+// text, a sub-agent's notice and a hook's prompt too, not only the environment.
+func TestCodexOrigin(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want Origin
+	}{
+		{"Fix parse.go.", Person},
+		{"<skill> in my message is a tag I use", Person},
+		{"# AGENTS.md instructions for /work\n\n<INSTRUCTIONS>\nRun the tests.\n</INSTRUCTIONS>", System},
+		{"<user_instructions>\n\nRun the tests.\n\n</user_instructions>", System},
+		{"<skill>\n<name>pdf</name>\n<path>/home/u/.codex/skills/pdf/SKILL.md</path>\nUse pdftotext.\n</skill>", System},
+		{"<environment_context>\n  <cwd>/work</cwd>\n</environment_context>", Environment},
+		{"<turn_aborted>\nThe user interrupted the previous turn.\n</turn_aborted>", Environment},
+		{"<user_shell_command>\n<command>ls</command>\n<result>a.go</result>\n</user_shell_command>", Environment},
+		{"<subagent_notification>\n{\"agent_id\":\"a1\",\"status\":\"completed\"}\n</subagent_notification>", Environment},
+		{`<hook_prompt hook_run_id="stop-1">Run the linter before you stop.</hook_prompt>`, Environment},
+	} {
+		if got := cxOrigin(tc.text); got != tc.want {
+			t.Errorf("cxOrigin(%q) = %s, want %s", tc.text, got, tc.want)
+		}
+	}
+}
