@@ -30,8 +30,9 @@ type Figures struct {
 	ReferencesKeptPlainCut int `json:"references_kept_plain_cut"`
 	ReferencesKeptAdkctx   int `json:"references_kept_adkctx"`
 	// References and user facts kept by the requests without adkctx cut oldest first to the size
-	// of the request adkctx sent at each step (nothing where adkctx sent none): what adkctx's
-	// choice keeps against the cut's for the same tokens.
+	// of the request adkctx sent at each step (nothing where adkctx sent none, or where the cut is
+	// still larger than the window): what adkctx's choice keeps against the cut's for the same
+	// tokens.
 	ReferencesKeptSameSizeCut int `json:"references_kept_same_size_cut"`
 	UserFactsKeptSameSizeCut  int `json:"user_facts_kept_same_size_cut"`
 	// Of the references adkctx did not keep: how many one recall call would return, by tool.
@@ -86,8 +87,11 @@ func Compute(res *replay.Result, rp *replay.Replayer) []Figures {
 			}
 			f.References += b.Score.Refs
 			f.ReferencesKeptPlainCut += cut.Score.RefsKept
-			f.ReferencesKeptSameSizeCut += b.SameSize[i].Score.RefsKept
-			f.UserFactsKeptSameSizeCut += b.SameSize[i].Score.FactsKept
+			if same := b.SameSize[i]; same.Tokens <= window {
+				// Larger only when the newest content alone is: then refused too, it keeps nothing.
+				f.ReferencesKeptSameSizeCut += same.Score.RefsKept
+				f.UserFactsKeptSameSizeCut += same.Score.FactsKept
+			}
 			f.ReferencesKeptAdkctx += a.Score.RefsKept
 			for _, r := range a.Reach {
 				switch r {

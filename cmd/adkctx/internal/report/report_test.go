@@ -75,6 +75,29 @@ func TestCompute(t *testing.T) {
 	}
 }
 
+// TestSameSizeCutOverWindow: a same-size cut larger than the window (the newest content alone
+// is: adkctx sent that step less, its output truncated) keeps nothing either, as the plain cut:
+// the provider refuses it. Within the window it keeps what it holds.
+func TestSameSizeCutOverWindow(t *testing.T) {
+	score := refs.StepScore{Refs: 2, RefsKept: 1, Facts: 3, FactsKept: 2}
+	step := func(same int) replay.BaseStep {
+		return replay.BaseStep{Tokens: 31000, Score: refs.StepScore{Refs: 2, Facts: 3},
+			Cuts:     []replay.Cut{{Tokens: same, Dropped: 40, Score: score}},
+			SameSize: []replay.Cut{{Tokens: same, Dropped: 40, Score: score}}}
+	}
+	sent := replay.Step{Sent: true, Tokens: 5500, Action: "trimmed", Score: refs.StepScore{Refs: 2, Facts: 3}}
+	res := &replay.Result{
+		Session:  &trajectory.Session{ID: "s"},
+		Baseline: []replay.BaseStep{step(8193), step(12000), step(8192)},
+		Runs:     []replay.Run{{Steps: []replay.Step{sent, sent, sent}}},
+	}
+	got := Compute(res, replayer(t))[0]
+	if got.ReferencesKeptSameSizeCut != 1 || got.UserFactsKeptSameSizeCut != 2 || got.ReferencesKeptPlainCut != 1 || got.OverWindowPlainCut != 2 {
+		t.Errorf("kept by the same-size cut: %d references, %d user facts; by the plain cut %d (%d over the window); want 1, 2, 1 (2): only the cut within the window keeps",
+			got.ReferencesKeptSameSizeCut, got.UserFactsKeptSameSizeCut, got.ReferencesKeptPlainCut, got.OverWindowPlainCut)
+	}
+}
+
 func TestNum(t *testing.T) {
 	for in, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -45678: "-45,678"} {
 		if got := num(in); got != want {

@@ -37,7 +37,8 @@ type cxItem struct {
 }
 
 // cxMeta is the payload of a rollout's session_meta record (or the first line of the unwrapped
-// form): the instructions the session ran with.
+// form): Codex's own instructions (recorded by later versions) and the user instructions (the
+// AGENTS.md text, which the conversation holds too, as a message in the person's place).
 type cxMeta struct {
 	Instructions     *string `json:"instructions"`
 	BaseInstructions *struct {
@@ -77,6 +78,11 @@ func readCodex(name string, first json.RawMessage, d *json.Decoder) (*Session, e
 		reply.text, reply.calls = nil, nil
 	}
 	compacted, sealed, searches, cut := 0, 0, 0, false
+	// The metadata's instructions are the user instructions (AGENTS.md), which Codex also writes
+	// into the conversation in the person's place: they are the instruction only when no message
+	// holds them (Codex once sent them with its own instructions). baseEnd is where they go then.
+	var instructions string
+	baseEnd, instructionsSent := 0, false
 	for n := 1; ; n++ {
 		record := fmt.Sprintf("line %d", n)
 		raw := first
@@ -124,8 +130,9 @@ func readCodex(name string, first json.RawMessage, d *json.Decoder) (*Session, e
 			if m.BaseInstructions != nil && m.BaseInstructions.Text != "" {
 				b.system(m.BaseInstructions.Text)
 			}
-			if m.Instructions != nil && *m.Instructions != "" {
-				b.system(*m.Instructions)
+			baseEnd = len(b.s.System)
+			if m.Instructions != nil {
+				instructions = strings.TrimSpace(*m.Instructions)
 			}
 			continue
 		case "compacted":
@@ -169,7 +176,11 @@ func readCodex(name string, first json.RawMessage, d *json.Decoder) (*Session, e
 			default:
 				flush()
 				if text != "" {
-					b.user(text, cxOrigin(text))
+					o := cxOrigin(text)
+					if o == System && instructions != "" && strings.Contains(text, instructions) {
+						instructionsSent = true
+					}
+					b.user(text, o)
 				}
 			}
 		case "function_call":
@@ -192,6 +203,18 @@ func readCodex(name string, first json.RawMessage, d *json.Decoder) (*Session, e
 		}
 	}
 	flush()
+	if instructions != "" && !instructionsSent {
+		sys := b.s.System
+		switch {
+		case sys == "":
+			sys = instructions
+		case baseEnd == 0:
+			sys = instructions + "\n\n" + sys
+		default:
+			sys = sys[:baseEnd] + "\n\n" + instructions + sys[baseEnd:]
+		}
+		b.s.System = sys
+	}
 	s := b.finish()
 	s.Notes = append(s.Notes, "a Codex rollout records no tool declarations: the replay infers the tools from the calls")
 	if compacted > 0 {
@@ -247,14 +270,17 @@ func cxOutput(name, record string, raw json.RawMessage) (string, error) {
 }
 
 // cxOrigin is who wrote a user message of text: the harness for what Codex writes in the
-// person's place (the environment it runs in, a note that a turn was aborted), the instructions
-// for the project's AGENTS.md text, else the person.
+// person's place (the environment it runs in, a note that a turn was aborted, a shell command
+// the person ran and its output, a sub-agent's notice, a hook's prompt), the instructions for
+// the project's AGENTS.md text and a skill's, else the person.
 func cxOrigin(text string) Origin {
-	t := strings.TrimLeft(text, " \t\r\n")
+	t := strings.TrimSpace(text)
+	tagged := func(open, close string) bool { return strings.HasPrefix(t, open) && strings.HasSuffix(t, close) }
 	switch {
-	case strings.HasPrefix(t, "<user_instructions>"), strings.HasPrefix(t, "# AGENTS.md instructions"):
+	case strings.HasPrefix(t, "<user_instructions>"), strings.HasPrefix(t, "# AGENTS.md instructions"), tagged("<skill>", "</skill>"):
 		return System
-	case strings.HasPrefix(t, "<environment_context>"), strings.HasPrefix(t, "<turn_aborted>"), strings.HasPrefix(t, "<user_shell_command>"):
+	case strings.HasPrefix(t, "<environment_context>"), strings.HasPrefix(t, "<turn_aborted>"), strings.HasPrefix(t, "<user_shell_command>"),
+		tagged("<subagent_notification>", "</subagent_notification>"), tagged("<hook_prompt", "</hook_prompt>"):
 		return Environment
 	}
 	return Person

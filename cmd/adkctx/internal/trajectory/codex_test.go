@@ -119,3 +119,79 @@ func mustObject(t *testing.T, s string) map[string]any {
 }
 
 func jsonNumber(s string) json.Number { return json.Number(s) }
+
+// TestCodexInstructions: the session metadata's instructions are the user instructions (the
+// AGENTS.md text) Codex also writes into the conversation, in the person's place: sent once, as
+// that message, not also as the instruction. Only a rollout whose conversation does not hold
+// them (Codex sent them with its own instructions then) has them in the instruction.
+func TestCodexInstructions(t *testing.T) {
+	const agents = "Run go test ./... before you finish."
+	meta := func(base string) string {
+		m := map[string]any{"id": "s", "timestamp": "2026-01-02T03:04:05Z", "instructions": agents}
+		if base != "" {
+			m["base_instructions"] = map[string]string{"text": base}
+		}
+		b, _ := json.Marshal(map[string]any{"type": "session_meta", "payload": m})
+		return string(b) + "\n"
+	}
+	item := func(role, text string) string {
+		b, _ := json.Marshal(map[string]any{"type": "response_item", "payload": map[string]any{"type": "message", "role": role,
+			"content": []map[string]string{{"type": "input_text", "text": text}}}})
+		return string(b) + "\n"
+	}
+	dev := item("developer", "<permissions instructions>Sandboxed.</permissions instructions>")
+	ask, answer := item("user", "Fix parse.go."), item("assistant", "Fixed.")
+	legacyMeta := `{"id":"s","timestamp":"2025-08-04T17:01:02.123Z","instructions":"` + agents + `"}` + "\n"
+	legacyItem := func(role, text string) string {
+		b, _ := json.Marshal(map[string]any{"type": "message", "role": role, "content": []map[string]string{{"type": "input_text", "text": text}}})
+		return string(b) + "\n"
+	}
+	for _, tc := range []struct {
+		name, body, system, user string
+	}{
+		{"AGENTS.md message", meta("") + dev + item("user", "# AGENTS.md instructions for /work\n\n<INSTRUCTIONS>\n"+agents+"\n</INSTRUCTIONS>") + ask + answer,
+			"<permissions instructions>Sandboxed.</permissions instructions>",
+			"# AGENTS.md instructions for /work\n\n<INSTRUCTIONS>\n" + agents + "\n</INSTRUCTIONS>\n\nFix parse.go."},
+		{"user_instructions message", legacyMeta + legacyItem("user", "<user_instructions>\n\n"+agents+"\n\n</user_instructions>") + legacyItem("user", "Fix parse.go.") + legacyItem("assistant", "Fixed."),
+			"", "<user_instructions>\n\n" + agents + "\n\n</user_instructions>\n\nFix parse.go."},
+		{"not in the conversation", meta("") + ask + answer, agents, "Fix parse.go."},
+		{"beside the base instructions", meta("You are Codex.") + dev + ask + answer,
+			"You are Codex.\n\n" + agents + "\n\n<permissions instructions>Sandboxed.</permissions instructions>", "Fix parse.go."},
+	} {
+		got := readBody(t, tc.name+".jsonl", []byte(tc.body))
+		if len(got) != 1 || len(got[0].Turns) != 1 {
+			t.Fatalf("%s: %d sessions, want 1 of one turn", tc.name, len(got))
+		}
+		if got[0].System != tc.system || got[0].Turns[0].User != tc.user {
+			t.Errorf("%s: system %q, user %q; want %q, %q", tc.name, got[0].System, got[0].Turns[0].User, tc.system, tc.user)
+		}
+		if said := got[0].Turns[0].Said(); said != "Fix parse.go." {
+			t.Errorf("%s: the person said %q", tc.name, said)
+		}
+	}
+}
+
+// TestCodexOrigin: every message Codex writes in the person's place is the harness's (or, for
+// instructions, the instruction's), as Codex itself tells them from the person's: a skill's
+// text, a sub-agent's notice and a hook's prompt too, not only the environment.
+func TestCodexOrigin(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want Origin
+	}{
+		{"Fix parse.go.", Person},
+		{"<skill> in my message is a tag I use", Person},
+		{"# AGENTS.md instructions for /work\n\n<INSTRUCTIONS>\nRun the tests.\n</INSTRUCTIONS>", System},
+		{"<user_instructions>\n\nRun the tests.\n\n</user_instructions>", System},
+		{"<skill>\n<name>pdf</name>\n<path>/home/u/.codex/skills/pdf/SKILL.md</path>\nUse pdftotext.\n</skill>", System},
+		{"<environment_context>\n  <cwd>/work</cwd>\n</environment_context>", Environment},
+		{"<turn_aborted>\nThe user interrupted the previous turn.\n</turn_aborted>", Environment},
+		{"<user_shell_command>\n<command>ls</command>\n<result>a.go</result>\n</user_shell_command>", Environment},
+		{"<subagent_notification>\n{\"agent_id\":\"a1\",\"status\":\"completed\"}\n</subagent_notification>", Environment},
+		{`<hook_prompt hook_run_id="stop-1">Run the linter before you stop.</hook_prompt>`, Environment},
+	} {
+		if got := cxOrigin(tc.text); got != tc.want {
+			t.Errorf("cxOrigin(%q) = %s, want %s", tc.text, got, tc.want)
+		}
+	}
+}
