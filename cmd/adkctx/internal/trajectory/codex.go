@@ -31,6 +31,8 @@ type cxItem struct {
 	Input     string          `json:"input"`
 	Action    json.RawMessage `json:"action"`
 	CallID    string          `json:"call_id"`
+	// ID names the item; a local shell call without a call id is answered by it.
+	ID string `json:"id"`
 	Output    json.RawMessage `json:"output"`
 	// Message: the summary a compaction of Codex's own wrote (a "compacted" record).
 	Message string `json:"message"`
@@ -188,7 +190,11 @@ func readCodex(name string, first json.RawMessage, d *json.Decoder) (*Session, e
 		case "custom_tool_call":
 			reply.calls = append(reply.calls, Call{ID: it.CallID, Name: it.Name, Args: map[string]any{"input": it.Input}})
 		case "local_shell_call":
-			reply.calls = append(reply.calls, Call{ID: it.CallID, Name: "local_shell", Args: b.args(it.Action)})
+			id := it.CallID
+			if id == "" {
+				id = it.ID
+			}
+			reply.calls = append(reply.calls, Call{ID: id, Name: "local_shell", Args: b.args(it.Action)})
 		case "function_call_output", "custom_tool_call_output":
 			flush()
 			out, err := cxOutput(name, where+".output", it.Output)

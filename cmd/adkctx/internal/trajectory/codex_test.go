@@ -195,3 +195,22 @@ func TestCodexOrigin(t *testing.T) {
 		}
 	}
 }
+
+// TestCodexLocalShellCallWithoutCallID: a local shell call that names no call id (the Responses
+// API leaves it null) is answered by the output naming its item id.
+func TestCodexLocalShellCallWithoutCallID(t *testing.T) {
+	body := `{"type":"session_meta","payload":{"id":"s","instructions":null}}
+{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"List the files."}]}}
+{"type":"response_item","payload":{"type":"local_shell_call","id":"lsh_1","call_id":null,"status":"completed","action":{"type":"exec","command":["ls"]}}}
+{"type":"response_item","payload":{"type":"function_call_output","call_id":"lsh_1","output":"a.go\nb.go\n"}}
+{"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"a.go and b.go."}]}}
+`
+	got := readBody(t, "rollout.jsonl", []byte(body))
+	if len(got) != 1 || len(got[0].Turns) != 1 || len(got[0].Turns[0].Steps) != 2 {
+		t.Fatalf("sessions %+v", got)
+	}
+	c := got[0].Turns[0].Steps[0].Calls[0]
+	if c.ID != "lsh_1" || c.Output != "a.go\nb.go\n" || !c.Recorded {
+		t.Errorf("call %+v", c)
+	}
+}
