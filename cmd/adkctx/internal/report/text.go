@@ -96,11 +96,10 @@ func (t *textWriter) Close(totals []Figures, skipped []Skipped) error {
 const legend = `
 How to read it: tokens are summed over every request (plain cut and adkctx as % of no adkctx);
 "plain cut" is the same requests without adkctx cut to adkctx's hard limit by dropping the
-oldest contents; "same size" cuts them so to the size of the request adkctx sent at each step
-(what the cut keeps for adkctx's tokens). A step's references are the tokens of its call arguments (paths, dotted names,
-identifiers and ids of 4+ characters, numbers of 4+ digits) that the agent read in an earlier
-tool output or user message but not in the output right before the step: what it carried
-forward. "kept" counts those present in the request sent at that step; "missed, 1 recall away"
+oldest contents, "same size" cut so to the size of the request adkctx sent at each step. A
+step's references are the tokens of its call arguments (paths, dotted names, identifiers and ids
+of 4+ characters, numbers of 4+ digits) that the agent read in an earlier tool output or user
+message but not in the output right before the step: what it carried forward. "kept" counts those present in the request sent at that step; "missed, 1 recall away"
 counts the ones adkctx left out that a single exact search_saved_outputs or search_history call
 returns. User facts are the tokens of the person's messages, checked in every later request;
 task head is the % of requests holding the first message's first 200 bytes.
