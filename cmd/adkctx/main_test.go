@@ -85,7 +85,7 @@ func writeFixtures(t *testing.T, dir string, shellSteps int) (string, string) {
 func TestReplayEveryFormat(t *testing.T) {
 	td := "internal/trajectory/testdata/"
 	code, out, errs := runCmd(t, "replay", "-json", "-window", "8192,16384",
-		td+"chat.json", td+"messages.json", td+"tau.json", td+"text.traj.json", td+"toolcalls.traj.json", td+"atif.json", td+"adk-session.json", td+"claude-code.jsonl", td+"anthropic.json", td+"codex.jsonl", td+"gemini-cli.json", td+"gemini-request.json")
+		td+"chat.json", td+"messages.json", td+"tau.json", td+"text.traj.json", td+"toolcalls.traj.json", td+"atif.json", td+"adk-session.json", td+"claude-code.jsonl", td+"anthropic.json", td+"codex.jsonl", td+"gemini-cli.json", td+"gemini-request.json", td+"responses.json")
 	if code != 0 || errs != "" {
 		t.Fatalf("exit %d, stderr %q (no progress bar when stderr is not a terminal)", code, errs)
 	}
@@ -103,11 +103,11 @@ func TestReplayEveryFormat(t *testing.T) {
 			}
 		}
 	}
-	want := "openai-chat openai-chat tau-bench tau-bench mini-swe-agent-text mini-swe-agent-toolcalls atif adk-session-json claude-code anthropic-messages codex gemini-cli genai-contents"
+	want := "openai-chat openai-chat tau-bench tau-bench mini-swe-agent-text mini-swe-agent-toolcalls atif adk-session-json claude-code anthropic-messages codex gemini-cli genai-contents openai-responses"
 	if strings.Join(got, " ") != want {
 		t.Errorf("formats %q, want %q", strings.Join(got, " "), want)
 	}
-	if len(r.Totals) != 2 || r.Totals[0]["sessions"] != 13 || r.Configs[1].Window != 16384 || !r.Configs[0].Recall {
+	if len(r.Totals) != 2 || r.Totals[0]["sessions"] != 14 || r.Configs[1].Window != 16384 || !r.Configs[0].Recall {
 		t.Errorf("totals %v configs %+v", r.Totals, r.Configs)
 	}
 }

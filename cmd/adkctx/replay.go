@@ -36,9 +36,9 @@ Sources (any mix):
                   form too), mini-swe-agent .traj / .traj.json (text actions or tool calls),
                   ATIF, stored adk sessions in JSON (adk-go's REST API:
                   GET /apps/{app}/users/{user}/sessions/{id}), logged Gemini API requests
-                  (genai contents), Gemini CLI sessions, Claude Code transcripts and Codex
-                  CLI rollouts (.jsonl); a directory is walked for *.json, *.jsonl and *.traj
-                  files
+                  (genai contents) and OpenAI Responses API requests, Gemini CLI sessions,
+                  Claude Code transcripts and Codex CLI rollouts (.jsonl); a directory is
+                  walked for *.json, *.jsonl and *.traj files
   -sqlite PATH    adk-go database-service sessions in SQLite (opened read-only)
   -postgres DSN   adk-go database-service sessions in PostgreSQL (read-only transactions)
   -app, -user, -session pick database sessions (default: all)

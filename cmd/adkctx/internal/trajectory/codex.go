@@ -32,8 +32,8 @@ type cxItem struct {
 	Action    json.RawMessage `json:"action"`
 	CallID    string          `json:"call_id"`
 	// ID names the item; a local shell call without a call id is answered by it.
-	ID string `json:"id"`
-	Output    json.RawMessage `json:"output"`
+	ID     string          `json:"id"`
+	Output json.RawMessage `json:"output"`
 	// Message: the summary a compaction of Codex's own wrote (a "compacted" record).
 	Message string `json:"message"`
 }
@@ -69,22 +69,19 @@ func isCodexLine(obj map[string]json.RawMessage) bool {
 // summary Codex's own compaction wrote is replayed as a message to the agent.
 func readCodex(name string, first json.RawMessage, d *json.Decoder) (*Session, error) {
 	b := newBuilder(name, name, Codex)
-	var reply struct {
-		text  []string
-		calls []Call
-	}
-	flush := func() {
-		if len(reply.text) > 0 || len(reply.calls) > 0 {
-			b.reply(strings.Join(reply.text, "\n\n"), reply.calls)
-		}
-		reply.text, reply.calls = nil, nil
-	}
-	compacted, sealed, searches, cut := 0, 0, 0, false
+	compacted, sealed, cut := 0, 0, false
 	// The metadata's instructions are the user instructions (AGENTS.md), which Codex also writes
 	// into the conversation in the person's place: they are the instruction only when no message
 	// holds them (Codex once sent them with its own instructions). baseEnd is where they go then.
 	var instructions string
 	baseEnd, instructionsSent := 0, false
+	items := &responseItems{b: b, user: func(text string) {
+		o := cxOrigin(text)
+		if o == System && instructions != "" && strings.Contains(text, instructions) {
+			instructionsSent = true
+		}
+		b.user(text, o)
+	}}
 	for n := 1; ; n++ {
 		record := fmt.Sprintf("line %d", n)
 		raw := first
@@ -142,7 +139,7 @@ func readCodex(name string, first json.RawMessage, d *json.Decoder) (*Session, e
 			if err := json.Unmarshal(payload, &it); err != nil {
 				return nil, errorf(name, record+".payload", `a compaction {"message"}`, kindOf(payload))
 			}
-			flush()
+			items.flush()
 			if it.Message == "" {
 				sealed++ // the summary is the provider's, encrypted: the history goes on whole
 				continue
@@ -158,57 +155,11 @@ func readCodex(name string, first json.RawMessage, d *json.Decoder) (*Session, e
 		if err := json.Unmarshal(payload, &it); err != nil {
 			return nil, errorf(name, record+".payload", "a response item object", kindOf(payload))
 		}
-		where := record + ".payload"
-		switch it.Type {
-		case "reasoning":
-			flush() // a response's items start with its reasoning
-		case "message":
-			text, err := cxText(name, where+".content", it.Content)
-			if err != nil {
-				return nil, err
-			}
-			switch it.Role {
-			case "assistant":
-				if text != "" {
-					reply.text = append(reply.text, text)
-				}
-			case "developer", "system":
-				flush()
-				b.system(text)
-			default:
-				flush()
-				if text != "" {
-					o := cxOrigin(text)
-					if o == System && instructions != "" && strings.Contains(text, instructions) {
-						instructionsSent = true
-					}
-					b.user(text, o)
-				}
-			}
-		case "function_call":
-			reply.calls = append(reply.calls, Call{ID: it.CallID, Name: it.Name, Args: b.args(it.Arguments)})
-		case "custom_tool_call":
-			reply.calls = append(reply.calls, Call{ID: it.CallID, Name: it.Name, Args: map[string]any{"input": it.Input}})
-		case "local_shell_call":
-			id := it.CallID
-			if id == "" {
-				id = it.ID
-			}
-			reply.calls = append(reply.calls, Call{ID: id, Name: "local_shell", Args: b.args(it.Action)})
-		case "function_call_output", "custom_tool_call_output":
-			flush()
-			out, err := cxOutput(name, where+".output", it.Output)
-			if err != nil {
-				return nil, err
-			}
-			if err := b.output(where, it.CallID, "", out, nil); err != nil {
-				return nil, err
-			}
-		case "web_search_call":
-			searches++ // the provider ran it: no call the agent's tools answer
+		if err := items.add(record+".payload", it); err != nil {
+			return nil, err
 		}
 	}
-	flush()
+	items.flush()
 	if instructions != "" && !instructionsSent {
 		sys := b.s.System
 		switch {
@@ -229,13 +180,91 @@ func readCodex(name string, first json.RawMessage, d *json.Decoder) (*Session, e
 	if sealed > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("%d compactions of Codex's own whose summary only the provider can read (encrypted) left out: the replay goes on with the whole history", sealed))
 	}
-	if searches > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("%d web searches the provider ran left out", searches))
-	}
+	s.Notes = append(s.Notes, items.notes()...)
 	if cut {
 		s.Notes = append(s.Notes, "the last line is cut short (a session still being written?): left out")
 	}
 	return s, nil
+}
+
+// responseItems reads OpenAI Responses API items in order (a Codex rollout's, a logged
+// request's input): an assistant message and the calls after it one reply, until an output or the
+// next response's reasoning; outputs answer calls by call id; developer and system messages are
+// instructions; user messages go to user.
+type responseItems struct {
+	b        *builder
+	user     func(text string)
+	text     []string
+	calls    []Call
+	searches int
+}
+
+// flush adds the reply read so far.
+func (r *responseItems) flush() {
+	if len(r.text) > 0 || len(r.calls) > 0 {
+		r.b.reply(strings.Join(r.text, "\n\n"), r.calls)
+	}
+	r.text, r.calls = nil, nil
+}
+
+// add reads one item; where locates it for errors. A message without a type (the Responses
+// API's short form, {"role", "content"}) is a message.
+func (r *responseItems) add(where string, it cxItem) error {
+	b := r.b
+	if it.Type == "" && it.Role != "" {
+		it.Type = "message"
+	}
+	switch it.Type {
+	case "reasoning":
+		r.flush() // a response's items start with its reasoning
+	case "message":
+		text, err := cxText(b.file, where+".content", it.Content)
+		if err != nil {
+			return err
+		}
+		switch it.Role {
+		case "assistant":
+			if text != "" {
+				r.text = append(r.text, text)
+			}
+		case "developer", "system":
+			r.flush()
+			b.system(text)
+		default:
+			r.flush()
+			if text != "" {
+				r.user(text)
+			}
+		}
+	case "function_call":
+		r.calls = append(r.calls, Call{ID: it.CallID, Name: it.Name, Args: b.args(it.Arguments)})
+	case "custom_tool_call":
+		r.calls = append(r.calls, Call{ID: it.CallID, Name: it.Name, Args: map[string]any{"input": it.Input}})
+	case "local_shell_call":
+		id := it.CallID
+		if id == "" {
+			id = it.ID
+		}
+		r.calls = append(r.calls, Call{ID: id, Name: "local_shell", Args: b.args(it.Action)})
+	case "function_call_output", "custom_tool_call_output":
+		r.flush()
+		out, err := cxOutput(b.file, where+".output", it.Output)
+		if err != nil {
+			return err
+		}
+		return b.output(where, it.CallID, "", out, nil)
+	case "web_search_call":
+		r.searches++ // the provider ran it: no call the agent's tools answer
+	}
+	return nil
+}
+
+// notes says what the items left out.
+func (r *responseItems) notes() []string {
+	if r.searches == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%d web searches the provider ran left out", r.searches)}
 }
 
 // cxText is a message's text: a string, or its text items joined (an image as "[image]").

@@ -17,6 +17,8 @@
 //     REST API returns it and adk-python's API server or dump writes it, or an array of them;
 //   - Claude Code transcripts (JSON Lines of typed records: "user" and "assistant" messages in
 //     Anthropic's content-block form; the other records are bookkeeping);
+//   - a logged OpenAI Responses API request ({"model", "instructions", "tools", "input"}), its
+//     items read as a Codex rollout's;
 //   - genai contents: a logged Gemini API request ({"contents", "systemInstruction", "tools"},
 //     camelCase or the Python SDK's snake_case) or a bare array of contents;
 //   - Gemini CLI session files ({"sessionId", "projectHash", "messages": [...]}: the person's

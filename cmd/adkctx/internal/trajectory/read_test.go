@@ -224,7 +224,7 @@ func TestMalformedFiles(t *testing.T) {
 		{"empty.json", "testdata/bad/empty.json: expected a JSON object or array, got an empty file"},
 		{"scalar.json", `testdata/bad/scalar.json: expected a JSON object (a chat, mini-swe-agent or ATIF trajectory, a stored adk session) or an array (chat messages, tau-bench results, stored adk sessions), got a file starting with '4'`},
 		{"truncated.json", "testdata/bad/truncated.json: expected valid JSON, got the file ends inside a value"},
-		{"unknown.json", `testdata/bad/unknown.json: expected a trajectory: an object with "messages" (chat), "trajectory_format" (mini-swe-agent), "schema_version" (ATIF), "events" (a stored adk session), "sessionId" and "projectHash" (Gemini CLI), "contents" (a Gemini API request), or JSON Lines of a Claude Code transcript or a Codex rollout, got an object with keys hello`},
+		{"unknown.json", `testdata/bad/unknown.json: expected a trajectory: an object with "messages" (chat), "trajectory_format" (mini-swe-agent), "schema_version" (ATIF), "events" (a stored adk session), "sessionId" and "projectHash" (Gemini CLI), "contents" (a Gemini API request), "input" (an OpenAI Responses API request), or JSON Lines of a Claude Code transcript or a Codex rollout, got an object with keys hello`},
 		{"orphan_output.json", `testdata/bad/orphan_output.json: message 1: expected a tool output right after the reply that called the tool, got an output with no reply before it`},
 		{"bad_role.json", `testdata/bad/bad_role.json: message 1.role: expected "system", "developer", "user", "assistant", "tool" or "function", got "robot"`},
 		{"tau_bad.json", `testdata/bad/tau_bad.json: record 1 (task_id 2).traj: expected an array of chat messages, got an object`},

@@ -25,6 +25,8 @@ const (
 	Codex Format = "codex"
 	// GeminiCLI: a Gemini CLI session file.
 	GeminiCLI Format = "gemini-cli"
+	// ResponsesRequest: a logged OpenAI Responses API request.
+	ResponsesRequest Format = "openai-responses"
 	// GenAIContents: genai contents, a Gemini API request's or a bare array of them (a Gemini CLI
 	// checkpoint).
 	GenAIContents Format = "genai-contents"
