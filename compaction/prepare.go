@@ -197,7 +197,9 @@ func summarize(ctx context.Context, cfg Config, sel Selection, w *window, r *Res
 	defer cancel()
 	sum, err := runSummarizer(sctx, cfg.Summarizer, w.input, bound)
 	r.Summarizer = summarizerName(cfg.Summarizer)
-	if err != nil && cfg.Fallback != nil {
+	// The fallback answers the summarizer's failure, not the attempt's end: once ctx is done
+	// (the caller gave up, or the attempt's time is out) nothing more is written.
+	if err != nil && cfg.Fallback != nil && ctx.Err() == nil {
 		r.PrimaryErr, r.FallbackUsed, r.Summarizer = err, true, summarizerName(cfg.Fallback)
 		sum, err = runSummarizer(ctx, cfg.Fallback, w.input, bound)
 	}

@@ -172,6 +172,11 @@ func summarizerName(s Summarizer) string {
 // be at most maxTokens (estimated) tokens.
 func runSummarizer(ctx context.Context, s Summarizer, in SummaryInput, maxTokens int) (*Summary, error) {
 	name := summarizerName(s)
+	if err := ctx.Err(); err != nil {
+		// Not started: whether a summarizer that ignores ctx finished before the select saw ctx
+		// done would decide the outcome.
+		return nil, &SummarizerError{Summarizer: name, Err: err}
+	}
 	in.MaxTokens = maxTokens
 	type result struct {
 		sum *Summary

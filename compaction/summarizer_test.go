@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -646,5 +647,28 @@ func TestSummaryNotShortenedBelowHalfTheBound(t *testing.T) {
 		if err != nil || !strings.Contains(textOf(sum.Content), "Keine neuen Abhängigkeiten.") {
 			t.Fatalf("%s, bound 200: %v, %v", summarizerName(s), sum, err)
 		}
+	}
+}
+
+// TestSummarizerNotStartedOnceDone: once the context is done, no summarizer is started, so
+// one that ignores its context (the extractive fallback does) cannot win a race against the
+// context and write a summary its caller gave up on: the outcome is the context's error, every
+// time.
+func TestSummarizerNotStartedOnceDone(t *testing.T) {
+	var calls atomic.Int32
+	instant := &funcSummarizer{name: "instant", f: func(context.Context, SummaryInput) (*Summary, error) {
+		calls.Add(1)
+		return &Summary{Content: genai.NewContentFromText("S", genai.RoleUser)}, nil
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 200 {
+		sum, err := runSummarizer(ctx, instant, SummaryInput{}, 100)
+		if sum != nil || !errors.Is(err, context.Canceled) {
+			t.Fatalf("runSummarizer after cancel = %v, %v; want no summary and context.Canceled", sum, err)
+		}
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("the summarizer ran %d times after its context was done", n)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/cmd/adkctx/internal/corpus"
@@ -34,7 +35,7 @@ func TestFigureRetention(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	shell, service := filepath.Join(dir, "shell"), filepath.Join(dir, "service")
-	if _, err := corpus.Shell(ctx, corpus.ShellOptions{Seed: 1, Dir: shell, WorkDir: filepath.Join(dir, "work")}); err != nil {
+	if _, err := corpus.Shell(ctx, corpus.ShellOptions{Seed: 1, Dir: shell, WorkDir: filepath.Join(dir, "work"), CommandTimeout: 5 * time.Minute}); err != nil {
 		t.Fatalf("shell corpus: %v", err)
 	}
 	if _, err := corpus.Service(corpus.ServiceOptions{Seed: 1, Dir: service}); err != nil {

@@ -34,9 +34,15 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// testCommandTimeout bounds each command the tests' sessions run. The recorded sessions do not
+// depend on it (their environment says 60 s, mini-swe-agent's); it is longer than the default
+// because a loaded machine (make test runs the race suites side by side) can take a minute to
+// build and test a module.
+const testCommandTimeout = 5 * time.Minute
+
 // shellCorpus generates the test corpus once for all the tests of the package.
 var shellCorpus = sync.OnceValues(func() ([]string, error) {
-	return Shell(context.Background(), ShellOptions{Seed: 7, Sessions: testShellSessions, Dir: filepath.Join(testDir, "shell")})
+	return Shell(context.Background(), ShellOptions{Seed: 7, Sessions: testShellSessions, Dir: filepath.Join(testDir, "shell"), CommandTimeout: testCommandTimeout})
 })
 
 func generatedShell(t *testing.T) []string {
@@ -56,7 +62,7 @@ func generatedShell(t *testing.T) []string {
 // alone (generating runs the go command many times: one session is a third of the cost).
 func TestShellDeterministic(t *testing.T) {
 	first := generatedShell(t)
-	second, err := Shell(context.Background(), ShellOptions{Seed: 7, Sessions: 1, Dir: t.TempDir(), WorkDir: t.TempDir(), Parallel: 1})
+	second, err := Shell(context.Background(), ShellOptions{Seed: 7, Sessions: 1, Dir: t.TempDir(), WorkDir: t.TempDir(), Parallel: 1, CommandTimeout: testCommandTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +382,7 @@ func BenchmarkShell(b *testing.B) {
 	dir := b.TempDir()
 	sessions, calls := 0, 0
 	for i := 0; b.Loop(); i++ {
-		files, err := Shell(context.Background(), ShellOptions{Seed: int64(i), Sessions: 3, Dir: dir})
+		files, err := Shell(context.Background(), ShellOptions{Seed: int64(i), Sessions: 3, Dir: dir, CommandTimeout: testCommandTimeout})
 		if err != nil {
 			b.Fatal(err)
 		}
