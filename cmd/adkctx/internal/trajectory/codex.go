@@ -53,7 +53,8 @@ type cxMeta struct {
 
 // isCodexLine reports whether the first object of a file opens a Codex CLI rollout: a
 // session_meta record, or the bare session metadata of the unwrapped form (an id, a timestamp
-// and the instructions, which are null when none were given).
+// and the instructions, which are null when none were given; no "input", which a logged
+// Responses API request with an id and a timestamp has beside its instructions).
 func isCodexLine(obj map[string]json.RawMessage) bool {
 	if raw, ok := obj["type"]; ok {
 		_, payload := obj["payload"]
@@ -62,7 +63,8 @@ func isCodexLine(obj map[string]json.RawMessage) bool {
 	_, id := obj["id"]
 	_, ts := obj["timestamp"]
 	_, instr := obj["instructions"]
-	return id && ts && instr
+	_, input := obj["input"]
+	return id && ts && instr && !input
 }
 
 // readCodex reads a Codex CLI rollout whose first line is first and whose other lines d decodes.
