@@ -137,7 +137,7 @@ func readObject(name string, r io.Reader) (*Session, error) {
 	// A logged request holds no "messages": a chat log with "contents" or "input" beside them is
 	// chat.
 	if _, messages := top["messages"]; !messages {
-		if _, ok := top["contents"]; ok {
+		if isGenAIRequest(top) {
 			return readGenAIRequest(name, top)
 		}
 		if isResponsesRequest(top) {
