@@ -20,6 +20,28 @@ type gaPart struct {
 	InlineDataSnake       *struct{}   `json:"inline_data"`
 	FileData              *struct{}   `json:"fileData"`
 	FileDataSnake         *struct{}   `json:"file_data"`
+	// Code the model wrote for the provider's code execution, and what running it gave.
+	ExecutableCode           *gaCode `json:"executableCode"`
+	ExecutableCodeSnake      *gaCode `json:"executable_code"`
+	CodeExecutionResult      *gaCode `json:"codeExecutionResult"`
+	CodeExecutionResultSnake *gaCode `json:"code_execution_result"`
+}
+
+// gaCode is an executable code part's code or a code execution result's output.
+type gaCode struct {
+	Code   string `json:"code"`
+	Output string `json:"output"`
+}
+
+// executed is the text of a code execution part: the code, or what running it gave; ok reports
+// whether the part is one.
+func (p *gaPart) executed() (text string, ok bool) {
+	for _, c := range []*gaCode{p.ExecutableCode, p.ExecutableCodeSnake, p.CodeExecutionResult, p.CodeExecutionResultSnake} {
+		if c != nil {
+			return c.Code + c.Output, true
+		}
+	}
+	return "", false
 }
 
 type gaCall struct {
@@ -146,6 +168,7 @@ func readGenAI(b *builder, field string, contents []json.RawMessage) error {
 		for j := range c.Parts {
 			p := &c.Parts[j]
 			where := fmt.Sprintf("%s.parts[%d]", record, j)
+			code, isCode := p.executed()
 			switch {
 			case p.call() != nil:
 				fc := p.call()
@@ -162,6 +185,13 @@ func readGenAI(b *builder, field string, contents []json.RawMessage) error {
 			case p.Thought:
 			case p.Text != "":
 				texts = append(texts, p.Text)
+			case isCode:
+				// The provider ran it: no call the agent's tools answer, but the code and its
+				// output are the model's content, kept as the reply's text.
+				b.executed++
+				if code != "" {
+					texts = append(texts, code)
+				}
 			case p.media():
 				texts = append(texts, "[image]")
 			}

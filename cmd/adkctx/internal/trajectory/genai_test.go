@@ -104,3 +104,23 @@ func TestMalformedGeminiAPIConfig(t *testing.T) {
 		wantFormatError(t, "bad.json", tc.body, tc.want)
 	}
 }
+
+// TestReadGenAICodeExecution: the code a model wrote for the provider's code execution and what
+// running it gave (camelCase or snake_case) are the model's reply, kept as its text and counted.
+func TestReadGenAICodeExecution(t *testing.T) {
+	for _, tc := range []struct{ name, code, result string }{
+		{"camel.json", "executableCode", "codeExecutionResult"},
+		{"snake.json", "executable_code", "code_execution_result"},
+	} {
+		body := `[{"role": "user", "parts": [{"text": "What is 2**10?"}]},
+			{"role": "model", "parts": [{"` + tc.code + `": {"language": "PYTHON", "code": "print(2**10)"}}, {"` + tc.result + `": {"outcome": "OUTCOME_OK", "output": "1024\n"}}, {"text": "It is 1024."}]}]`
+		got := readBody(t, tc.name, []byte(body))
+		want := []Turn{{User: "What is 2**10?", Origin: Person, Steps: []Step{{Text: "print(2**10)\n1024\n\nIt is 1024."}}}}
+		if d := cmp.Diff(want, got[0].Turns, cmpSession); d != "" {
+			t.Errorf("%s: turns (-want +got):\n%s", tc.name, d)
+		}
+		if !cmp.Equal(got[0].Notes, []string{"2 parts of code the provider executed, or of its output, kept as the model's text"}) {
+			t.Errorf("%s: notes %q", tc.name, got[0].Notes)
+		}
+	}
+}
