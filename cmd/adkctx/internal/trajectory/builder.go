@@ -26,6 +26,7 @@ type builder struct {
 	lastOutputs int // outputs since the newest reply
 	missing     int
 	unparsed    int
+	executed    int // code execution parts the provider ran, kept as text
 }
 
 func newBuilder(file, id string, f Format) *builder {
@@ -254,6 +255,9 @@ func (b *builder) finish() *Session {
 	}
 	if b.missing > 0 {
 		b.s.Notes = append(b.s.Notes, fmt.Sprintf("%d calls without a recorded output: answered with an error", b.missing))
+	}
+	if b.executed > 0 {
+		b.s.Notes = append(b.s.Notes, fmt.Sprintf("%d parts of code the provider executed, or of its output, kept as the model's text", b.executed))
 	}
 	if b.unparsed > 0 {
 		b.s.Notes = append(b.s.Notes, fmt.Sprintf("%d calls whose arguments are not a JSON object: kept as {\"arguments\": text}", b.unparsed))

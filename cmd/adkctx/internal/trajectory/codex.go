@@ -1,6 +1,7 @@
 package trajectory
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,6 +31,8 @@ type cxItem struct {
 	Arguments json.RawMessage `json:"arguments"`
 	Input     string          `json:"input"`
 	Action    json.RawMessage `json:"action"`
+	// Operation: an apply_patch call's (the Responses API's own tool).
+	Operation json.RawMessage `json:"operation"`
 	CallID    string          `json:"call_id"`
 	// ID names the item; a local shell call without a call id is answered by it.
 	ID     string          `json:"id"`
@@ -50,7 +53,8 @@ type cxMeta struct {
 
 // isCodexLine reports whether the first object of a file opens a Codex CLI rollout: a
 // session_meta record, or the bare session metadata of the unwrapped form (an id, a timestamp
-// and the instructions, which are null when none were given).
+// and the instructions, which are null when none were given; no "input", which a logged
+// Responses API request with an id and a timestamp has beside its instructions).
 func isCodexLine(obj map[string]json.RawMessage) bool {
 	if raw, ok := obj["type"]; ok {
 		_, payload := obj["payload"]
@@ -59,7 +63,8 @@ func isCodexLine(obj map[string]json.RawMessage) bool {
 	_, id := obj["id"]
 	_, ts := obj["timestamp"]
 	_, instr := obj["instructions"]
-	return id && ts && instr
+	_, input := obj["input"]
+	return id && ts && instr && !input
 }
 
 // readCodex reads a Codex CLI rollout whose first line is first and whose other lines d decodes.
@@ -190,13 +195,16 @@ func readCodex(name string, first json.RawMessage, d *json.Decoder) (*Session, e
 // responseItems reads OpenAI Responses API items in order (a Codex rollout's, a logged
 // request's input): an assistant message and the calls after it one reply, until an output or the
 // next response's reasoning; outputs answer calls by call id; developer and system messages are
-// instructions; user messages go to user.
+// instructions; user messages go to user. What the provider ran (a web or file search, its code
+// interpreter, a remote MCP server's call) and items it cannot read (an item reference, an
+// encrypted compaction) are left out and counted by type.
 type responseItems struct {
-	b        *builder
-	user     func(text string)
-	text     []string
-	calls    []Call
-	searches int
+	b     *builder
+	user  func(text string)
+	text  []string
+	calls []Call
+	// provider and unread count the items left out, by type.
+	provider, unread map[string]int
 }
 
 // flush adds the reply read so far.
@@ -240,42 +248,97 @@ func (r *responseItems) add(where string, it cxItem) error {
 		r.calls = append(r.calls, Call{ID: it.CallID, Name: it.Name, Args: b.args(it.Arguments)})
 	case "custom_tool_call":
 		r.calls = append(r.calls, Call{ID: it.CallID, Name: it.Name, Args: map[string]any{"input": it.Input}})
-	case "local_shell_call":
+	case "local_shell_call", "shell_call", "computer_call":
+		// The Responses API's own tools the agent runs: named by their type, their action the
+		// arguments. A local shell call without a call id is answered by its item id.
 		id := it.CallID
 		if id == "" {
 			id = it.ID
 		}
-		r.calls = append(r.calls, Call{ID: id, Name: "local_shell", Args: b.args(it.Action)})
-	case "function_call_output", "custom_tool_call_output":
+		r.calls = append(r.calls, Call{ID: id, Name: strings.TrimSuffix(it.Type, "_call"), Args: b.args(it.Action)})
+	case "apply_patch_call":
+		r.calls = append(r.calls, Call{ID: it.CallID, Name: "apply_patch", Args: b.args(it.Operation)})
+	case "function_call_output", "custom_tool_call_output", "local_shell_call_output", "shell_call_output",
+		"computer_call_output", "apply_patch_call_output":
 		r.flush()
 		out, err := cxOutput(b.file, where+".output", it.Output)
 		if err != nil {
 			return err
 		}
-		return b.output(where, it.CallID, "", out, nil)
-	case "web_search_call":
-		r.searches++ // the provider ran it: no call the agent's tools answer
+		id := it.CallID
+		if id == "" && it.Type == "local_shell_call_output" {
+			id = it.ID // the API's first form of it names the call by "id"
+		}
+		return b.output(where, id, "", out, nil)
+	case "web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call", "mcp_list_tools":
+		// The provider ran it: no call the agent's tools answer.
+		r.count(&r.provider, it.Type)
+	case "ghost_snapshot":
+		// Codex's own record of the work tree, never sent to the model.
+	default:
+		if strings.HasSuffix(it.Type, "_output") || strings.HasSuffix(it.Type, "_response") {
+			r.flush() // what the agent sent back ends the model's response
+		}
+		r.count(&r.unread, it.Type)
 	}
 	return nil
 }
 
-// notes says what the items left out.
-func (r *responseItems) notes() []string {
-	if r.searches == 0 {
-		return nil
+func (r *responseItems) count(m *map[string]int, typ string) {
+	if *m == nil {
+		*m = map[string]int{}
 	}
-	return []string{fmt.Sprintf("%d web searches the provider ran left out", r.searches)}
+	if typ == "" {
+		typ = "(no type)"
+	}
+	(*m)[typ]++
 }
 
-// cxText is a message's text: a string, or its text items joined (an image as "[image]").
+// notes says what the items left out.
+func (r *responseItems) notes() []string {
+	var notes []string
+	for _, typ := range sortedKeys(r.provider) {
+		n := r.provider[typ]
+		if typ == "web_search_call" {
+			notes = append(notes, fmt.Sprintf("%d web searches the provider ran left out", n))
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("%d %s items the provider ran left out", n, typ))
+	}
+	if len(r.unread) > 0 {
+		n, types := 0, make([]string, 0, len(r.unread))
+		for _, typ := range sortedKeys(r.unread) {
+			n += r.unread[typ]
+			types = append(types, typ)
+		}
+		notes = append(notes, fmt.Sprintf("%d items the replay does not read left out (%s)", n, strings.Join(types, ", ")))
+	}
+	return notes
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sortStrings(keys)
+	return keys
+}
+
+// cxText is a message's text: a string, or its content items joined: their text (a refusal's
+// too), an image as "[image]", a file as "[file]", a shell's output entry as its stdout and
+// stderr.
 func cxText(name, record string, raw json.RawMessage) (string, error) {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		return s, nil
 	}
 	var items []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
+		Type    string `json:"type"`
+		Text    string `json:"text"`
+		Refusal string `json:"refusal"`
+		Stdout  string `json:"stdout"`
+		Stderr  string `json:"stderr"`
 	}
 	if err := json.Unmarshal(raw, &items); err != nil {
 		return "", errorf(name, record, "a string or an array of content items", kindOf(raw))
@@ -285,21 +348,41 @@ func cxText(name, record string, raw json.RawMessage) (string, error) {
 		switch {
 		case it.Text != "":
 			texts = append(texts, it.Text)
+		case it.Refusal != "":
+			texts = append(texts, it.Refusal)
 		case strings.Contains(it.Type, "image"):
 			texts = append(texts, "[image]")
+		case strings.Contains(it.Type, "file"):
+			texts = append(texts, "[file]")
+		case it.Stdout != "" || it.Stderr != "":
+			out := it.Stdout
+			if out != "" && it.Stderr != "" && !strings.HasSuffix(out, "\n") {
+				out += "\n"
+			}
+			texts = append(texts, out+it.Stderr)
 		}
 	}
 	return strings.Join(texts, "\n"), nil
 }
 
 // cxOutput is a call's output as the agent read it: a string (a shell call's is a JSON text of
-// its output and exit code), an object whose content holds it, or content items.
+// its output and exit code), an object whose content holds it, a computer's screenshot, content
+// items, or nothing (an apply_patch call's output without text).
 func cxOutput(name, record string, raw json.RawMessage) (string, error) {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
+		return "", nil
+	}
 	var obj struct {
+		Type    string          `json:"type"`
 		Content json.RawMessage `json:"content"`
 	}
-	if len(raw) > 0 && raw[0] == '{' && json.Unmarshal(raw, &obj) == nil && obj.Content != nil {
-		raw = obj.Content
+	if len(raw) > 0 && raw[0] == '{' && json.Unmarshal(raw, &obj) == nil {
+		switch {
+		case obj.Content != nil:
+			raw = obj.Content
+		case strings.Contains(obj.Type, "screenshot"), strings.Contains(obj.Type, "image"):
+			return "[image]", nil
+		}
 	}
 	return cxText(name, record, raw)
 }

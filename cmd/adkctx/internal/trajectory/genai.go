@@ -20,6 +20,28 @@ type gaPart struct {
 	InlineDataSnake       *struct{}   `json:"inline_data"`
 	FileData              *struct{}   `json:"fileData"`
 	FileDataSnake         *struct{}   `json:"file_data"`
+	// Code the model wrote for the provider's code execution, and what running it gave.
+	ExecutableCode           *gaCode `json:"executableCode"`
+	ExecutableCodeSnake      *gaCode `json:"executable_code"`
+	CodeExecutionResult      *gaCode `json:"codeExecutionResult"`
+	CodeExecutionResultSnake *gaCode `json:"code_execution_result"`
+}
+
+// gaCode is an executable code part's code or a code execution result's output.
+type gaCode struct {
+	Code   string `json:"code"`
+	Output string `json:"output"`
+}
+
+// executed is the text of a code execution part: the code, or what running it gave; ok reports
+// whether the part is one.
+func (p *gaPart) executed() (text string, ok bool) {
+	for _, c := range []*gaCode{p.ExecutableCode, p.ExecutableCodeSnake, p.CodeExecutionResult, p.CodeExecutionResultSnake} {
+		if c != nil {
+			return c.Code + c.Output, true
+		}
+	}
+	return "", false
 }
 
 type gaCall struct {
@@ -65,34 +87,64 @@ func isGenAIContent(obj map[string]json.RawMessage) bool {
 	return parts
 }
 
+// isGenAIRequest reports whether an object is a logged Gemini API request: its "contents", or
+// adk-go's model.LLMRequest in JSON ("Contents").
+func isGenAIRequest(obj map[string]json.RawMessage) bool {
+	_, contents := obj["contents"]
+	_, goContents := obj["Contents"]
+	return contents || goContents
+}
+
+// field returns the value of the first of keys obj holds, and that key.
+func field(obj map[string]json.RawMessage, keys ...string) (json.RawMessage, string) {
+	for _, k := range keys {
+		if raw, ok := obj[k]; ok {
+			return raw, k
+		}
+	}
+	return nil, ""
+}
+
 // readGenAIRequest reads a Gemini API request as logged (a GenerateContentRequest: "contents",
-// with "systemInstruction" and "tools" beside them; the Python SDK's snake_case too): the
-// history an agent on adk-go or the Gemini API sent.
+// with "systemInstruction" and "tools" beside them; the Python SDK's snake_case too; or beside a
+// "config" holding them, as the Python SDK's generate_content takes them, adk-python's
+// LlmRequest holds them and adk-go's model.LLMRequest writes them in JSON): the history an agent
+// on adk-go or the Gemini API sent.
 func readGenAIRequest(name string, top map[string]json.RawMessage) (*Session, error) {
+	raw, key := field(top, "contents", "Contents")
 	var contents []json.RawMessage
-	if err := json.Unmarshal(top["contents"], &contents); err != nil {
-		return nil, errorf(name, "contents", "an array of contents", kindOf(top["contents"]))
+	if err := json.Unmarshal(raw, &contents); err != nil {
+		return nil, errorf(name, key, "an array of contents", kindOf(raw))
 	}
 	b := newBuilder(name, name, GenAIContents)
-	if raw, ok := top["model"]; ok {
+	if raw, _ := field(top, "model", "Model"); raw != nil {
 		json.Unmarshal(raw, &b.s.Model)
 		b.s.Model = strings.TrimPrefix(b.s.Model, "models/")
 	}
-	for _, key := range []string{"systemInstruction", "system_instruction"} {
-		if raw, ok := top[key]; ok {
-			text, err := gaSystem(name, key, raw)
-			if err != nil {
-				return nil, err
-			}
-			b.system(text)
+	// The system instruction and the tools: beside the contents, or in the config.
+	where, prefix := top, ""
+	if raw, key := field(top, "config", "Config"); raw != nil && string(bytes.TrimSpace(raw)) != "null" {
+		var config map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &config); err != nil {
+			return nil, errorf(name, key, "a config object", kindOf(raw))
+		}
+		if _, found := field(config, "systemInstruction", "system_instruction", "tools"); found != "" {
+			where, prefix = config, key+"."
 		}
 	}
-	if raw, ok := top["tools"]; ok {
-		if err := gaTools(b, name, raw); err != nil {
+	if raw, key := field(where, "systemInstruction", "system_instruction"); raw != nil && string(bytes.TrimSpace(raw)) != "null" {
+		text, err := gaSystem(name, prefix+key, raw)
+		if err != nil {
+			return nil, err
+		}
+		b.system(text)
+	}
+	if raw, key := field(where, "tools"); raw != nil && string(bytes.TrimSpace(raw)) != "null" {
+		if err := gaTools(b, name, prefix+key, raw); err != nil {
 			return nil, err
 		}
 	}
-	if err := readGenAI(b, "contents", contents); err != nil {
+	if err := readGenAI(b, key, contents); err != nil {
 		return nil, err
 	}
 	return b.finish(), nil
@@ -116,6 +168,7 @@ func readGenAI(b *builder, field string, contents []json.RawMessage) error {
 		for j := range c.Parts {
 			p := &c.Parts[j]
 			where := fmt.Sprintf("%s.parts[%d]", record, j)
+			code, isCode := p.executed()
 			switch {
 			case p.call() != nil:
 				fc := p.call()
@@ -132,6 +185,13 @@ func readGenAI(b *builder, field string, contents []json.RawMessage) error {
 			case p.Thought:
 			case p.Text != "":
 				texts = append(texts, p.Text)
+			case isCode:
+				// The provider ran it: no call the agent's tools answer, but the code and its
+				// output are the model's content, kept as the reply's text.
+				b.executed++
+				if code != "" {
+					texts = append(texts, code)
+				}
 			case p.media():
 				texts = append(texts, "[image]")
 			}
@@ -192,11 +252,11 @@ func gaSystem(name, field string, raw json.RawMessage) (string, error) {
 	return strings.Join(texts, "\n"), nil
 }
 
-// gaTools declares the function declarations of a request's tools.
-func gaTools(b *builder, name string, raw json.RawMessage) error {
+// gaTools declares the function declarations of a request's tools; field names them for errors.
+func gaTools(b *builder, name, field string, raw json.RawMessage) error {
 	var tools []map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &tools); err != nil {
-		return errorf(name, "tools", "an array of tools", kindOf(raw))
+		return errorf(name, field, "an array of tools", kindOf(raw))
 	}
 	type decl struct {
 		Name                 string         `json:"name"`
@@ -213,11 +273,11 @@ func gaTools(b *builder, name string, raw json.RawMessage) error {
 			}
 			var decls []decl
 			if err := json.Unmarshal(raw, &decls); err != nil {
-				return errorf(name, fmt.Sprintf("tools[%d].%s", i, key), `an array of function declarations {"name", "description", "parameters"}`, kindOf(raw))
+				return errorf(name, fmt.Sprintf("%s[%d].%s", field, i, key), `an array of function declarations {"name", "description", "parameters"}`, kindOf(raw))
 			}
 			for j, d := range decls {
 				if d.Name == "" {
-					return errorf(name, fmt.Sprintf("tools[%d].%s[%d]", i, key, j), "a function declaration with a name", "none")
+					return errorf(name, fmt.Sprintf("%s[%d].%s[%d]", field, i, key, j), "a function declaration with a name", "none")
 				}
 				params := d.Parameters
 				if params == nil {

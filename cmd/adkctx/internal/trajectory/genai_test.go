@@ -30,16 +30,30 @@ func TestReadGeminiAPIRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The request's config beside its contents, as the Python SDK's generate_content takes them
+	// and adk-python's LlmRequest holds them; and adk-go's own LLMRequest in JSON.
+	withConfig, err := json.Marshal(map[string]any{"model": "gemini-2.5-flash", "contents": last.Contents, "config": last.Config})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last.Model = "gemini-2.5-flash"
+	adkRequest, err := json.Marshal(last)
+	if err != nil {
+		t.Fatal(err)
+	}
 	snake := strings.NewReplacer(`"functionCall"`, `"function_call"`, `"functionResponse"`, `"function_response"`,
 		`"systemInstruction"`, `"system_instruction"`, `"functionDeclarations"`, `"function_declarations"`,
-		`"parametersJsonSchema"`, `"parameters_json_schema"`).Replace(string(logged))
+		`"parametersJsonSchema"`, `"parameters_json_schema"`).Replace
 	for _, tc := range []struct {
 		name   string
 		body   []byte
 		format Format
 	}{
 		{"request.json", logged, GenAIContents},
-		{"request-python.json", []byte(snake), GenAIContents},
+		{"request-python.json", []byte(snake(string(logged))), GenAIContents},
+		{"request-config.json", withConfig, GenAIContents},
+		{"llm-request-python.json", []byte(snake(string(withConfig))), GenAIContents},
+		{"llm-request-go.json", adkRequest, GenAIContents},
 		{"checkpoint.json", contents, GenAIContents},
 	} {
 		got := readBody(t, tc.name, tc.body)
@@ -76,5 +90,37 @@ func TestMalformedGeminiAPIRequest(t *testing.T) {
 		{`{"contents": [], "systemInstruction": 7}`, "systemInstruction"},
 	} {
 		wantFormatError(t, "bad.json", tc.body, tc.want)
+	}
+}
+
+// TestMalformedGeminiAPIConfig: a request's config that cannot be read names it.
+func TestMalformedGeminiAPIConfig(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{`{"contents": [], "config": 7}`, "config"},
+		{`{"contents": [], "config": {"system_instruction": 7}}`, "config.system_instruction"},
+		{`{"Contents": [], "Config": {"tools": [{"functionDeclarations": [{}]}]}}`, "Config.tools[0].functionDeclarations[0]"},
+		{`{"Contents": [7]}`, "Contents[0]"},
+	} {
+		wantFormatError(t, "bad.json", tc.body, tc.want)
+	}
+}
+
+// TestReadGenAICodeExecution: the code a model wrote for the provider's code execution and what
+// running it gave (camelCase or snake_case) are the model's reply, kept as its text and counted.
+func TestReadGenAICodeExecution(t *testing.T) {
+	for _, tc := range []struct{ name, code, result string }{
+		{"camel.json", "executableCode", "codeExecutionResult"},
+		{"snake.json", "executable_code", "code_execution_result"},
+	} {
+		body := `[{"role": "user", "parts": [{"text": "What is 2**10?"}]},
+			{"role": "model", "parts": [{"` + tc.code + `": {"language": "PYTHON", "code": "print(2**10)"}}, {"` + tc.result + `": {"outcome": "OUTCOME_OK", "output": "1024\n"}}, {"text": "It is 1024."}]}]`
+		got := readBody(t, tc.name, []byte(body))
+		want := []Turn{{User: "What is 2**10?", Origin: Person, Steps: []Step{{Text: "print(2**10)\n1024\n\nIt is 1024."}}}}
+		if d := cmp.Diff(want, got[0].Turns, cmpSession); d != "" {
+			t.Errorf("%s: turns (-want +got):\n%s", tc.name, d)
+		}
+		if !cmp.Equal(got[0].Notes, []string{"2 parts of code the provider executed, or of its output, kept as the model's text"}) {
+			t.Errorf("%s: notes %q", tc.name, got[0].Notes)
+		}
 	}
 }

@@ -128,17 +128,21 @@ func readObject(name string, r io.Reader) (*Session, error) {
 		}
 		return readATIF(name, top)
 	}
-	if _, ok := top["contents"]; ok {
-		return readGenAIRequest(name, top)
-	}
-	if isResponsesRequest(top) {
-		return readResponsesRequest(name, top)
-	}
 	if isGeminiCLISession(top) {
 		return readGeminiCLI(name, top)
 	}
 	if isSessionJSON(top) {
 		return readSessionJSON(name, "", top)
+	}
+	// A logged request holds no "messages": a chat log with "contents" or "input" beside them is
+	// chat.
+	if _, messages := top["messages"]; !messages {
+		if isGenAIRequest(top) {
+			return readGenAIRequest(name, top)
+		}
+		if isResponsesRequest(top) {
+			return readResponsesRequest(name, top)
+		}
 	}
 	if raw, ok := top["messages"]; ok {
 		var msgs []json.RawMessage
@@ -166,7 +170,7 @@ func readObject(name string, r io.Reader) (*Session, error) {
 		}
 		return b.finish(), nil
 	}
-	return nil, errorf(name, "", `a trajectory: an object with "messages" (chat), "trajectory_format" (mini-swe-agent), "schema_version" (ATIF), "events" (a stored adk session), "sessionId" and "projectHash" (Gemini CLI), "contents" (a Gemini API request), "input" (an OpenAI Responses API request), or JSON Lines of a Claude Code transcript or a Codex rollout`, "an object with keys "+keysOf(top))
+	return nil, errorf(name, "", `a trajectory: an object with "messages" (chat), "trajectory_format" (mini-swe-agent), "schema_version" (ATIF), "events" (a stored adk session), "sessionId" and "projectHash" (Gemini CLI), "contents" (a Gemini API request), "input" beside "model" (an OpenAI Responses API request), or JSON Lines of a Claude Code transcript or a Codex rollout`, "an object with keys "+keysOf(top))
 }
 
 // readArray reads a file holding a JSON array: chat messages (one session), tau-bench results or

@@ -224,7 +224,7 @@ func TestMalformedFiles(t *testing.T) {
 		{"empty.json", "testdata/bad/empty.json: expected a JSON object or array, got an empty file"},
 		{"scalar.json", `testdata/bad/scalar.json: expected a JSON object (a chat, mini-swe-agent or ATIF trajectory, a stored adk session) or an array (chat messages, tau-bench results, stored adk sessions), got a file starting with '4'`},
 		{"truncated.json", "testdata/bad/truncated.json: expected valid JSON, got the file ends inside a value"},
-		{"unknown.json", `testdata/bad/unknown.json: expected a trajectory: an object with "messages" (chat), "trajectory_format" (mini-swe-agent), "schema_version" (ATIF), "events" (a stored adk session), "sessionId" and "projectHash" (Gemini CLI), "contents" (a Gemini API request), "input" (an OpenAI Responses API request), or JSON Lines of a Claude Code transcript or a Codex rollout, got an object with keys hello`},
+		{"unknown.json", `testdata/bad/unknown.json: expected a trajectory: an object with "messages" (chat), "trajectory_format" (mini-swe-agent), "schema_version" (ATIF), "events" (a stored adk session), "sessionId" and "projectHash" (Gemini CLI), "contents" (a Gemini API request), "input" beside "model" (an OpenAI Responses API request), or JSON Lines of a Claude Code transcript or a Codex rollout, got an object with keys hello`},
 		{"orphan_output.json", `testdata/bad/orphan_output.json: message 1: expected a tool output right after the reply that called the tool, got an output with no reply before it`},
 		{"bad_role.json", `testdata/bad/bad_role.json: message 1.role: expected "system", "developer", "user", "assistant", "tool" or "function", got "robot"`},
 		{"tau_bad.json", `testdata/bad/tau_bad.json: record 1 (task_id 2).traj: expected an array of chat messages, got an object`},
@@ -410,5 +410,37 @@ func TestReadAnthropicTextResults(t *testing.T) {
 	}
 	if d := cmp.Diff(want, got[0].Turns, cmpSession); d != "" {
 		t.Errorf("turns (-want +got):\n%s", d)
+	}
+}
+
+// TestDetectionKeepsFormats: a file goes to the reader of its format when it also holds a key
+// another format is told by: a chat log with an "input" or a "contents" beside its "messages" is
+// chat; a logged Responses API request with an id and a timestamp beside its instructions is no
+// Codex rollout's metadata; a request whose input is one string is a Responses API request.
+func TestDetectionKeepsFormats(t *testing.T) {
+	chat := `"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]`
+	for _, tc := range []struct {
+		name, body string
+		format     Format
+		user       []string
+		system     string
+	}{
+		{"chat with input", `{"model": "gpt-4o", "input": [{"role": "user", "content": "hi"}], ` + chat + `}`, OpenAIChat, []string{"hi"}, ""},
+		{"chat with contents", `{"contents": [{"role": "user", "parts": [{"text": "hi"}]}], ` + chat + `}`, OpenAIChat, []string{"hi"}, ""},
+		{"request with id and timestamp", `{"id": "req_1", "timestamp": "2025-01-01T00:00:00Z", "model": "gpt-5", "instructions": "Be brief.", "input": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}`, ResponsesRequest, []string{"hi"}, "Be brief."},
+		{"request with a string input", `{"model": "gpt-5", "instructions": "Be brief.", "input": "hi"}`, ResponsesRequest, nil, "Be brief."},
+	} {
+		got := readBody(t, tc.name, []byte(tc.body))
+		if len(got) != 1 {
+			t.Fatalf("%s: %d sessions", tc.name, len(got))
+		}
+		s := got[0]
+		var user []string
+		for _, turn := range s.Turns {
+			user = append(user, turn.User)
+		}
+		if s.Format != tc.format || s.System != tc.system || !cmp.Equal(user, tc.user, cmpopts.EquateEmpty()) {
+			t.Errorf("%s: format %q, system %q, turns %q; want %q, %q, %q", tc.name, s.Format, s.System, user, tc.format, tc.system, tc.user)
+		}
 	}
 }

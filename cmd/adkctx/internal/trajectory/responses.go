@@ -7,11 +7,10 @@ import (
 	"strings"
 )
 
-// isResponsesRequest reports whether an object is an OpenAI Responses API request as logged: an
-// array of items as "input", beside the model, the instructions or the tools.
+// isResponsesRequest reports whether an object is an OpenAI Responses API request as logged: its
+// "input" (an array of items or a string) beside the model, the instructions or the tools.
 func isResponsesRequest(obj map[string]json.RawMessage) bool {
-	input := bytes.TrimSpace(obj["input"])
-	if len(input) == 0 || input[0] != '[' {
+	if _, input := obj["input"]; !input {
 		return false
 	}
 	_, model := obj["model"]
@@ -25,8 +24,11 @@ func isResponsesRequest(obj map[string]json.RawMessage) bool {
 // instructions as the instruction, its function tools as declared.
 func readResponsesRequest(name string, top map[string]json.RawMessage) (*Session, error) {
 	var items []json.RawMessage
-	if err := json.Unmarshal(top["input"], &items); err != nil {
-		return nil, errorf(name, "input", "an array of items", kindOf(top["input"]))
+	var text string
+	if json.Unmarshal(top["input"], &text) == nil {
+		items = []json.RawMessage{json.RawMessage(`{"role": "user", "content": ` + string(top["input"]) + `}`)} // one message from the person
+	} else if err := json.Unmarshal(top["input"], &items); err != nil {
+		return nil, errorf(name, "input", "an array of items or a string", kindOf(top["input"]))
 	}
 	b := newBuilder(name, name, ResponsesRequest)
 	if raw, ok := top["model"]; ok {
