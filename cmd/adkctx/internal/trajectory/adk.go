@@ -65,9 +65,7 @@ func FromEvents(source, id string, events []*session.Event) (*Session, error) {
 			b.reply(text, calls)
 		}
 	}
-	if markers > 0 {
-		b.s.Notes = append(b.s.Notes, fmt.Sprintf("%d compaction markers left out (the events they cover are replayed)", markers))
-	}
+	b.s.noteCount(markers, "%d compaction markers left out (the events they cover are replayed)")
 	return b.finish(), nil
 }
 

@@ -169,24 +169,14 @@ func readClaudeCode(name string, first json.RawMessage, d *json.Decoder) (*Sessi
 	flush()
 	s := b.finish()
 	s.Notes = append(s.Notes, "a Claude Code transcript records no system prompt or tool declarations: the replay sends none and infers the tools from the calls")
-	if skipped > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("%d lines of subagents or meta messages left out", skipped))
-	}
-	if synthetic > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("%d replies Claude Code wrote in the model's place (API errors) left out", synthetic))
-	}
-	if abandoned > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("%d messages of branches the conversation left (a rewind or an edited message) left out", abandoned))
-	}
-	if compacted > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("%d summaries Claude Code's own compaction wrote are replayed as messages to the agent, after the history they stood for", compacted))
-	}
+	s.noteCount(skipped, "%d lines of subagents or meta messages left out")
+	s.noteCount(synthetic, "%d replies Claude Code wrote in the model's place (API errors) left out")
+	s.noteCount(abandoned, "%d messages of branches the conversation left (a rewind or an edited message) left out")
+	s.noteCount(compacted, "%d summaries Claude Code's own compaction wrote are replayed as messages to the agent, after the history they stood for")
 	if cut {
 		s.Notes = append(s.Notes, "the last line is cut short (a session still being written?): left out")
 	}
-	if joined > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("%d lines name a parent the transcript does not hold: each joined to the line before it", joined))
-	}
+	s.noteCount(joined, "%d lines name a parent the transcript does not hold: each joined to the line before it")
 	return s, nil
 }
 

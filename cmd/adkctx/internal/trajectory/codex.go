@@ -179,12 +179,8 @@ func readCodex(name string, first json.RawMessage, d *json.Decoder) (*Session, e
 	}
 	s := b.finish()
 	s.Notes = append(s.Notes, "a Codex rollout records no tool declarations: the replay infers the tools from the calls")
-	if compacted > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("%d summaries Codex's own compaction wrote are replayed as messages to the agent, after the history they stood for", compacted))
-	}
-	if sealed > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("%d compactions of Codex's own whose summary only the provider can read (encrypted) left out: the replay goes on with the whole history", sealed))
-	}
+	s.noteCount(compacted, "%d summaries Codex's own compaction wrote are replayed as messages to the agent, after the history they stood for")
+	s.noteCount(sealed, "%d compactions of Codex's own whose summary only the provider can read (encrypted) left out: the replay goes on with the whole history")
 	s.Notes = append(s.Notes, items.notes()...)
 	if cut {
 		s.Notes = append(s.Notes, "the last line is cut short (a session still being written?): left out")

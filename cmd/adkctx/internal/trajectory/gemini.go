@@ -87,9 +87,7 @@ func readGeminiCLI(name string, top map[string]json.RawMessage) (*Session, error
 	}
 	s := b.finish()
 	s.Notes = append(s.Notes, "a Gemini CLI session records no system prompt or tool declarations: the replay sends none and infers the tools from the calls")
-	if notices > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("%d notices the CLI showed the person (info, errors, warnings) left out: the model never saw them", notices))
-	}
+	s.noteCount(notices, "%d notices the CLI showed the person (info, errors, warnings) left out: the model never saw them")
 	return s, nil
 }
 

@@ -161,9 +161,7 @@ func readMiniSWE(name, format string, top map[string]json.RawMessage) (*Session,
 			return nil, errorf(name, record+".role", `"system", "user", "assistant", "tool" or "exit"`, brief(m.Role))
 		}
 	}
-	if exits > 0 {
-		b.s.Notes = append(b.s.Notes, fmt.Sprintf("%d exit messages (the run's end, never sent to the model) left out", exits))
-	}
+	b.s.noteCount(exits, "%d exit messages (the run's end, never sent to the model) left out")
 	return b.finish(), nil
 }
 

@@ -183,3 +183,11 @@ func brief(s string) string {
 }
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// noteCount notes n of something left out or read otherwise, as format (with a %d for n) says; no
+// note when n is 0.
+func (s *Session) noteCount(n int, format string) {
+	if n > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf(format, n))
+	}
+}
