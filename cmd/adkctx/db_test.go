@@ -162,6 +162,70 @@ func TestReplaySQLite(t *testing.T) {
 	}
 }
 
+// TestReplayADKPythonSQLite: a session database adk-python's service wrote (the same tables,
+// but each event's actions a Python pickle and its content in snake_case), which adk-go's
+// service refuses whole, is read from its events: the same turns, steps and figures as the
+// database adk-go wrote, with a note that the actions were left out.
+func TestReplayADKPythonSQLite(t *testing.T) {
+	write := func(path string, python bool) {
+		db, err := gorm.Open(sqlite.Open(path), &gorm.Config{Logger: logger.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sqlDB, _ := db.DB()
+		svc, err := database.NewSessionService(&sqlite.Dialector{DSN: path, Conn: sqlDB}, &gorm.Config{Logger: logger.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := database.AutoMigrate(svc); err != nil {
+			t.Fatal(err)
+		}
+		writeSessions(t, svc, []string{"shop"}, []string{"u1"}, 3)
+		if python {
+			// pickle protocol 5 of an EventActions, as adk-python stores it
+			for _, q := range []string{
+				`UPDATE events SET actions = X'80059577010000000000008C1F676F6F676C652E61646B2E6576656E74732E6576656E745F616374696F6E73'`,
+				`UPDATE events SET content = replace(replace(content, '"functionCall"', '"function_call"'), '"functionResponse"', '"function_response"')`,
+			} {
+				if err := db.Exec(q).Error; err != nil {
+					t.Fatal(err)
+				}
+			}
+			var snake int64
+			db.Raw(`SELECT count(*) FROM events WHERE content LIKE '%"function_call"%'`).Scan(&snake)
+			if snake == 0 {
+				t.Fatal("no snake_case content written: the test tests nothing")
+			}
+		}
+		closeGorm(t, db)
+	}
+	dir := t.TempDir()
+	goDB, pyDB := filepath.Join(dir, "go.db"), filepath.Join(dir, "python.db")
+	write(goDB, false)
+	write(pyDB, true)
+	report := func(path string) jsonReport {
+		code, out, errs := runCmd(t, "replay", "-json", "-window", "8192", "-sqlite", path)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", path, code, errs)
+		}
+		return decodeReport(t, out)
+	}
+	want, got := report(goDB), report(pyDB)
+	if len(got.Sessions) != 1 || len(want.Sessions) != 1 {
+		t.Fatalf("sessions: %d from adk-python's database, %d from adk-go's", len(got.Sessions), len(want.Sessions))
+	}
+	g, w := got.Sessions[0], want.Sessions[0]
+	if g.ID != w.ID || g.Format != w.Format || g.Turns != w.Turns || g.Steps != w.Steps || g.Steps == 0 {
+		t.Errorf("adk-python's database: %s %s %d turns %d steps; adk-go's: %s %s %d turns %d steps", g.ID, g.Format, g.Turns, g.Steps, w.ID, w.Format, w.Turns, w.Steps)
+	}
+	if fmt.Sprint(g.Configs) != fmt.Sprint(w.Configs) {
+		t.Errorf("figures differ:\nadk-python's database %v\nadk-go's %v", g.Configs, w.Configs)
+	}
+	if len(g.Notes) != 1 || !strings.Contains(g.Notes[0], "actions are Python pickles") {
+		t.Errorf("notes %q, want one saying the pickled actions were left out", g.Notes)
+	}
+}
+
 func closeGorm(t *testing.T, db *gorm.DB) {
 	t.Helper()
 	sqlDB, err := db.DB()

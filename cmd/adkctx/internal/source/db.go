@@ -1,7 +1,9 @@
 package source
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"net/url"
@@ -137,6 +139,16 @@ func (d *DB) Sessions(ctx context.Context, f Filter) (int, iter.Seq[Item]) {
 			id := k.App + "/" + k.User + "/" + k.ID
 			resp, err := d.svc.Get(ctx, &session.GetRequest{AppName: k.App, UserID: k.User, SessionID: k.ID})
 			if err != nil {
+				s, ok, rerr := d.pickled(ctx, k, id)
+				switch {
+				case rerr != nil:
+					err = rerr
+				case ok:
+					if !yield(Item{Session: s, Source: id}) {
+						return
+					}
+					continue
+				}
 				if !yield(Item{Source: id, Err: fmt.Errorf("%s: %s: %w", d.name, id, err)}) {
 					return
 				}
@@ -152,4 +164,56 @@ func (d *DB) Sessions(ctx context.Context, f Filter) (int, iter.Seq[Item]) {
 			}
 		}
 	}
+}
+
+// pickled reads a session adk-python's database service stored, which adk-go's cannot: it keeps
+// an event's actions as a Python pickle, not JSON. The events are read from the table directly,
+// their contents (genai JSON, snake_case) converted as adk-python's session dump is, their actions
+// left out (state changes, agent transfers, adk-python's compaction). ok is false when the
+// session's events hold no pickled actions (adk-go's error stands).
+func (d *DB) pickled(ctx context.Context, k key, id string) (*trajectory.Session, bool, error) {
+	var rows []struct {
+		ID           string
+		InvocationID *string
+		Author       *string
+		Branch       *string
+		Content      *string
+		Partial      *bool
+		Actions      []byte
+	}
+	err := d.db.WithContext(ctx).Table("events").
+		Select("id, invocation_id, author, branch, content, partial, actions").
+		Where("app_name = ? AND user_id = ? AND session_id = ?", k.App, k.User, k.ID).
+		Order("timestamp, id").Scan(&rows).Error
+	if err != nil {
+		return nil, false, nil
+	}
+	pickles := 0
+	events := make([]map[string]any, 0, len(rows))
+	for _, r := range rows {
+		if len(r.Actions) > 0 && r.Actions[0] == 0x80 { // pickle protocol 2 and later
+			pickles++
+		}
+		ev := map[string]any{"id": r.ID, "invocation_id": r.InvocationID, "author": r.Author, "branch": r.Branch, "partial": r.Partial}
+		if r.Content != nil && *r.Content != "" && *r.Content != "null" {
+			ev["content"] = json.RawMessage(*r.Content)
+		}
+		events = append(events, ev)
+	}
+	if pickles == 0 {
+		return nil, false, nil
+	}
+	doc, err := json.Marshal(map[string]any{"id": k.ID, "app_name": k.App, "user_id": k.User, "events": events})
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %s: %w", d.name, id, err)
+	}
+	for s, err := range trajectory.Read(d.name+" "+id, bytes.NewReader(doc)) {
+		if err != nil {
+			return nil, false, err
+		}
+		s.ID, s.Format = id, trajectory.ADKSession
+		s.Notes = append(s.Notes, fmt.Sprintf("stored by adk-python's database service: its %d events' actions are Python pickles, left out (state changes, agent transfers); the contents are read", pickles))
+		return s, true, nil
+	}
+	return nil, false, nil
 }

@@ -128,6 +128,15 @@ func normalizeEvent(fields map[string]json.RawMessage) map[string]json.RawMessag
 	changed := false
 	for _, p := range parts {
 		changed = rename(p, snakePartKeys) || changed
+		changed = stdBase64(p, "thoughtSignature") || changed
+		if raw, ok := p["inlineData"]; ok {
+			var blob map[string]json.RawMessage
+			if json.Unmarshal(raw, &blob) == nil && stdBase64(blob, "data") {
+				if b, err := json.Marshal(blob); err == nil {
+					p["inlineData"], changed = b, true
+				}
+			}
+		}
 	}
 	if !changed {
 		return fields
@@ -140,6 +149,29 @@ func normalizeEvent(fields map[string]json.RawMessage) map[string]json.RawMessag
 		}
 	}
 	return fields
+}
+
+// stdBase64 rewrites m[key], bytes in base64, from the URL alphabet pydantic writes (adk-python's
+// dumps and its database's contents) to the standard one genai's JSON reads, and reports whether
+// it changed it.
+func stdBase64(m map[string]json.RawMessage, key string) bool {
+	var s string
+	if raw, ok := m[key]; !ok || json.Unmarshal(raw, &s) != nil {
+		return false
+	}
+	std := strings.NewReplacer("-", "+", "_", "/").Replace(s)
+	if n := len(std) % 4; n != 0 {
+		std += strings.Repeat("=", 4-n)
+	}
+	if std == s {
+		return false
+	}
+	b, err := json.Marshal(std)
+	if err != nil {
+		return false
+	}
+	m[key] = b
+	return true
 }
 
 // rename renames m's keys by names and reports whether it renamed one.

@@ -263,3 +263,24 @@ func wantFormatError(t *testing.T, name, body, want string) {
 		t.Errorf("%q: error %v, want a *FormatError naming %q", body, err, want)
 	}
 }
+
+// TestReadSessionJSONURLBase64: adk-python writes a part's bytes (a thought signature, inline
+// data) in base64's URL alphabet, unpadded, as pydantic does; genai's JSON reads the standard
+// one. Such a session reads, its call and text intact.
+func TestReadSessionJSONURLBase64(t *testing.T) {
+	body := `{"id": "s", "app_name": "a", "user_id": "u", "events": [
+ {"id": "e1", "invocation_id": "i1", "author": "user", "content": {"role": "user", "parts": [{"text": "Any news?"}, {"inline_data": {"mime_type": "image/png", "data": "iVBORw0KGgo-_w"}}]}},
+ {"id": "e2", "invocation_id": "i1", "author": "agent", "content": {"role": "model", "parts": [{"function_call": {"id": "c1", "name": "search", "args": {"q": "news"}}, "thought_signature": "CvACAXLI2nz_Rpq-4Nq6"}]}},
+ {"id": "e3", "invocation_id": "i1", "author": "agent", "content": {"role": "user", "parts": [{"function_response": {"id": "c1", "name": "search", "response": {"result": "AI news"}}}]}},
+ {"id": "e4", "invocation_id": "i1", "author": "agent", "content": {"role": "model", "parts": [{"text": "AI news."}]}}
+]}`
+	got := readBody(t, "python.json", []byte(body))
+	if len(got) != 1 || len(got[0].Turns) != 1 {
+		t.Fatalf("sessions %+v", got)
+	}
+	turn := got[0].Turns[0]
+	if !strings.Contains(turn.User, "Any news?") || len(turn.Steps) != 2 || len(turn.Steps[0].Calls) != 1 ||
+		turn.Steps[0].Calls[0].Output == "" || turn.Steps[1].Text != "AI news." {
+		t.Errorf("turn %+v", turn)
+	}
+}
