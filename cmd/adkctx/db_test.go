@@ -110,8 +110,9 @@ func stateOf(t *testing.T, path string) fileState {
 	return fileState{sum: sha256.Sum256(b), mtime: st.ModTime(), names: names}
 }
 
-func TestReplaySQLite(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "sessions.db")
+// sqliteSessions opens adk-go's database session service on a new SQLite file at path, migrated.
+func sqliteSessions(t *testing.T, path string) (*gorm.DB, session.Service) {
+	t.Helper()
 	db, err := gorm.Open(sqlite.Open(path), &gorm.Config{Logger: logger.Discard})
 	if err != nil {
 		t.Fatal(err)
@@ -124,6 +125,12 @@ func TestReplaySQLite(t *testing.T) {
 	if err := database.AutoMigrate(svc); err != nil {
 		t.Fatal(err)
 	}
+	return db, svc
+}
+
+func TestReplaySQLite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	db, svc := sqliteSessions(t, path)
 	writeSessions(t, svc, []string{"shop", "support"}, []string{"u2", "u1"}, 3)
 	closeGorm(t, db)
 	before := stateOf(t, path)
@@ -168,18 +175,7 @@ func TestReplaySQLite(t *testing.T) {
 // database adk-go wrote, with a note that the actions were left out.
 func TestReplayADKPythonSQLite(t *testing.T) {
 	write := func(path string, python bool) {
-		db, err := gorm.Open(sqlite.Open(path), &gorm.Config{Logger: logger.Discard})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sqlDB, _ := db.DB()
-		svc, err := database.NewSessionService(&sqlite.Dialector{DSN: path, Conn: sqlDB}, &gorm.Config{Logger: logger.Discard})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := database.AutoMigrate(svc); err != nil {
-			t.Fatal(err)
-		}
+		db, svc := sqliteSessions(t, path)
 		writeSessions(t, svc, []string{"shop"}, []string{"u1"}, 3)
 		if python {
 			// pickle protocol 5 of an EventActions, as adk-python stores it
