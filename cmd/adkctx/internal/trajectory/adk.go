@@ -39,10 +39,17 @@ func FromEvents(source, id string, events []*session.Event) (*Session, error) {
 			case p.FunctionResponse != nil:
 				outputs = append(outputs, &genaiResponse{id: p.FunctionResponse.ID, name: p.FunctionResponse.Name, response: p.FunctionResponse.Response})
 			case p.Text != "":
-				if text != "" {
-					text += "\n"
+				text = joinLine(text, p.Text)
+			case p.ExecutableCode != nil || p.CodeExecutionResult != nil:
+				// The provider ran it: kept as the model's text, as the genai reader keeps it.
+				b.executed++
+				if p.ExecutableCode != nil {
+					text = joinLine(text, p.ExecutableCode.Code)
+				} else {
+					text = joinLine(text, p.CodeExecutionResult.Output)
 				}
-				text += p.Text
+			case p.InlineData != nil || p.FileData != nil:
+				text = joinLine(text, "[image]")
 			}
 		}
 		switch {
@@ -67,6 +74,17 @@ func FromEvents(source, id string, events []*session.Event) (*Session, error) {
 	}
 	b.s.noteCount(markers, "%d compaction markers left out (the events they cover are replayed)")
 	return b.finish(), nil
+}
+
+// joinLine adds line to text on a line of its own; an empty line adds nothing.
+func joinLine(text, line string) string {
+	switch {
+	case line == "":
+		return text
+	case text == "":
+		return line
+	}
+	return text + "\n" + line
 }
 
 type genaiResponse struct {

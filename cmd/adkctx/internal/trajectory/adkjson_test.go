@@ -284,3 +284,28 @@ func TestReadSessionJSONURLBase64(t *testing.T) {
 		t.Errorf("turn %+v", turn)
 	}
 }
+
+// TestFromEventsCodeAndMedia: a stored session's code execution parts (the code the model
+// wrote for the provider to run, and its output) are kept as the model's text and counted, and
+// an image the person sent is "[image]", as the genai reader reads them: none is dropped unsaid.
+func TestFromEventsCodeAndMedia(t *testing.T) {
+	events := []*session.Event{
+		{ID: "e1", InvocationID: "i1", Author: "user", LLMResponse: model.LLMResponse{Content: &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{
+			{Text: "Plot it."}, {InlineData: &genai.Blob{MIMEType: "image/png", Data: []byte{1, 2}}}}}}},
+		{ID: "e2", InvocationID: "i1", Author: "agent", LLMResponse: model.LLMResponse{Content: &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{
+			{ExecutableCode: &genai.ExecutableCode{Code: "print(6*7)", Language: genai.LanguagePython}},
+			{CodeExecutionResult: &genai.CodeExecutionResult{Outcome: genai.OutcomeOK, Output: "42"}},
+			{Text: "It is 42."}}}}},
+	}
+	s, err := FromEvents("db", "a/u/s", events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Turn{{User: "Plot it.\n[image]", Origin: Person, Steps: []Step{{Text: "print(6*7)\n42\nIt is 42."}}}}
+	if d := cmp.Diff(want, s.Turns, cmpSession); d != "" {
+		t.Errorf("turns (-want +got):\n%s", d)
+	}
+	if len(s.Notes) != 1 || !strings.Contains(s.Notes[0], "2 parts of code the provider executed") {
+		t.Errorf("notes %q", s.Notes)
+	}
+}
