@@ -9,9 +9,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/adk/agent"
-	"google.golang.org/adk/agent/llmagent"
 	"google.golang.org/adk/runner"
-	"google.golang.org/adk/tool"
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx"
@@ -38,29 +36,15 @@ func TestTurningAdkctxOnForAnExistingSession(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := &llmtest.Model{ModelName: "m16"}
-			newRunner := func(h *hooks.Hooks) *runner.Runner {
-				cfg := llmagent.Config{Name: "coder", Model: m, Instruction: "You are careful.", Tools: []tool.Tool{read}}
-				rc := runner.Config{AppName: "app", SessionService: store.Sessions, AutoCreateSession: true}
-				if h != nil {
-					cfg.BeforeModelCallbacks = []llmagent.BeforeModelCallback{h.BeforeModel()}
-					cfg.AfterModelCallbacks = []llmagent.AfterModelCallback{h.AfterModel()}
-					cfg.AfterToolCallbacks = []llmagent.AfterToolCallback{h.AfterTool()}
-				}
-				a, err := llmagent.New(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				rc.Agent = a
+			// The same agent without adkctx, then with its callbacks and the runner wired.
+			start := func(h *hooks.Hooks) *runner.Runner {
+				rc := runner.Config{SessionService: store.Sessions, Agent: wiringAgent(t, h, m, h != nil, read)}
 				if h != nil {
 					if rc, err = h.Wire(rc); err != nil {
 						t.Fatal(err)
 					}
 				}
-				r, err := runner.New(rc)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return r
+				return newRunner(t, rc)
 			}
 			send := func(r *runner.Runner, i int) {
 				m.Script = append(m.Script, llmtest.Call(&genai.FunctionCall{Name: "read_file", Args: map[string]any{"path": fmt.Sprintf("src/f%d.go", i)}}),
@@ -72,7 +56,7 @@ func TestTurningAdkctxOnForAnExistingSession(t *testing.T) {
 					}
 				}
 			}
-			plain := newRunner(nil)
+			plain := start(nil)
 			for i := range 40 {
 				send(plain, i)
 			}
@@ -84,9 +68,9 @@ func TestTurningAdkctxOnForAnExistingSession(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer h.Close(context.Background())
-			r := newRunner(h)
+			r := start(h)
 			if compactFirst {
-				mk, err := h.Compact(context.Background(), "app", "u", "s1")
+				mk, err := h.Compact(context.Background(), wiringApp, "u", "s1")
 				if err != nil || mk == nil {
 					t.Fatalf("Compact: %v, %v", mk, err)
 				}
