@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // builder assembles a Session from messages in recorded order, with the rules every format
@@ -318,4 +319,16 @@ func Response(text string) map[string]any {
 		return m
 	}
 	return map[string]any{"result": text}
+}
+
+// opensWith reports whether text, past its leading white space, opens with one of prefixes: the
+// tags a harness marks what it writes in the person's place with.
+func opensWith(text string, prefixes ...string) bool {
+	t := strings.TrimLeft(text, " \t\r\n")
+	for _, p := range prefixes {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return false
 }

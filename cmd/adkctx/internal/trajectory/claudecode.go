@@ -185,11 +185,8 @@ func readClaudeCode(name string, first json.RawMessage, d *json.Decoder) (*Sessi
 // command's, and the notice that a background task ended), else o. The replay checks later
 // requests for the person's words; a command's output is not theirs.
 func ccOrigin(text string, o Origin) Origin {
-	t := strings.TrimLeft(text, " \t\r\n")
-	for _, tag := range [...]string{"<local-command-stdout>", "<local-command-stderr>", "<bash-stdout>", "<bash-stderr>", "<task-notification>"} {
-		if strings.HasPrefix(t, tag) {
-			return Environment
-		}
+	if opensWith(text, "<local-command-stdout>", "<local-command-stderr>", "<bash-stdout>", "<bash-stderr>", "<task-notification>") {
+		return Environment
 	}
 	return o
 }

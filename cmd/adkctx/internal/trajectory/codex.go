@@ -391,9 +391,9 @@ func cxOrigin(text string) Origin {
 	t := strings.TrimSpace(text)
 	tagged := func(open, close string) bool { return strings.HasPrefix(t, open) && strings.HasSuffix(t, close) }
 	switch {
-	case strings.HasPrefix(t, "<user_instructions>"), strings.HasPrefix(t, "# AGENTS.md instructions"), tagged("<skill>", "</skill>"):
+	case opensWith(t, "<user_instructions>", "# AGENTS.md instructions"), tagged("<skill>", "</skill>"):
 		return System
-	case strings.HasPrefix(t, "<environment_context>"), strings.HasPrefix(t, "<turn_aborted>"), strings.HasPrefix(t, "<user_shell_command>"),
+	case opensWith(t, "<environment_context>", "<turn_aborted>", "<user_shell_command>"),
 		tagged("<subagent_notification>", "</subagent_notification>"), tagged("<hook_prompt", "</hook_prompt>"):
 		return Environment
 	}

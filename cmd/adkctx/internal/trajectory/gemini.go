@@ -94,44 +94,31 @@ func readGeminiCLI(name string, top map[string]json.RawMessage) (*Session, error
 // gcOrigin is who wrote a user message of text: the CLI for the context it opens a session with
 // and its notices of a mode change, else the person.
 func gcOrigin(text string) Origin {
-	t := strings.TrimLeft(text, " \t\r\n")
-	if strings.HasPrefix(t, "<session_context>") || strings.HasPrefix(t, "User has manually exited Plan Mode") {
+	if opensWith(text, "<session_context>", "User has manually exited Plan Mode") {
 		return Environment
 	}
 	return Person
 }
 
-// gcPart is the part of a genai Part a Gemini CLI session records.
-type gcPart struct {
-	Text             string `json:"text"`
-	Thought          bool   `json:"thought"`
-	FunctionResponse *struct {
-		ID       string          `json:"id"`
-		Response json.RawMessage `json:"response"`
-	} `json:"functionResponse"`
-	InlineData *struct{} `json:"inlineData"`
-	FileData   *struct{} `json:"fileData"`
-}
-
 // gcParts decodes a genai PartListUnion: a string, a part, or an array of strings and parts.
-func gcParts(name, record string, raw json.RawMessage) ([]gcPart, error) {
+func gcParts(name, record string, raw json.RawMessage) ([]gaPart, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return []gcPart{{Text: s}}, nil
+		return []gaPart{{Text: s}}, nil
 	}
-	var one gcPart
+	var one gaPart
 	if raw[0] == '{' && json.Unmarshal(raw, &one) == nil {
-		return []gcPart{one}, nil
+		return []gaPart{one}, nil
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
 		return nil, errorf(name, record, "a string, a part or an array of parts", kindOf(raw))
 	}
-	var parts []gcPart
+	var parts []gaPart
 	for k, it := range items {
 		p, err := gcParts(name, fmt.Sprintf("%s[%d]", record, k), it)
 		if err != nil {
@@ -154,7 +141,7 @@ func gcText(name, record string, raw json.RawMessage) (string, error) {
 		case p.Thought:
 		case p.Text != "":
 			texts = append(texts, p.Text)
-		case p.InlineData != nil || p.FileData != nil:
+		case p.media():
 			texts = append(texts, "[image]")
 		}
 	}
@@ -173,13 +160,14 @@ func gcResult(name, record, id string, raw json.RawMessage) (string, map[string]
 	var resp map[string]any
 	var texts []string
 	for _, p := range parts {
+		fr := p.response()
 		switch {
-		case p.FunctionResponse != nil && p.FunctionResponse.ID != "" && id != "" && p.FunctionResponse.ID != id:
+		case fr != nil && fr.ID != "" && id != "" && fr.ID != id:
 			// another call's result
-		case p.FunctionResponse != nil && resp == nil:
-			m, ok := decodeObject(p.FunctionResponse.Response)
+		case fr != nil && resp == nil:
+			m, ok := decodeObject(fr.Response)
 			if !ok {
-				return "", nil, errorf(name, record, `a function response {"response": {...}}`, kindOf(p.FunctionResponse.Response))
+				return "", nil, errorf(name, record, `a function response {"response": {...}}`, kindOf(fr.Response))
 			}
 			resp = m
 		case p.Text != "" && !p.Thought:
