@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -296,5 +295,3 @@ func readTools(b *builder, file string, raw json.RawMessage) error {
 	}
 	return nil
 }
-
-func sortStrings(s []string) { slices.Sort(s) }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -293,7 +295,7 @@ func (r *responseItems) count(m *map[string]int, typ string) {
 // notes says what the items left out.
 func (r *responseItems) notes() []string {
 	var notes []string
-	for _, typ := range sortedKeys(r.provider) {
+	for _, typ := range slices.Sorted(maps.Keys(r.provider)) {
 		n := r.provider[typ]
 		if typ == "web_search_call" {
 			notes = append(notes, fmt.Sprintf("%d web searches the provider ran left out", n))
@@ -303,22 +305,13 @@ func (r *responseItems) notes() []string {
 	}
 	if len(r.unread) > 0 {
 		n, types := 0, make([]string, 0, len(r.unread))
-		for _, typ := range sortedKeys(r.unread) {
+		for _, typ := range slices.Sorted(maps.Keys(r.unread)) {
 			n += r.unread[typ]
 			types = append(types, typ)
 		}
 		notes = append(notes, fmt.Sprintf("%d items the replay does not read left out (%s)", n, strings.Join(types, ", ")))
 	}
 	return notes
-}
-
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sortStrings(keys)
-	return keys
 }
 
 // cxText is a message's text: a string, or its content items joined: their text (a refusal's

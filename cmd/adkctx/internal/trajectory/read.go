@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -304,11 +306,7 @@ func kindOf(raw json.RawMessage) string {
 }
 
 func keysOf(m map[string]json.RawMessage) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sortStrings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	if len(keys) > 8 {
 		keys = append(keys[:8], "…")
 	}
