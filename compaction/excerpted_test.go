@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
 
+	"github.com/adkctx/adkctx/internal/marks"
 	"github.com/adkctx/adkctx/processors/truncate"
 )
 
@@ -43,8 +44,8 @@ func TestExcerptsOfMatchesTheView(t *testing.T) {
 	if diff := cmp.Diff(bigToolTurn("i5")[2].Content.Parts[0].FunctionResponse.Response, got[0].Stored); diff != "" {
 		t.Errorf("stored (-want +got):\n%s", diff)
 	}
-	if s, _ := got[0].Shown["content"].(string); !strings.Contains(s, "; "+ExcerptNote+" ...]") {
-		t.Errorf("the excerpt does not carry ExcerptNote in its cut mark:\n%s", s)
+	if s, _ := got[0].Shown["content"].(string); !strings.Contains(s, "; "+marks.ExcerptNote+" ...]") {
+		t.Errorf("the excerpt does not carry marks.ExcerptNote in its cut mark:\n%s", s)
 	}
 	if ExcerptsOf(stored, nil) != nil || ExcerptsOf(stored, &Marker{}) != nil {
 		t.Error("a nil marker or one without excerpts names excerpts")
@@ -93,9 +94,9 @@ func TestResultCoveredIsWhatTheMarkerAdds(t *testing.T) {
 }
 
 // An excerpt of a text truncation cut states the size of the output the cut was taken from and
-// carries the cut's note (where that output is kept) after ExcerptHead, wherever the text sits
+// carries the cut's note (where that output is kept) after marks.ExcerptHead, wherever the text sits
 // in the result (a map entry, a list element, deeper); a text truncation did not cut keeps
-// ExcerptNote. The stored result is never modified.
+// marks.ExcerptNote. The stored result is never modified.
 func TestExcerptOfACutTextStatesTheOriginal(t *testing.T) {
 	original := strings.Repeat("2026-11-28 a line of the service's log\n", 800)
 	note := `full output saved as artifact "adkctx-tool-output-logs-call-1.txt"`
@@ -124,20 +125,20 @@ func TestExcerptOfACutTextStatesTheOriginal(t *testing.T) {
 			if fmt.Sprint(tc.result) != before {
 				t.Fatal("the stored result changed")
 			}
-			marks := truncate.FindMarks(tc.at(got[0].Shown))
-			if len(marks) != 1 {
-				t.Fatalf("%d marks in %q", len(marks), tc.at(got[0].Shown))
+			found := marks.Find(tc.at(got[0].Shown))
+			if len(found) != 1 {
+				t.Fatalf("%d marks in %q", len(found), tc.at(got[0].Shown))
 			}
-			m := marks[0].Mark
-			if want := (truncate.Mark{OriginalLines: st.OriginalLines, OriginalBytes: st.OriginalBytes, Note: ExcerptHead + "; " + note,
+			m := found[0].Mark
+			if want := (marks.Mark{OriginalLines: st.OriginalLines, OriginalBytes: st.OriginalBytes, Note: marks.ExcerptHead + "; " + note,
 				OmittedLines: m.OmittedLines, OmittedBytes: m.OmittedBytes}); m != want {
 				t.Errorf("mark %+v, want %+v", m, want)
 			}
 			if m.OmittedBytes < st.OmittedBytes || m.OmittedBytes >= st.OriginalBytes || m.OmittedLines < st.OmittedLines {
 				t.Errorf("the excerpt omits %d lines, %d bytes of the original; truncation omitted %d, %d", m.OmittedLines, m.OmittedBytes, st.OmittedLines, st.OmittedBytes)
 			}
-			if other, ok := got[0].Shown["other"].(string); ok && !strings.Contains(other, "; "+ExcerptNote+" ...]") {
-				t.Errorf("a text truncation did not cut lost ExcerptNote:\n%s", other)
+			if other, ok := got[0].Shown["other"].(string); ok && !strings.Contains(other, "; "+marks.ExcerptNote+" ...]") {
+				t.Errorf("a text truncation did not cut lost marks.ExcerptNote:\n%s", other)
 			}
 		})
 	}

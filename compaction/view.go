@@ -14,6 +14,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/internal/lru"
+	"github.com/adkctx/adkctx/internal/marks"
 	"github.com/adkctx/adkctx/processors/truncate"
 )
 
@@ -469,32 +470,20 @@ func excerptsOf(live map[string]liveMarker) map[string]map[string]int {
 	return out
 }
 
-// ExcerptNote is the note in the cut mark of a tool result a view shows as an excerpt: what
-// happened, and how the model gets the rest. A request step for a model that has the recall
-// tools replaces it with one naming the saved result (package recall).
-const ExcerptNote = ExcerptHead + "; call the tool again for all of it"
-
-// ExcerptHead starts the note of every excerpt's cut mark. When the stored result was itself cut
-// (its text holds a truncation mark, whose note says where the full output is kept), the
-// excerpt's mark states the sizes of that full output and carries that mark's note after
-// ExcerptHead and "; " instead of ExcerptNote's advice: the model is pointed at the output
-// already kept whole, not at a copy of the cut text.
-const ExcerptHead = "older tool result shortened when the history was summarized"
-
 // excerptOf returns c with its tool results cut to excerpts of n bytes, as a view shows them;
 // nil when none is cut. It is a pure function of c and n.
 func excerptOf(c *genai.Content, n int) *genai.Content {
-	var cuts []truncate.Mark // the truncation marks of stored texts cut again, by token
+	var cuts []marks.Mark // the truncation marks of stored texts cut again, by token
 	note := func(cut truncate.Cut) string {
 		if cut.Bytes != nil || cut.Omitted != 0 {
-			return ExcerptNote
+			return marks.ExcerptNote
 		}
-		marks := truncate.FindMarks(cut.Text)
-		if len(marks) != 1 || marks[0].Note == "" {
-			return ExcerptNote
+		found := marks.Find(cut.Text)
+		if len(found) != 1 || found[0].Note == "" {
+			return marks.ExcerptNote
 		}
-		cuts = append(cuts, marks[0].Mark)
-		return fmt.Sprintf("%s #%d", ExcerptHead, len(cuts)-1)
+		cuts = append(cuts, found[0].Mark)
+		return fmt.Sprintf("%s #%d", marks.ExcerptHead, len(cuts)-1)
 	}
 	out, k, _ := truncate.Responses(c, truncate.Config{MaxBytes: n, MaxLines: max(n/40, 16)}, note)
 	if k == 0 {
@@ -514,9 +503,9 @@ func excerptOf(c *genai.Content, n int) *genai.Content {
 
 // rebaseMarks returns v with the marks of excerpts of cut texts restated against the output the
 // cut was taken from: their figures count the lines and bytes of that output the excerpt leaves
-// out, and their note is ExcerptHead and the cut's own note. It copies only what changes (v
+// out, and their note is marks.ExcerptHead and the cut's own note. It copies only what changes (v
 // shares what the cutter kept with the stored event), and reports whether anything did.
-func rebaseMarks(v any, cuts []truncate.Mark) (any, bool) {
+func rebaseMarks(v any, cuts []marks.Mark) (any, bool) {
 	switch x := v.(type) {
 	case string:
 		s := rebaseText(x, cuts)
@@ -552,14 +541,14 @@ func rebaseMarks(v any, cuts []truncate.Mark) (any, bool) {
 }
 
 // rebaseText rewrites the excerpt marks of s that carry a token of cuts (see rebaseMarks).
-func rebaseText(s string, cuts []truncate.Mark) string {
-	if !strings.Contains(s, ExcerptHead+" #") {
+func rebaseText(s string, cuts []marks.Mark) string {
+	if !strings.Contains(s, marks.ExcerptHead+" #") {
 		return s
 	}
 	var b strings.Builder
 	at := 0
-	for _, f := range truncate.FindMarks(s) {
-		tok, ok := strings.CutPrefix(f.Note, ExcerptHead+" #")
+	for _, f := range marks.Find(s) {
+		tok, ok := strings.CutPrefix(f.Note, marks.ExcerptHead+" #")
 		i, err := strconv.Atoi(tok)
 		if !ok || err != nil || i < 0 || i >= len(cuts) {
 			continue
@@ -569,11 +558,11 @@ func rebaseText(s string, cuts []truncate.Mark) string {
 		// mark's line when the excerpt keeps it too.
 		keptLines := max(f.OriginalLines-f.OmittedLines, 0)
 		keptBytes := max(f.OriginalBytes-f.OmittedBytes, 0)
-		m := truncate.Mark{
+		m := marks.Mark{
 			OmittedLines:  max(stored.OriginalLines-keptLines, 0),
 			OmittedBytes:  max(stored.OriginalBytes-keptBytes, 0),
 			OriginalLines: stored.OriginalLines, OriginalBytes: stored.OriginalBytes,
-			Note: ExcerptHead + "; " + stored.Note,
+			Note: marks.ExcerptHead + "; " + stored.Note,
 		}
 		b.WriteString(s[at:f.Start])
 		b.WriteString(m.String())

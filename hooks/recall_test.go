@@ -40,6 +40,13 @@ import (
 	"github.com/adkctx/adkctx/recall"
 )
 
+// The note of an excerpt's cut mark, as the model reads it: excerptHead starts every one, and
+// excerptNote is the whole note when the recall tools are off.
+const (
+	excerptHead = "older tool result shortened when the history was summarized"
+	excerptNote = excerptHead + "; call the tool again for all of it"
+)
+
 // recallTools are the recall tools' names.
 var recallTools = []string{recall.ToolReadOutput, recall.ToolSearchOutputs, recall.ToolSearchHistory, recall.ToolReadTurn}
 
@@ -222,7 +229,7 @@ func TestRecallToolsThroughWire(t *testing.T) {
 	}
 	var excerptName string
 	for _, resp := range responseTexts(first) {
-		if strings.Contains(resp, compaction.ExcerptNote) {
+		if strings.Contains(resp, excerptNote) {
 			t.Errorf("an excerpt keeps the view's note: %.300s", resp)
 		}
 		if mm := excerptSavedAs.FindStringSubmatch(resp); mm != nil {
@@ -346,7 +353,7 @@ func TestRecallOffKeepsTodaysBytes(t *testing.T) {
 			}
 			t.Fatalf("request %d differs at byte %d:\n%.300s\n%.300s", k, i, a[i:], b[i:])
 		}
-		excerpts += strings.Count(a, compaction.ExcerptHead)
+		excerpts += strings.Count(a, excerptHead)
 		if strings.Contains(a, recall.ToolReadOutput) || strings.Contains(a, recall.ToolSearchHistory) {
 			t.Fatalf("request %d names a recall tool:\n%s", k, a)
 		}

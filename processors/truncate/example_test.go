@@ -69,17 +69,3 @@ func ExampleResponses() {
 	// true true
 	// true 12018
 }
-
-// A cut's marker line is read back from a stored result: what the original held and where the
-// whole of it was saved.
-func ExampleFindMarks() {
-	log := strings.Repeat("compiling...\n", 400) + "FAIL: exit status 1\n"
-	out, _ := truncate.Text(log, truncate.Config{MaxLines: 5}, `full output saved as artifact "build.log"`)
-	for _, f := range truncate.FindMarks(out) {
-		fmt.Printf("original %d lines, %d bytes; %s\n", f.OriginalLines, f.OriginalBytes, f.Note)
-		fmt.Println(out[f.Start:f.End] == f.Mark.String())
-	}
-	// Output:
-	// original 401 lines, 5220 bytes; full output saved as artifact "build.log"
-	// true
-}

@@ -3,11 +3,11 @@ package truncate
 import (
 	"bytes"
 	"errors"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/adkctx/adkctx/internal/config"
+	"github.com/adkctx/adkctx/internal/marks"
 )
 
 // Defaults and minimums of Config.
@@ -101,35 +101,15 @@ func (s *Stats) add(o Stats) {
 	s.OmittedBytes += o.OmittedBytes
 }
 
-// MarkerPrefix starts every marker line inserted by Text.
-const MarkerPrefix = "[... output truncated: "
+// MarkerPrefix starts every marker line inserted by Text (and the marks of elements Value leaves
+// out): a stored result holding it was cut.
+const MarkerPrefix = marks.Prefix
 
 // cutMarker returns the marker line (without newlines) that Text inserts between head and tail.
 // Newlines in note become spaces, invalid UTF-8 in it becomes U+FFFD and it is cut to 200 bytes,
 // so the marker is always one valid line of bounded length.
 func cutMarker(omittedLines, omittedBytes, totalLines, totalBytes int, note string) string {
-	return markLine(omittedLines, omittedBytes, totalLines, totalBytes, cleanNote(note))
-}
-
-// markLine is cutMarker for a note that is one valid line already, of any length.
-func markLine(omittedLines, omittedBytes, totalLines, totalBytes int, note string) string {
-	var b strings.Builder
-	b.Grow(len(MarkerPrefix) + 96 + len(note))
-	b.WriteString(MarkerPrefix)
-	b.WriteString(strconv.Itoa(omittedLines))
-	b.WriteString(" lines and ")
-	b.WriteString(strconv.Itoa(omittedBytes))
-	b.WriteString(" bytes omitted; original ")
-	b.WriteString(strconv.Itoa(totalLines))
-	b.WriteString(" lines, ")
-	b.WriteString(strconv.Itoa(totalBytes))
-	b.WriteString(" bytes")
-	if note != "" {
-		b.WriteString("; ")
-		b.WriteString(note)
-	}
-	b.WriteString(" ...]")
-	return b.String()
+	return marks.Line(omittedLines, omittedBytes, totalLines, totalBytes, cleanNote(note))
 }
 
 // minContentBytes is the least Text keeps of head and tail together when the marker leaves less.
@@ -146,18 +126,7 @@ func cleanNote(note string) string {
 		}
 		note = note[:cut]
 	}
-	return cleanLine(note)
-}
-
-// cleanLine returns note as one valid UTF-8 line: newlines become spaces, invalid bytes U+FFFD.
-func cleanLine(note string) string {
-	if strings.ContainsAny(note, "\r\n") {
-		note = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(note)
-	}
-	if !utf8.ValidString(note) {
-		note = strings.ToValidUTF8(note, "\uFFFD")
-	}
-	return note
+	return marks.CleanLine(note)
 }
 
 // countLines returns the number of lines of s. "" has 0 lines, "a" and "a\n" 1, "a\nb" 2.

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/marks"
 	"github.com/adkctx/adkctx/recall"
 )
 
@@ -69,7 +70,7 @@ func mentionsTool(text string, tools []string) bool {
 // namesSavedOutput reports whether s points at a saved output: a truncation note naming one, or
 // the view's excerpt note (RewriteNotes names the saved result in it).
 func namesSavedOutput(s string) bool {
-	return strings.Contains(s, OutputPrefix) || strings.Contains(s, compaction.ExcerptNote)
+	return strings.Contains(s, OutputPrefix) || strings.Contains(s, marks.ExcerptNote)
 }
 
 // holdsString reports whether a string of v satisfies pred.

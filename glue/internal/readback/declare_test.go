@@ -7,6 +7,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/marks"
 	"github.com/adkctx/adkctx/recall"
 )
 
@@ -25,7 +26,7 @@ func TestNeeded(t *testing.T) {
 	}
 	cut := map[string]any{"output": "line 1\n[... output truncated: 900 lines omitted; " + OutputNote(OutputName("grep", "c1", 0, 1, true)) + "]\nline 1000"}
 	cutNoTools := map[string]any{"output": "head\n[... output truncated: full output saved as artifact \"" + OutputName("grep", "c1", 0, 1, true) + "\"]"}
-	excerpt := map[string]any{"output": "head … tail", "note": compaction.ExcerptNote}
+	excerpt := map[string]any{"output": "head … tail", "note": marks.ExcerptNote}
 	nested := map[string]any{"runs": []any{map[string]any{"log": cut["output"]}}}
 	summary := genai.NewContentFromText(compaction.SummaryHeader+"\nGoal: list the open orders.", genai.RoleUser)
 	for _, tc := range []struct {

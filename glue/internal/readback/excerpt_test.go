@@ -10,6 +10,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/marks"
 	"github.com/adkctx/adkctx/processors/truncate"
 
 	"github.com/adkctx/adkctx/recall"
@@ -182,11 +183,11 @@ func TestExcerptOfCutResultNamesTheCutsOutput(t *testing.T) {
 			for i, key := range tc.cut {
 				text, _ := resp[key].(string)
 				orig := tc.result[key].(string)
-				marks := truncate.FindMarks(text)
-				if len(marks) != 1 {
-					t.Fatalf("%s: %d marks, want 1:\n%s", key, len(marks), text)
+				found := marks.Find(text)
+				if len(found) != 1 {
+					t.Fatalf("%s: %d marks, want 1:\n%s", key, len(found), text)
 				}
-				m := marks[0]
+				m := found[0]
 				if m.Note != excerptNote(names[i]) {
 					t.Errorf("%s: note %q, want %q", key, m.Note, excerptNote(names[i]))
 				}

@@ -14,7 +14,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/compaction"
-	"github.com/adkctx/adkctx/processors/truncate"
+	"github.com/adkctx/adkctx/internal/marks"
 
 	"github.com/adkctx/adkctx/recall"
 )
@@ -60,7 +60,7 @@ type notesReport struct {
 // recall tools in should read them: with in.Outputs, the note of each tool result shown as an
 // excerpt names the saved output holding it whole instead of asking for the tool to be run
 // again — for a text truncation cut, the output the cut saved (the view's mark states its
-// sizes); for any other, [compaction.ExcerptNote], the result's own ([excerptName], saved by
+// sizes); for any other, [marks.ExcerptNote], the result's own ([excerptName], saved by
 // [SaveExcerpts] when the marker was stored); with in.History, the summary ends with [SummaryLine]. Without them it
 // returns contents as they are. It is pure and copy-on-write (a content that changes is replaced
 // in a new slice; nothing given is modified), idempotent, and byte-stable: equal contents,
@@ -154,28 +154,28 @@ func withExcerptNotes(c *genai.Content) (*genai.Content, int) {
 }
 
 // holdsExcerptNote reports whether s holds a note of the view on an excerpt that RewriteNotes
-// rewrites: [compaction.ExcerptNote], or the note of an excerpt of a cut result naming its saved
+// rewrites: [marks.ExcerptNote], or the note of an excerpt of a cut result naming its saved
 // output.
 func holdsExcerptNote(s string) bool {
-	if strings.Contains(s, compaction.ExcerptNote) {
+	if strings.Contains(s, marks.ExcerptNote) {
 		return true
 	}
 	_, found := rewriteCutExcerpts(s, true)
 	return found
 }
 
-// holdsBareNote reports whether s holds [compaction.ExcerptNote]: an excerpt of a result that was
+// holdsBareNote reports whether s holds [marks.ExcerptNote]: an excerpt of a result that was
 // not cut, which only the excerpt's own saved output holds whole.
-func holdsBareNote(s string) bool { return strings.Contains(s, compaction.ExcerptNote) }
+func holdsBareNote(s string) bool { return strings.Contains(s, marks.ExcerptNote) }
 
 // replaceNotes returns v with the view's excerpt notes rewritten in its strings, copying only what
-// changes: [compaction.ExcerptNote] becomes bare(), and the note of an excerpt of a cut result
+// changes: [marks.ExcerptNote] becomes bare(), and the note of an excerpt of a cut result
 // names the output the cut saved (see rewriteCutExcerpts).
 func replaceNotes(v any, bare func() string) any {
 	switch x := v.(type) {
 	case string:
-		if strings.Contains(x, compaction.ExcerptNote) {
-			x = strings.ReplaceAll(x, compaction.ExcerptNote, bare())
+		if strings.Contains(x, marks.ExcerptNote) {
+			x = strings.ReplaceAll(x, marks.ExcerptNote, bare())
 		}
 		x, _ = rewriteCutExcerpts(x, false)
 		return x
@@ -202,17 +202,17 @@ func replaceNotes(v any, bare func() string) any {
 }
 
 // rewriteCutExcerpts returns s with the note of each excerpt of a cut result (the view writes
-// [compaction.ExcerptHead], "; " and the cut's note, which names the saved output holding the
+// [marks.ExcerptHead], "; " and the cut's note, which names the saved output holding the
 // whole output) replaced by excerptNote of that output; notes naming no saved output stay. With
 // onlyFind it stops at the first such note. It reports whether it found one.
 func rewriteCutExcerpts(s string, onlyFind bool) (string, bool) {
-	if !strings.Contains(s, compaction.ExcerptHead+"; ") {
+	if !strings.Contains(s, marks.ExcerptHead+"; ") {
 		return s, false
 	}
 	var b strings.Builder
 	at, found := 0, false
-	for _, f := range truncate.FindMarks(s) {
-		rest, ok := strings.CutPrefix(f.Note, compaction.ExcerptHead+"; ")
+	for _, f := range marks.Find(s) {
+		rest, ok := strings.CutPrefix(f.Note, marks.ExcerptHead+"; ")
 		if !ok {
 			continue
 		}

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/marks"
 	"github.com/adkctx/adkctx/processors/truncate"
 
 	"github.com/adkctx/adkctx/recall"
@@ -105,7 +106,7 @@ func TestRewriteNotes(t *testing.T) {
 	}
 	name := excerptName("run_tests", ex.Shown)
 	text := out[2].Parts[0].FunctionResponse.Response["output"].(string)
-	if strings.Contains(text, compaction.ExcerptNote) || !strings.Contains(text, excerptNote(name)) {
+	if strings.Contains(text, marks.ExcerptNote) || !strings.Contains(text, excerptNote(name)) {
 		t.Errorf("excerpt note not rewritten:\n%s", text)
 	}
 	if !strings.HasSuffix(out[0].Parts[0].Text, SummaryLine()) || !compaction.IsSummary(out[0]) {
@@ -215,16 +216,16 @@ func TestInstalledIn(t *testing.T) {
 func FuzzRewriteNotes(f *testing.F) {
 	f.Add("head\n[... output truncated: 3 lines; ", " ...]\ntail", "run_tests")
 	f.Add("", "", "")
-	f.Add("\xff\xfe", compaction.ExcerptNote, "weird/tool name")
+	f.Add("\xff\xfe", marks.ExcerptNote, "weird/tool name")
 	f.Fuzz(func(t *testing.T, before, after, tool string) {
-		resp := map[string]any{"output": before + compaction.ExcerptNote + after, "items": []any{after, map[string]any{"x": before}}, "n": 1.0}
+		resp := map[string]any{"output": before + marks.ExcerptNote + after, "items": []any{after, map[string]any{"x": before}}, "n": 1.0}
 		contents := []*genai.Content{{Role: genai.RoleUser, Parts: []*genai.Part{genai.NewPartFromFunctionResponse(tool, resp)}}}
 		in := mustJSON(t, contents)
 		out, rep := rewriteNotes(contents, Installed{Outputs: true, History: true})
 		if mustJSON(t, contents) != in {
 			t.Fatal("the input changed")
 		}
-		if rep.Excerpts != 1 || strings.Contains(mustJSON(t, out), mustJSON(t, compaction.ExcerptNote)[1:len(mustJSON(t, compaction.ExcerptNote))-1]) {
+		if rep.Excerpts != 1 || strings.Contains(mustJSON(t, out), mustJSON(t, marks.ExcerptNote)[1:len(mustJSON(t, marks.ExcerptNote))-1]) {
 			t.Fatalf("report %+v, result %s", rep, mustJSON(t, out))
 		}
 		again, rep := rewriteNotes(out, Installed{Outputs: true, History: true})
