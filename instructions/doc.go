@@ -1,6 +1,10 @@
-// Package instructions merges the AGENTS.md files found by package agentsmd
-// into one instruction text for the model, with provenance and a byte
-// budget, and caches the result per working directory (Loader).
+// Package instructions finds the AGENTS.md files of a working directory and
+// merges them into one instruction text for the model, with provenance and a
+// byte budget. A Loader caches the result per working directory.
+//
+// agentsmd.Config says how files are found and read; package agentsmd
+// documents those rules. The discovery itself lives in
+// instructions/internal/discover, used only by the Loader.
 //
 // # Format
 //
@@ -27,7 +31,7 @@
 //
 // Config.MaxBytes (default 32768) bounds len(Merged.Text), everything
 // included; it always holds. Unlike Codex, which fills its budget root-first
-// and silently drops the most specific file, Merge shrinks from the LEAST
+// and silently drops the most specific file, the Loader shrinks from the LEAST
 // specific side: the global file first, then the root, and so on. A file is
 // cut keeping its head (titles and overviews usually come first), on a rune
 // boundary, and a visible marker starting with markerPrefix follows the kept
@@ -49,7 +53,7 @@
 //
 // Loader.Load(ctx, workDir) caches the merged result per working directory
 // (bounded, least recently used evicted). Each call re-stats the paths that
-// decided the result (agentsmd.Discovery.Stale) and re-reads only after a
+// decided the result and re-reads only after a
 // change of existence, type, size or modification time. One zap info entry
 // with the fields work_dir, root, files, bytes, truncated, skipped and
 // skipped_paths is logged when the merged result of a working directory
@@ -60,7 +64,7 @@
 // in a goroutine of its own and is shared by the Loads of the same working
 // directory that arrive meanwhile; Loads of other directories never wait
 // for it, and Load gives up when its context is done (the discovery
-// goes on and fills the cache). The Loader passes Config.MaxBytes to
-// agentsmd as the text budget (agentsmd.Config.TextBudget, unless set): no
+// goes on and fills the cache). The Loader passes Config.MaxBytes to the
+// discovery as its text budget (agentsmd.Config.TextBudget, unless set): no
 // file or import is read beyond what the merged text can hold.
 package instructions

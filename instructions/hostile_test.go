@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/adkctx/adkctx/agentsmd"
+	"github.com/adkctx/adkctx/instructions/internal/discover"
 )
 
 // hangGuard is how long TestLoaderFIFOSwap waits for Loads that should take
@@ -153,14 +154,14 @@ func TestLoaderSlowDiscovery(t *testing.T) {
 	}
 	started, release := make(chan struct{}), make(chan struct{})
 	var slowCalls atomic.Int64
-	l.discover = func(dir string, cfg agentsmd.Config) (*agentsmd.Discovery, error) {
+	l.discover = func(dir string, cfg agentsmd.Config) (*discover.Discovery, error) {
 		if dir == slow {
 			if slowCalls.Add(1) == 1 {
 				close(started)
 			}
 			<-release // a hung file system
 		}
-		return agentsmd.Discover(dir, cfg)
+		return discover.Discover(dir, cfg)
 	}
 
 	type result struct {
@@ -224,10 +225,10 @@ func TestLoaderForgetDuringDiscovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	started, release := make(chan struct{}), make(chan struct{})
-	l.discover = func(dir string, cfg agentsmd.Config) (*agentsmd.Discovery, error) {
+	l.discover = func(dir string, cfg agentsmd.Config) (*discover.Discovery, error) {
 		close(started)
 		<-release
-		return agentsmd.Discover(dir, cfg)
+		return discover.Discover(dir, cfg)
 	}
 	done := make(chan error, 1)
 	go func() {
@@ -253,14 +254,14 @@ func TestLoaderDiscoveryPanicIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.discover = func(string, agentsmd.Config) (*agentsmd.Discovery, error) { panic("bug: secret-in-file") }
+	l.discover = func(string, agentsmd.Config) (*discover.Discovery, error) { panic("bug: secret-in-file") }
 	if _, err := l.Load(t.Context(), root); err == nil || !strings.Contains(err.Error(), "panicked (string)") || strings.Contains(err.Error(), "secret") {
 		t.Errorf("err = %v", err)
 	}
 	if logs.Len() != 1 || strings.Contains(fmt.Sprint(logs.All()[0].ContextMap()), "secret") {
 		t.Errorf("error logs = %v, want 1 without the panic's value", logs.All())
 	}
-	l.discover = agentsmd.Discover
+	l.discover = discover.Discover
 	if m := mustLoad(t, l, root); !strings.Contains(m.Text, "rules") {
 		t.Errorf("after the panic: %q", m.Text)
 	}
@@ -289,18 +290,18 @@ func TestLoaderTextBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := mustLoad(t, l, leaf)
-	budget, err := agentsmd.Discover(leaf, agentsmd.Config{NoGlobal: true, TextBudget: int64(ic.MaxBytes)})
+	budget, err := discover.Discover(leaf, agentsmd.Config{NoGlobal: true, TextBudget: int64(ic.MaxBytes)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(Merge(budget, ic).Text, got.Text); diff != "" {
+	if diff := cmp.Diff(merge(budget, ic).Text, got.Text); diff != "" {
 		t.Errorf("Loader text differs from a discovery with TextBudget = MaxBytes (-want +got):\n%s", diff)
 	}
-	all, err := agentsmd.Discover(leaf, agentsmd.Config{NoGlobal: true, TextBudget: 1 << 30})
+	all, err := discover.Discover(leaf, agentsmd.Config{NoGlobal: true, TextBudget: 1 << 30})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Merge(all, ic)
+	want := merge(all, ic)
 	if len(got.Sources) != len(want.Sources) {
 		t.Fatalf("sources: %d with the budget, %d with everything read", len(got.Sources), len(want.Sources))
 	}

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/adkctx/adkctx/agentsmd"
+	"github.com/adkctx/adkctx/instructions/internal/discover"
 )
 
 // Loader discovers and merges the instructions of working directories and
@@ -18,8 +19,8 @@ import (
 //
 // Every Load re-stats the paths that decided the cached result (the
 // candidate names in every directory from the root to the working
-// directory, the root markers, the global file and every import; see
-// agentsmd.Discovery.Stale) and re-reads the files only when one of them
+// directory, the root markers, the global file and every import) and
+// re-reads the files only when one of them
 // appeared, disappeared or changed size, type or modification time. A file
 // rewritten with the same size within the file system's mtime granularity is
 // not noticed until its next change.
@@ -45,8 +46,8 @@ type Loader struct {
 	log         *zap.Logger
 	maxDirs     int
 	discoveries atomic.Int64
-	// discover is agentsmd.Discover; tests substitute a slow one.
-	discover func(string, agentsmd.Config) (*agentsmd.Discovery, error)
+	// discover is discover.Discover; tests substitute a slow one.
+	discover func(string, agentsmd.Config) (*discover.Discovery, error)
 
 	mu      sync.Mutex
 	entries map[string]*entry // looked up by key only, never iterated for output
@@ -57,7 +58,7 @@ type Loader struct {
 // A Discovery is never changed once made, so d may be used without the lock.
 type entry struct {
 	used   uint64
-	d      *agentsmd.Discovery // nil: nothing cached yet, or the last discovery failed
+	d      *discover.Discovery // nil: nothing cached yet, or the last discovery failed
 	m      Merged
 	have   bool    // m holds a previous result (for change detection)
 	flight *flight // the discovery in progress, nil if none
@@ -97,12 +98,12 @@ func NewLoader(ac agentsmd.Config, ic Config, logger *zap.Logger) (*Loader, erro
 	if maxDirs == 0 {
 		maxDirs = defaultMaxCachedDirs
 	}
-	return &Loader{ac: ac, ic: ic, log: logger, maxDirs: maxDirs, discover: agentsmd.Discover, entries: map[string]*entry{}}, nil
+	return &Loader{ac: ac, ic: ic, log: logger, maxDirs: maxDirs, discover: discover.Discover, entries: map[string]*entry{}}, nil
 }
 
 // Load returns the merged instructions for workDir, from the cache
-// when nothing changed on disk. Errors come from agentsmd.Discover (an
-// unusable working directory) or from ctx: when ctx is done before the
+// when nothing changed on disk. Errors are an unusable working directory
+// (*agentsmd.WorkDirError) or come from ctx: when ctx is done before the
 // discovery of workDir is, Load returns an error wrapping ctx's
 // error. Problems with single files are never errors. The returned Merged
 // is a copy the caller may modify.
@@ -174,7 +175,7 @@ func (l *Loader) run(key string, e *entry, c *flight, prev Merged, have bool) {
 
 // rediscover returns a new discovery of key and its merged text, logged
 // when it differs from prev.
-func (l *Loader) rediscover(key string, prev Merged, have bool) (d *agentsmd.Discovery, m Merged, err error) {
+func (l *Loader) rediscover(key string, prev Merged, have bool) (d *discover.Discovery, m Merged, err error) {
 	// A panic here would kill the process from a goroutine nobody can
 	// recover in; it becomes this discovery's error instead.
 	defer func() {
@@ -189,7 +190,7 @@ func (l *Loader) rediscover(key string, prev Merged, have bool) (d *agentsmd.Dis
 	if err != nil {
 		return nil, Merged{}, err
 	}
-	m = Merge(d, l.ic)
+	m = merge(d, l.ic)
 	if have && !m.equal(prev) || !have && (len(m.Sources) > 0 || len(m.Skipped) > 0) {
 		files := make([]string, len(m.Sources))
 		for i, s := range m.Sources {

@@ -263,7 +263,7 @@ func BenchmarkMerge(b *testing.B) {
 	d := disc(global(strings.Repeat("g", 20000)), file("AGENTS.md", strings.Repeat("r", 20000)), file("a/AGENTS.md", strings.Repeat("l", 5000)))
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		Merge(d, Config{})
+		merge(d, Config{})
 	}
 	b.ReportMetric(float64(defaultMaxBytes), "budget_bytes")
 }

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/adkctx/adkctx/agentsmd"
+	"github.com/adkctx/adkctx/instructions/internal/discover"
 )
 
 // Defaults and limits of Config.
@@ -19,7 +20,7 @@ const (
 	minMaxBytes = 1024
 	// defaultMaxCachedDirs bounds the Loader cache (working directories).
 	defaultMaxCachedDirs = 256
-	// markerPrefix starts every marker Merge writes into the text when it
+	// markerPrefix starts every marker merge writes into the text when it
 	// cuts or omits a file to fit the budget.
 	markerPrefix = "[adkctx: "
 	// minKeep: a file that could keep fewer bytes than this is omitted
@@ -38,14 +39,14 @@ const (
 		"The user's explicit requests in this conversation override all of them."
 )
 
-// Config configures Merge and the Loader. The zero value uses the defaults.
+// Config configures the merged text and the Loader cache. The zero value uses the defaults.
 type Config struct {
 	// MaxBytes is the budget of Merged.Text in bytes, everything included
 	// (header, section tags, markers). Default 32 KiB; a non-zero
-	// value must be >= minMaxBytes.
+	// value must be at least 1024.
 	MaxBytes int
 	// MaxCachedDirs bounds how many working directories a Loader caches
-	// (least recently used evicted). Default defaultMaxCachedDirs.
+	// (least recently used evicted). Default 256.
 	MaxCachedDirs int
 }
 
@@ -78,14 +79,14 @@ type Source struct {
 	// Scope is agentsmd.ScopeGlobal or agentsmd.ScopeProject.
 	Scope agentsmd.Scope
 	// Bytes is the size of the file's text (imports expanded as far as
-	// agentsmd's text budget let them be, trailing whitespace removed);
+	// agentsmd.Config.TextBudget let them be, trailing whitespace removed);
 	// KeptBytes how much of it is in Merged.Text.
 	Bytes, KeptBytes int
 	// Truncated: the file was cut (or omitted) to fit the budget.
 	Truncated bool
 	// Omitted: nothing of the file's text fits (a marker stands in for it).
 	Omitted bool
-	// FileTruncated: the file was over agentsmd's per-file read cap.
+	// FileTruncated: the file was over agentsmd.Config.MaxFileBytes.
 	FileTruncated bool
 	// Imports are the absolute paths imported into the file.
 	Imports []string
@@ -98,7 +99,7 @@ type Merged struct {
 	Text string
 	// Sources lists every contributing file, global → root → … → leaf.
 	Sources []Source
-	// Skipped are the files and imports agentsmd refused.
+	// Skipped are the files and imports the discovery refused.
 	Skipped []agentsmd.Skip
 	// Truncated: at least one file was cut or omitted to fit the budget.
 	Truncated bool
@@ -176,12 +177,12 @@ func summaryMarker(files, total int) string {
 		" bytes) omitted to fit the instruction budget]\n"
 }
 
-// Merge joins the discovered files into one instruction text, global first
+// merge joins the discovered files into one instruction text, global first
 // and the working directory's file last, within cfg.MaxBytes. See the
-// package documentation for the format and the cutting rules. Merge is pure
+// package documentation for the format and the cutting rules. merge is pure
 // and deterministic. A nil or empty discovery gives an empty Text. With an
 // invalid MaxBytes (below minMaxBytes) every file is omitted and Text is "".
-func Merge(d *agentsmd.Discovery, cfg Config) Merged {
+func merge(d *discover.Discovery, cfg Config) Merged {
 	var m Merged
 	if d == nil {
 		return m
@@ -241,7 +242,7 @@ func Merge(d *agentsmd.Discovery, cfg Config) Merged {
 }
 
 // sectionOf is the section of the merged text for f, and its Source (sizes before any cut).
-func sectionOf(f agentsmd.File) (section, Source) {
+func sectionOf(f discover.File) (section, Source) {
 	body := f.Content
 	if !utf8.ValidString(body) {
 		body = strings.ToValidUTF8(body, "\uFFFD")

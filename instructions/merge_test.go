@@ -9,18 +9,19 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/adkctx/adkctx/agentsmd"
+	"github.com/adkctx/adkctx/instructions/internal/discover"
 )
 
-func disc(files ...agentsmd.File) *agentsmd.Discovery {
-	return &agentsmd.Discovery{Root: "/r", WorkDir: "/r/a", Files: files}
+func disc(files ...discover.File) *discover.Discovery {
+	return &discover.Discovery{Root: "/r", WorkDir: "/r/a", Files: files}
 }
 
-func file(rel, content string) agentsmd.File {
-	return agentsmd.File{Path: "/r/" + rel, RelPath: rel, Scope: agentsmd.ScopeProject, Content: content}
+func file(rel, content string) discover.File {
+	return discover.File{Path: "/r/" + rel, RelPath: rel, Scope: agentsmd.ScopeProject, Content: content}
 }
 
-func global(content string) agentsmd.File {
-	return agentsmd.File{Path: "/home/u/.config/adkctx/AGENTS.md", RelPath: "~/.config/adkctx/AGENTS.md", Scope: agentsmd.ScopeGlobal, Content: content}
+func global(content string) discover.File {
+	return discover.File{Path: "/home/u/.config/adkctx/AGENTS.md", RelPath: "~/.config/adkctx/AGENTS.md", Scope: agentsmd.ScopeGlobal, Content: content}
 }
 
 const preamble = header + "\n\n" + precedence + "\n"
@@ -28,7 +29,7 @@ const preamble = header + "\n\n" + precedence + "\n"
 func TestMergeFormat(t *testing.T) {
 	d := disc(global("Be brief.\n"), file("AGENTS.md", "Root {rules}.\n\n"), file("a/AGENTS.md", "Leaf."))
 	d.Skipped = []agentsmd.Skip{{Path: "/r/a/AGENTS.override.md", Reason: "binary file"}}
-	m := Merge(d, Config{})
+	m := merge(d, Config{})
 	want := preamble +
 		"\n<agents_md path=\"~/.config/adkctx/AGENTS.md\" scope=\"global\">\nBe brief.\n</agents_md>\n" +
 		"\n<agents_md path=\"AGENTS.md\">\nRoot {rules}.\n</agents_md>\n" +
@@ -51,13 +52,13 @@ func TestMergeFormat(t *testing.T) {
 }
 
 func TestMergeEmpty(t *testing.T) {
-	if diff := cmp.Diff(Merged{}, Merge(nil, Config{})); diff != "" {
+	if diff := cmp.Diff(Merged{}, merge(nil, Config{})); diff != "" {
 		t.Errorf("nil (-want +got):\n%s", diff)
 	}
 	d := disc()
 	d.Skipped = []agentsmd.Skip{{Path: "/r/AGENTS.md", Reason: "empty or whitespace-only file"}}
 	want := Merged{Root: "/r", WorkDir: "/r/a", Skipped: d.Skipped}
-	if diff := cmp.Diff(want, Merge(d, Config{})); diff != "" {
+	if diff := cmp.Diff(want, merge(d, Config{})); diff != "" {
 		t.Errorf("no files (-want +got):\n%s", diff)
 	}
 }
@@ -72,7 +73,7 @@ func TestMergeBudget(t *testing.T) {
 	big := func(c string, n int) string { return strings.Repeat(c, n) }
 	tests := []struct {
 		name      string
-		files     []agentsmd.File
+		files     []discover.File
 		max       int
 		want      []srcState
 		markers   []string // substrings that must be in the text
@@ -81,14 +82,14 @@ func TestMergeBudget(t *testing.T) {
 	}{
 		{
 			name:  "fits exactly",
-			files: []agentsmd.File{file("AGENTS.md", big("r", 1000)), file("a/AGENTS.md", "leaf")},
+			files: []discover.File{file("AGENTS.md", big("r", 1000)), file("a/AGENTS.md", "leaf")},
 			max:   len(preamble) + len("\n<agents_md path=\"AGENTS.md\">\n\n</agents_md>\n")*1 + 1000 + len("\n<agents_md path=\"a/AGENTS.md\">\n\n</agents_md>\n") + 4,
 			want:  []srcState{{"AGENTS.md", 1000, false, false}, {"a/AGENTS.md", 4, false, false}},
 			tight: true,
 		},
 		{
 			name:      "root cut, leaf survives",
-			files:     []agentsmd.File{file("AGENTS.md", big("r", 5000)), file("a/AGENTS.md", big("l", 1000))},
+			files:     []discover.File{file("AGENTS.md", big("r", 5000)), file("a/AGENTS.md", big("l", 1000))},
 			max:       4096,
 			want:      []srcState{{"AGENTS.md", 2651, true, false}, {"a/AGENTS.md", 1000, false, false}},
 			tight:     true,
@@ -97,7 +98,7 @@ func TestMergeBudget(t *testing.T) {
 		},
 		{
 			name:      "global omitted first, then root cut, leaf survives",
-			files:     []agentsmd.File{global(big("g", 3000)), file("AGENTS.md", big("r", 3000)), file("a/AGENTS.md", big("l", 1500))},
+			files:     []discover.File{global(big("g", 3000)), file("AGENTS.md", big("r", 3000)), file("a/AGENTS.md", big("l", 1500))},
 			max:       4096,
 			want:      []srcState{{"~/.config/adkctx/AGENTS.md", 0, true, true}, {"AGENTS.md", 2041, true, false}, {"a/AGENTS.md", 1500, false, false}},
 			tight:     true,
@@ -106,7 +107,7 @@ func TestMergeBudget(t *testing.T) {
 		},
 		{
 			name:      "leaf alone over budget: others collapse, leaf head kept",
-			files:     []agentsmd.File{global("g"), file("AGENTS.md", "r"), file("a/AGENTS.md", "HEAD"+big("l", 5000))},
+			files:     []discover.File{global("g"), file("AGENTS.md", "r"), file("a/AGENTS.md", "HEAD"+big("l", 5000))},
 			max:       2048,
 			want:      []srcState{{"~/.config/adkctx/AGENTS.md", 0, true, true}, {"AGENTS.md", 0, true, true}, {"a/AGENTS.md", 1552, true, false}},
 			tight:     true,
@@ -115,7 +116,7 @@ func TestMergeBudget(t *testing.T) {
 		},
 		{
 			name:      "cut on a rune boundary",
-			files:     []agentsmd.File{file("AGENTS.md", big("é", 3000)), file("a/AGENTS.md", "leaf")},
+			files:     []discover.File{file("AGENTS.md", big("é", 3000)), file("a/AGENTS.md", "leaf")},
 			max:       2048,
 			want:      []srcState{{"AGENTS.md", 1598, true, false}, {"a/AGENTS.md", 4, false, false}},
 			tight:     true,
@@ -124,7 +125,7 @@ func TestMergeBudget(t *testing.T) {
 		},
 		{
 			name:      "tiny global kept whole (its omission marker would be longer), root cut",
-			files:     []agentsmd.File{global("Be brief."), file("AGENTS.md", big("root rule. ", 150)), file("a/AGENTS.md", "Leaf rule.")},
+			files:     []discover.File{global("Be brief."), file("AGENTS.md", big("root rule. ", 150)), file("a/AGENTS.md", "Leaf rule.")},
 			max:       1200,
 			want:      []srcState{{"~/.config/adkctx/AGENTS.md", 9, false, false}, {"AGENTS.md", 660, true, false}, {"a/AGENTS.md", 10, false, false}},
 			markers:   []string{`[adkctx: AGENTS.md file "AGENTS.md" was cut to fit the instruction budget: kept the first 660 of 1649 bytes]`},
@@ -133,7 +134,7 @@ func TestMergeBudget(t *testing.T) {
 		},
 		{
 			name:      "invalid budget: nothing",
-			files:     []agentsmd.File{file("AGENTS.md", "r")},
+			files:     []discover.File{file("AGENTS.md", "r")},
 			max:       100,
 			want:      []srcState{{"AGENTS.md", 0, true, true}},
 			truncated: true,
@@ -141,7 +142,7 @@ func TestMergeBudget(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m := Merge(disc(tc.files...), Config{MaxBytes: tc.max})
+			m := merge(disc(tc.files...), Config{MaxBytes: tc.max})
 			var got []srcState
 			for _, s := range m.Sources {
 				got = append(got, srcState{s.Path, s.KeptBytes, s.Truncated, s.Omitted})
@@ -177,12 +178,12 @@ func TestMergeBudget(t *testing.T) {
 
 func TestMergeLongPathsStayInBudget(t *testing.T) {
 	long := strings.Repeat("very-long-directory-name/", 40) + "AGENTS.md"
-	var files []agentsmd.File
+	var files []discover.File
 	for i := 0; i < 30; i++ {
 		files = append(files, file(strings.Repeat("d/", i)+long, strings.Repeat("x", 200)))
 	}
 	for _, max := range []int{minMaxBytes, 2000, 5000, 10000} {
-		m := Merge(disc(files...), Config{MaxBytes: max})
+		m := merge(disc(files...), Config{MaxBytes: max})
 		if len(m.Text) > max || !m.Truncated || !strings.Contains(m.Text, markerPrefix) || !utf8.ValidString(m.Text) {
 			t.Errorf("max %d: len %d, truncated %v", max, len(m.Text), m.Truncated)
 		}
@@ -221,12 +222,12 @@ func FuzzMerge(f *testing.F) {
 		n := 1 + int(rep)
 		g, r, l = strings.Repeat(g, n), strings.Repeat(r, n), strings.Repeat(l, n)
 		budget := minMaxBytes + int(b)%4096
-		var files []agentsmd.File
+		var files []discover.File
 		if g != "" {
 			files = append(files, global(g))
 		}
 		files = append(files, file("AGENTS.md", r), file("a/b/AGENTS.md", l))
-		m := Merge(disc(files...), Config{MaxBytes: budget})
+		m := merge(disc(files...), Config{MaxBytes: budget})
 		if len(m.Text) > budget {
 			t.Fatalf("len %d > budget %d", len(m.Text), budget)
 		}

@@ -13,9 +13,9 @@
 //	8 parallel results over a 16K window               glue/internal/steps TestEnforceBudgetParallelResultsShareOneBudget, TestParallelResultsThroughTheRunner
 //	binary / invalid UTF-8 output, []byte results      hooks TestFullOutputArtifactsAreByteExact
 //	1 GB tool output with an artifact service          hooks BenchmarkHugeToolOutput (peak heap ÷ output)
-//	directory swapped with a symlink (AGENTS.md)       agentsmd TestDiscoverSymlinkSwappedBetweenCheckAndOpen, TestDiscoverSymlinkSwapRace
-//	AGENTS.md swapped with a FIFO                      agentsmd TestDiscoverFIFOSwappedBetweenCheckAndOpen, TestDiscoverFIFOSwapNeverBlocks, instructions TestLoaderFIFOSwap
-//	an AGENTS.md importing 1,000 files of 64 KiB       agentsmd BenchmarkDiscoverImportAmplification
+//	directory swapped with a symlink (AGENTS.md)       instructions/internal/discover TestDiscoverSymlinkSwappedBetweenCheckAndOpen, TestDiscoverSymlinkSwapRace
+//	AGENTS.md swapped with a FIFO                      instructions/internal/discover TestDiscoverFIFOSwappedBetweenCheckAndOpen, TestDiscoverFIFOSwapNeverBlocks, instructions TestLoaderFIFOSwap
+//	an AGENTS.md importing 1,000 files of 64 KiB       instructions/internal/discover BenchmarkDiscoverImportAmplification
 //	8,192-token window over 200 turns                  TestLongProviderCountNeverPassesTheHardLimit
 //	4 runners on one session                           TestRunnersShareOneCompaction
 //	distinct model names                               TestPerNameStateIsBounded

@@ -1,6 +1,6 @@
 //go:build unix
 
-package agentsmd
+package discover
 
 import (
 	"os"

@@ -1,6 +1,6 @@
 //go:build unix
 
-package agentsmd
+package discover
 
 import (
 	"fmt"
@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/adkctx/adkctx/agentsmd"
 )
 
 // hangGuard is how long the swap tests wait for discoveries that should take
@@ -121,7 +123,7 @@ func TestDiscoverSymlinkSwapRace(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < perWorker; i++ {
-				d, err := Discover(workDirs[i%len(workDirs)], Config{NoGlobal: true})
+				d, err := Discover(workDirs[i%len(workDirs)], agentsmd.Config{NoGlobal: true})
 				if err != nil || d.Root != repo {
 					// The working directory itself was absent or resolved
 					// through the symlink: then its files are legitimately
@@ -187,7 +189,7 @@ func TestDiscoverFIFOSwapNeverBlocks(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < perWorker; i++ {
-				d, err := Discover(filepath.Join(tmp, "sub"), Config{NoGlobal: true})
+				d, err := Discover(filepath.Join(tmp, "sub"), agentsmd.Config{NoGlobal: true})
 				if err != nil {
 					mu.Lock()
 					failures = append(failures, err.Error())
@@ -289,11 +291,11 @@ func TestDiscoverSpecialFiles(t *testing.T) {
 			writeTree(t, dir, map[string]string{".git/": "", "CLAUDE.md": "fallback\n"})
 			p := filepath.Join(dir, "AGENTS.md")
 			tc.make(t, dir, p)
-			d, err := Discover(dir, Config{NoGlobal: true, FallbackNames: []string{"CLAUDE.md"}})
+			d, err := Discover(dir, agentsmd.Config{NoGlobal: true, FallbackNames: []string{"CLAUDE.md"}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff([]Skip{{Path: p, Reason: tc.reason}}, d.Skipped); diff != "" {
+			if diff := cmp.Diff([]agentsmd.Skip{{Path: p, Reason: tc.reason}}, d.Skipped); diff != "" {
 				t.Errorf("skipped (-want +got):\n%s", diff)
 			}
 			if len(d.Files) != 1 || d.Files[0].Content != "fallback\n" {

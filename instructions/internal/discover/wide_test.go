@@ -1,4 +1,4 @@
-package agentsmd
+package discover
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/adkctx/adkctx/agentsmd"
 )
 
 // buildWideTree makes a repository with `depth` nested directories
@@ -45,7 +47,7 @@ func buildWideTree(tb testing.TB, depth, siblings int, wideLevels func(level int
 func TestDiscoverWideTreeReadsOnlyThePath(t *testing.T) {
 	const depth = 20
 	_, leaf := buildWideTree(t, depth, 1000, func(level int) bool { return level == 10 })
-	d, err := Discover(leaf, Config{NoGlobal: true})
+	d, err := Discover(leaf, agentsmd.Config{NoGlobal: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +79,7 @@ func BenchmarkDiscoverWideTree(b *testing.B) {
 	const depth = 20
 	// Built once: the outer benchmark body runs a single time around b.Run.
 	_, leaf := buildWideTree(b, depth, 1000, func(int) bool { return true })
-	cfg := Config{NoGlobal: true}
+	cfg := agentsmd.Config{NoGlobal: true}
 	b.Run("depth20_siblings1000_each_level", func(b *testing.B) {
 		var last *Discovery
 		b.ReportAllocs()
@@ -99,7 +101,7 @@ func BenchmarkDiscoverWideTree(b *testing.B) {
 // BenchmarkStale is the cost of checking a cached discovery for changes.
 func BenchmarkStale(b *testing.B) {
 	_, leaf := buildWideTree(b, 20, 0, func(int) bool { return false })
-	d, err := Discover(leaf, Config{NoGlobal: true})
+	d, err := Discover(leaf, agentsmd.Config{NoGlobal: true})
 	if err != nil {
 		b.Fatal(err)
 	}

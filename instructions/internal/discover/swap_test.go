@@ -1,6 +1,6 @@
 //go:build unix
 
-package agentsmd
+package discover
 
 import (
 	"os"
@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/adkctx/adkctx/agentsmd"
 )
 
 // swapOnOpen returns an openFunc that, on the first open of name, runs swap and then opens:
@@ -56,7 +58,7 @@ func TestDiscoverSymlinkSwappedBetweenCheckAndOpen(t *testing.T) {
 	a := filepath.Join(repo, "a")
 	var swapped bool
 	open := swapOnOpen(t, "a/inc.md", &swapped, renames([2]string{a, a + ".real"}, [2]string{a + ".evil", a}))
-	d := discover(repo, Config{NoGlobal: true}.withDefaults(), open)
+	d := discover(repo, withDefaults(agentsmd.Config{NoGlobal: true}), open)
 	if !swapped {
 		t.Fatal("the import was never opened: the interleaving did not happen")
 	}
@@ -68,7 +70,7 @@ func TestDiscoverSymlinkSwappedBetweenCheckAndOpen(t *testing.T) {
 			t.Errorf("%s holds text from outside the project: %q", f.RelPath, f.Content)
 		}
 	}
-	want := Skip{Path: filepath.Join(a, "inc.md"), Reason: "import @a/inc.md in " + filepath.Join(repo, "AGENTS.md") +
+	want := agentsmd.Skip{Path: filepath.Join(a, "inc.md"), Reason: "import @a/inc.md in " + filepath.Join(repo, "AGENTS.md") +
 		": resolves outside the project root through a symlinked directory"}
 	if !slices.Contains(d.Skipped, want) {
 		t.Errorf("skips %v, want %v among them", d.Skipped, want)
@@ -92,7 +94,9 @@ func TestDiscoverFIFOSwappedBetweenCheckAndOpen(t *testing.T) {
 	var swapped bool
 	open := swapOnOpen(t, "sub/AGENTS.md", &swapped, renames([2]string{name, name + ".real"}, [2]string{fifo, name}))
 	done := make(chan *Discovery, 1)
-	go func() { done <- discover(filepath.Join(tmp, "sub"), Config{NoGlobal: true}.withDefaults(), open) }()
+	go func() {
+		done <- discover(filepath.Join(tmp, "sub"), withDefaults(agentsmd.Config{NoGlobal: true}), open)
+	}()
 	var d *Discovery
 	select {
 	case d = <-done:
@@ -107,7 +111,7 @@ func TestDiscoverFIFOSwappedBetweenCheckAndOpen(t *testing.T) {
 	if !swapped {
 		t.Fatal("sub/AGENTS.md was never opened: the interleaving did not happen")
 	}
-	want := Skip{Path: name, Reason: "not a regular file (p---------)"}
+	want := agentsmd.Skip{Path: name, Reason: "not a regular file (p---------)"}
 	if !slices.Contains(d.Skipped, want) {
 		t.Errorf("skips %v, want %v among them", d.Skipped, want)
 	}

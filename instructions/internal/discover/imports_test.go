@@ -1,4 +1,4 @@
-package agentsmd
+package discover
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package agentsmd
+package discover
 
 import (
 	"errors"
@@ -11,15 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-)
 
-// Scope says where a File sits.
-type Scope string
-
-// Scopes of a File.
-const (
-	ScopeGlobal  Scope = "global"  // the user-wide file (Config.GlobalFile)
-	ScopeProject Scope = "project" // a file in a directory from the project root to the working directory
+	"github.com/adkctx/adkctx/agentsmd"
 )
 
 // File is one instruction file that contributes text.
@@ -31,7 +24,7 @@ type File struct {
 	// "~/..." when under the home directory, else the absolute path.
 	RelPath string
 	// Scope is ScopeGlobal or ScopeProject.
-	Scope Scope
+	Scope agentsmd.Scope
 	// Content is the file's text: valid UTF-8, @imports expanded, visible
 	// notes for truncation and failed imports included.
 	Content string
@@ -47,11 +40,6 @@ type File struct {
 	// Truncated reports that this file or one of its imports was over
 	// Config.MaxFileBytes and was cut.
 	Truncated bool
-}
-
-// Skip is a file or import that was not used, with the reason.
-type Skip struct {
-	Path, Reason string
 }
 
 // Stats counts the file system work one Discover call did.
@@ -95,7 +83,7 @@ type Discovery struct {
 	// Files are ordered global first, then root → … → working directory.
 	Files []File
 	// Skipped lists every refused file or import, in discovery order.
-	Skipped []Skip
+	Skipped []agentsmd.Skip
 	// Stats counts the file system work done.
 	Stats Stats
 	// probes are the paths whose state decided this result (root markers
@@ -103,18 +91,6 @@ type Discovery struct {
 	// the path, the global file, every import target).
 	probes []probe
 }
-
-// WorkDirError reports an unusable working directory.
-type WorkDirError struct {
-	WorkDir string
-	Err     error
-}
-
-func (e *WorkDirError) Error() string {
-	return fmt.Sprintf("agentsmd: working directory %q: %v", e.WorkDir, e.Err)
-}
-
-func (e *WorkDirError) Unwrap() error { return e.Err }
 
 // errNotDirectory is wrapped by a WorkDirError when the working directory is
 // not a directory.
@@ -124,28 +100,28 @@ var errNotDirectory = errors.New("not a directory")
 // Problems with individual files are never errors: they are logged as
 // warnings and listed in Discovery.Skipped. Errors are returned only for an
 // invalid Config (*adkctx.ConfigError values) or an unusable workDir (*WorkDirError).
-func Discover(workDir string, cfg Config) (*Discovery, error) {
+func Discover(workDir string, cfg agentsmd.Config) (*Discovery, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
+	cfg = withDefaults(cfg)
 	if workDir == "" {
-		return nil, &WorkDirError{WorkDir: workDir, Err: errors.New("empty path")}
+		return nil, &agentsmd.WorkDirError{WorkDir: workDir, Err: errors.New("empty path")}
 	}
 	abs, err := filepath.Abs(workDir)
 	if err != nil {
-		return nil, &WorkDirError{WorkDir: workDir, Err: err}
+		return nil, &agentsmd.WorkDirError{WorkDir: workDir, Err: err}
 	}
 	resolved, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return nil, &WorkDirError{WorkDir: workDir, Err: err}
+		return nil, &agentsmd.WorkDirError{WorkDir: workDir, Err: err}
 	}
 	fi, err := os.Stat(resolved)
 	if err != nil {
-		return nil, &WorkDirError{WorkDir: workDir, Err: err}
+		return nil, &agentsmd.WorkDirError{WorkDir: workDir, Err: err}
 	}
 	if !fi.IsDir() {
-		return nil, &WorkDirError{WorkDir: workDir, Err: errNotDirectory}
+		return nil, &agentsmd.WorkDirError{WorkDir: workDir, Err: errNotDirectory}
 	}
 	return discover(resolved, cfg, openNoWait), nil
 }
@@ -156,8 +132,8 @@ func Discover(workDir string, cfg Config) (*Discovery, error) {
 // global file, so that the text budget goes to the most specific files
 // first (as instructions.Merge keeps them first); the result lists them
 // the other way round, global first, with their skips in that order too.
-func discover(workDir string, cfg Config, open openFunc) *Discovery {
-	s := &scanner{cfg: cfg, d: &Discovery{WorkDir: workDir}, seen: map[string]bool{}, open: open, readLimit: cfg.readLimit()}
+func discover(workDir string, cfg agentsmd.Config, open openFunc) *Discovery {
+	s := &scanner{cfg: cfg, d: &Discovery{WorkDir: workDir}, seen: map[string]bool{}, open: open, readLimit: readLimit(cfg)}
 	s.findRoot()
 	dirs := s.dirsRootToLeaf()
 	slots := make([]slot, 1+len(dirs)) // the global file, then root → leaf
@@ -222,7 +198,7 @@ func statProbe(path string) (probe, fs.FileInfo) {
 }
 
 type scanner struct {
-	cfg       Config
+	cfg       agentsmd.Config
 	d         *Discovery
 	seen      map[string]bool // probed paths (dedupe only; never iterated)
 	open      openFunc
@@ -233,13 +209,13 @@ type scanner struct {
 	// already used; they are more specific than the one being read.
 	textUsed int64
 	// pending are the skips of the source being read, until it is done.
-	pending []Skip
+	pending []agentsmd.Skip
 }
 
 // slot is the outcome for one source (the global file or one directory).
 type slot struct {
 	file  *File
-	skips []Skip
+	skips []agentsmd.Skip
 }
 
 type includedFile struct {
@@ -263,10 +239,10 @@ func (s *scanner) probe(path string) fs.FileInfo {
 // skip records a refused file or import for the source being read; it is
 // logged when the Discovery is assembled, in output order.
 func (s *scanner) skip(path, reason string) {
-	s.pending = append(s.pending, Skip{Path: path, Reason: reason})
+	s.pending = append(s.pending, agentsmd.Skip{Path: path, Reason: reason})
 }
 
-func (s *scanner) takeSkips() []Skip {
+func (s *scanner) takeSkips() []agentsmd.Skip {
 	sk := s.pending
 	s.pending = nil
 	return sk
@@ -364,7 +340,7 @@ func (s *scanner) global() slot {
 	if !ok {
 		return slot{skips: s.takeSkips()}
 	}
-	f.Scope = ScopeGlobal
+	f.Scope = agentsmd.ScopeGlobal
 	f.RelPath = displayGlobal(g)
 	return slot{file: f, skips: s.takeSkips()}
 }
@@ -379,7 +355,7 @@ func displayGlobal(g string) string {
 }
 
 func (s *scanner) directory(project *tree, dir string) slot {
-	for _, name := range s.cfg.candidateNames() {
+	for _, name := range candidateNames(s.cfg) {
 		p := filepath.Join(dir, name)
 		li := s.probe(p)
 		if li == nil {
@@ -398,7 +374,7 @@ func (s *scanner) directory(project *tree, dir string) slot {
 		if !ok {
 			continue
 		}
-		f.Scope = ScopeProject
+		f.Scope = agentsmd.ScopeProject
 		f.RelPath = filepath.ToSlash(project.rel(p))
 		return slot{file: f, skips: s.takeSkips()}
 	}

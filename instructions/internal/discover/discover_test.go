@@ -1,4 +1,4 @@
-package agentsmd
+package discover
 
 import (
 	"errors"
@@ -12,11 +12,13 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/adkctx/adkctx/agentsmd"
 )
 
 type gotFile struct {
 	Rel     string
-	Scope   Scope
+	Scope   agentsmd.Scope
 	Content string
 }
 
@@ -29,7 +31,7 @@ func TestDiscover(t *testing.T) {
 		name    string
 		files   map[string]string
 		workDir string // relative to the temp root
-		cfg     Config
+		cfg     agentsmd.Config
 		root    string // expected root, relative to the temp root
 		want    []gotFile
 		skips   []gotSkip // paths relative to the temp root
@@ -49,9 +51,9 @@ func TestDiscover(t *testing.T) {
 			workDir: "repo/a/b/c",
 			root:    "repo",
 			want: []gotFile{
-				{"AGENTS.md", ScopeProject, "root\n"},
-				{"a/AGENTS.md", ScopeProject, "a\n"},
-				{"a/b/AGENTS.md", ScopeProject, "b\n"},
+				{"AGENTS.md", agentsmd.ScopeProject, "root\n"},
+				{"a/AGENTS.md", agentsmd.ScopeProject, "a\n"},
+				{"a/b/AGENTS.md", agentsmd.ScopeProject, "b\n"},
 			},
 		},
 		{
@@ -66,8 +68,8 @@ func TestDiscover(t *testing.T) {
 			workDir: "repo/sub",
 			root:    "repo",
 			want: []gotFile{
-				{"AGENTS.override.md", ScopeProject, "override\n"},
-				{"sub/AGENTS.override.md", ScopeProject, "sub override\n"},
+				{"AGENTS.override.md", agentsmd.ScopeProject, "override\n"},
+				{"sub/AGENTS.override.md", agentsmd.ScopeProject, "sub override\n"},
 			},
 		},
 		{
@@ -81,12 +83,12 @@ func TestDiscover(t *testing.T) {
 				"repo/sub/s2/GEMINI.md": "gemini 2\n",
 			},
 			workDir: "repo/sub/s2",
-			cfg:     Config{FallbackNames: []string{"CLAUDE.md", "GEMINI.md"}},
+			cfg:     agentsmd.Config{FallbackNames: []string{"CLAUDE.md", "GEMINI.md"}},
 			root:    "repo",
 			want: []gotFile{
-				{"CLAUDE.md", ScopeProject, "claude\n"},
-				{"sub/AGENTS.md", ScopeProject, "agents\n"},
-				{"sub/s2/GEMINI.md", ScopeProject, "gemini 2\n"},
+				{"CLAUDE.md", agentsmd.ScopeProject, "claude\n"},
+				{"sub/AGENTS.md", agentsmd.ScopeProject, "agents\n"},
+				{"sub/s2/GEMINI.md", agentsmd.ScopeProject, "gemini 2\n"},
 			},
 		},
 		{
@@ -101,8 +103,8 @@ func TestDiscover(t *testing.T) {
 			workDir: "outer/wt/pkg",
 			root:    "outer/wt",
 			want: []gotFile{
-				{"AGENTS.md", ScopeProject, "worktree\n"},
-				{"pkg/AGENTS.md", ScopeProject, "pkg\n"},
+				{"AGENTS.md", agentsmd.ScopeProject, "worktree\n"},
+				{"pkg/AGENTS.md", agentsmd.ScopeProject, "pkg\n"},
 			},
 		},
 		{
@@ -116,8 +118,8 @@ func TestDiscover(t *testing.T) {
 			workDir: "repo/mod",
 			root:    "repo",
 			want: []gotFile{
-				{"AGENTS.md", ScopeProject, "repo\n"},
-				{"mod/AGENTS.md", ScopeProject, "module\n"},
+				{"AGENTS.md", agentsmd.ScopeProject, "repo\n"},
+				{"mod/AGENTS.md", agentsmd.ScopeProject, "module\n"},
 			},
 		},
 		{
@@ -130,11 +132,11 @@ func TestDiscover(t *testing.T) {
 				"repo/mod/internal/AGENTS.md": "internal\n",
 			},
 			workDir: "repo/mod/internal",
-			cfg:     Config{RootMarkers: []string{"go.mod", ".git"}},
+			cfg:     agentsmd.Config{RootMarkers: []string{"go.mod", ".git"}},
 			root:    "repo/mod",
 			want: []gotFile{
-				{"AGENTS.md", ScopeProject, "module\n"},
-				{"internal/AGENTS.md", ScopeProject, "internal\n"},
+				{"AGENTS.md", agentsmd.ScopeProject, "module\n"},
+				{"internal/AGENTS.md", agentsmd.ScopeProject, "internal\n"},
 			},
 		},
 		{
@@ -145,7 +147,7 @@ func TestDiscover(t *testing.T) {
 			},
 			workDir: "w",
 			root:    "w",
-			want:    []gotFile{{"AGENTS.md", ScopeProject, "here\n"}},
+			want:    []gotFile{{"AGENTS.md", agentsmd.ScopeProject, "here\n"}},
 		},
 		{
 			name: "whitespace-only files skipped; the next candidate name is tried",
@@ -157,7 +159,7 @@ func TestDiscover(t *testing.T) {
 			},
 			workDir: "repo/sub",
 			root:    "repo",
-			want:    []gotFile{{"sub/AGENTS.md", ScopeProject, "sub\n"}},
+			want:    []gotFile{{"sub/AGENTS.md", agentsmd.ScopeProject, "sub\n"}},
 			skips: []gotSkip{
 				{"repo/AGENTS.md", "empty or whitespace-only file"},
 				{"repo/sub/AGENTS.override.md", "empty or whitespace-only file"},
@@ -171,9 +173,9 @@ func TestDiscover(t *testing.T) {
 				"repo/CLAUDE.md":  "fallback\n",
 			},
 			workDir: "repo",
-			cfg:     Config{FallbackNames: []string{"CLAUDE.md"}},
+			cfg:     agentsmd.Config{FallbackNames: []string{"CLAUDE.md"}},
 			root:    "repo",
-			want:    []gotFile{{"CLAUDE.md", ScopeProject, "fallback\n"}},
+			want:    []gotFile{{"CLAUDE.md", agentsmd.ScopeProject, "fallback\n"}},
 			skips:   []gotSkip{{"repo/AGENTS.md", "not a regular file (d---------)"}},
 		},
 		{
@@ -194,7 +196,7 @@ func TestDiscover(t *testing.T) {
 			},
 			workDir: "repo",
 			root:    "repo",
-			want:    []gotFile{{"AGENTS.md", ScopeProject, "caf\uFFFD \uFFFD ok\n"}},
+			want:    []gotFile{{"AGENTS.md", agentsmd.ScopeProject, "caf\uFFFD \uFFFD ok\n"}},
 		},
 		{
 			name: "imports: relative, ./, ../, nested",
@@ -207,7 +209,7 @@ func TestDiscover(t *testing.T) {
 			},
 			workDir: "repo",
 			root:    "repo",
-			want:    []gotFile{{"AGENTS.md", ScopeProject, "top\nstyle\ndeep\nsee notes.\n"}},
+			want:    []gotFile{{"AGENTS.md", agentsmd.ScopeProject, "top\nstyle\ndeep\nsee notes.\n"}},
 		},
 		{
 			name: "imports: emails, mentions, escaped, code spans and fences are not imports",
@@ -222,7 +224,7 @@ func TestDiscover(t *testing.T) {
 			},
 			workDir: "repo",
 			root:    "repo",
-			want: []gotFile{{"AGENTS.md", ScopeProject, "mail me@example.com, ask @alice, (@x.md) \\@x.md\n" +
+			want: []gotFile{{"AGENTS.md", agentsmd.ScopeProject, "mail me@example.com, ask @alice, (@x.md) \\@x.md\n" +
 				"inline `@x.md` and ``a ` @x.md``\n" +
 				"```md\n@x.md\n```\n" +
 				"~~~~\n@x.md\n~~~\n~~~~\n" +
@@ -239,7 +241,7 @@ func TestDiscover(t *testing.T) {
 			},
 			workDir: "repo",
 			root:    "repo",
-			want: []gotFile{{"AGENTS.md", ScopeProject, "A in a in b [import @a.md skipped: import cycle] [import @AGENTS.md skipped: import cycle]\n" +
+			want: []gotFile{{"AGENTS.md", agentsmd.ScopeProject, "A in a in b [import @a.md skipped: import cycle] [import @AGENTS.md skipped: import cycle]\n" +
 				"again [import @a.md skipped: already included from REPO/a.md]\n" +
 				"[import @missing.md skipped: not found]\n" +
 				"[import @../outside.md skipped: outside project root]\n" +
@@ -267,7 +269,7 @@ func TestDiscover(t *testing.T) {
 			},
 			workDir: "repo",
 			root:    "repo",
-			want:    []gotFile{{"AGENTS.md", ScopeProject, "0 1 2 3 4 5 [import @6.md skipped: import depth over 5]"}},
+			want:    []gotFile{{"AGENTS.md", agentsmd.ScopeProject, "0 1 2 3 4 5 [import @6.md skipped: import depth over 5]"}},
 			skips:   []gotSkip{{"repo/6.md", "import @6.md in REPO/5.md: import depth over 5"}},
 		},
 		{
@@ -284,12 +286,12 @@ func TestDiscover(t *testing.T) {
 				"outside.md":             "secret\n",
 			},
 			workDir: "repo/sub/s/x",
-			cfg:     Config{FallbackNames: []string{"CLAUDE.md"}},
+			cfg:     agentsmd.Config{FallbackNames: []string{"CLAUDE.md"}},
 			root:    "repo",
 			want: []gotFile{
-				{"AGENTS.md", ScopeProject, "real\n"},
-				{"sub/CLAUDE.md", ScopeProject, "claude\n"},
-				{"sub/s/x/AGENTS.md", ScopeProject, "via [import @../../../linkdir/outside.md skipped: resolves outside the project root through a symlinked directory]"},
+				{"AGENTS.md", agentsmd.ScopeProject, "real\n"},
+				{"sub/CLAUDE.md", agentsmd.ScopeProject, "claude\n"},
+				{"sub/s/x/AGENTS.md", agentsmd.ScopeProject, "via [import @../../../linkdir/outside.md skipped: resolves outside the project root through a symlinked directory]"},
 			},
 			skips: []gotSkip{
 				{"repo/sub/AGENTS.md", "symlink resolves outside the project root"},
@@ -306,11 +308,11 @@ func TestDiscover(t *testing.T) {
 				"repo/AGENTS.md":       "project\n",
 			},
 			workDir: "repo",
-			cfg:     Config{GlobalFile: "GLOBAL"},
+			cfg:     agentsmd.Config{GlobalFile: "GLOBAL"},
 			root:    "repo",
 			want: []gotFile{
-				{"cfg/adkctx/AGENTS.md", ScopeGlobal, "global rules [import @../../repo/AGENTS.md skipped: outside global directory]"},
-				{"AGENTS.md", ScopeProject, "project\n"},
+				{"cfg/adkctx/AGENTS.md", agentsmd.ScopeGlobal, "global rules [import @../../repo/AGENTS.md skipped: outside global directory]"},
+				{"AGENTS.md", agentsmd.ScopeProject, "project\n"},
 			},
 			skips: []gotSkip{{"repo/AGENTS.md", "import @../../repo/AGENTS.md in GLOBAL: outside global directory"}},
 		},
@@ -324,11 +326,11 @@ func TestDiscover(t *testing.T) {
 				"repo/AGENTS.md":       "project\n",
 			},
 			workDir: "repo",
-			cfg:     Config{GlobalFile: "GLOBAL"},
+			cfg:     agentsmd.Config{GlobalFile: "GLOBAL"},
 			root:    "repo",
 			want: []gotFile{
-				{"cfg/adkctx/AGENTS.md", ScopeGlobal, "dotfiles style [import @../../repo/AGENTS.md skipped: outside global directory]"},
-				{"AGENTS.md", ScopeProject, "project\n"},
+				{"cfg/adkctx/AGENTS.md", agentsmd.ScopeGlobal, "dotfiles style [import @../../repo/AGENTS.md skipped: outside global directory]"},
+				{"AGENTS.md", agentsmd.ScopeProject, "project\n"},
 			},
 			skips: []gotSkip{{"repo/AGENTS.md", "import @../../repo/AGENTS.md in GLOBAL: outside global directory"}},
 		},
@@ -339,9 +341,9 @@ func TestDiscover(t *testing.T) {
 				"repo/AGENTS.md": "project\n",
 			},
 			workDir: "repo",
-			cfg:     Config{GlobalFile: "GLOBAL"},
+			cfg:     agentsmd.Config{GlobalFile: "GLOBAL"},
 			root:    "repo",
-			want:    []gotFile{{"AGENTS.md", ScopeProject, "project\n"}},
+			want:    []gotFile{{"AGENTS.md", agentsmd.ScopeProject, "project\n"}},
 		},
 	}
 	for _, tc := range tests {
@@ -371,7 +373,7 @@ func TestDiscover(t *testing.T) {
 			var got []gotFile
 			for _, f := range d.Files {
 				r := f.RelPath
-				if f.Scope == ScopeGlobal {
+				if f.Scope == agentsmd.ScopeGlobal {
 					r = rel(tmp, f.Path)
 				}
 				got = append(got, gotFile{r, f.Scope, fix(f.Content)})
@@ -409,7 +411,7 @@ func TestDiscoverAbsoluteSymlinks(t *testing.T) {
 		"repo/AGENTS.md":     "->" + filepath.Join(tmp, "repo", "docs", "real.md"),
 		"repo/sub/AGENTS.md": "->" + filepath.Join(tmp, "repo", "sub", "x.md"),
 	})
-	d, err := Discover(filepath.Join(tmp, "repo", "sub"), Config{NoGlobal: true})
+	d, err := Discover(filepath.Join(tmp, "repo", "sub"), agentsmd.Config{NoGlobal: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,8 +422,8 @@ func TestDiscoverAbsoluteSymlinks(t *testing.T) {
 	// Imports are relative to the link's directory: @style.md in
 	// docs/real.md, reached as AGENTS.md, is repo/style.md.
 	want := []gotFile{
-		{"AGENTS.md", ScopeProject, "real style\n"},
-		{"sub/AGENTS.md", ScopeProject, "x more [import @inc.md skipped: symlink resolves outside the project root]"},
+		{"AGENTS.md", agentsmd.ScopeProject, "real style\n"},
+		{"sub/AGENTS.md", agentsmd.ScopeProject, "x more [import @inc.md skipped: symlink resolves outside the project root]"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("files (-want +got):\n%s", diff)
@@ -435,13 +437,13 @@ func TestDiscoverNotes(t *testing.T) {
 		"AGENTS.md": "x \xff @a.md",
 		"a.md":      "a \xfe",
 	})
-	d, err := Discover(tmp, Config{NoGlobal: true})
+	d, err := Discover(tmp, agentsmd.Config{NoGlobal: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := filepath.Join(tmp, "a.md")
 	want := File{
-		Path: filepath.Join(tmp, "AGENTS.md"), RelPath: "AGENTS.md", Scope: ScopeProject,
+		Path: filepath.Join(tmp, "AGENTS.md"), RelPath: "AGENTS.md", Scope: agentsmd.ScopeProject,
 		Content: "x \uFFFD a \uFFFD", Size: 9,
 		Notes:   []string{"invalid UTF-8 replaced with U+FFFD", "imported " + a, a + ": invalid UTF-8 replaced with U+FFFD"},
 		Imports: []string{a},
@@ -463,11 +465,11 @@ func TestDiscoverUnreadable(t *testing.T) {
 		t.Skip("running with privileges that ignore file modes (root); TestDiscoverReadFailures covers open and read errors")
 	}
 	core, logs := observer.New(zapcore.WarnLevel)
-	d, err := Discover(tmp, Config{NoGlobal: true, FallbackNames: []string{"CLAUDE.md"}, Logger: zap.New(core)})
+	d, err := Discover(tmp, agentsmd.Config{NoGlobal: true, FallbackNames: []string{"CLAUDE.md"}, Logger: zap.New(core)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]Skip{{Path: p, Reason: "unreadable: open: permission denied"}}, d.Skipped); diff != "" {
+	if diff := cmp.Diff([]agentsmd.Skip{{Path: p, Reason: "unreadable: open: permission denied"}}, d.Skipped); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	if len(d.Files) != 1 || d.Files[0].RelPath != "CLAUDE.md" {
@@ -482,7 +484,7 @@ func TestDiscoverSkipIsLogged(t *testing.T) {
 	tmp := realTempDir(t)
 	writeTree(t, tmp, map[string]string{".git/": "", "AGENTS.md": "\x00binary", "sub/AGENTS.md": "@../nope.md"})
 	core, logs := observer.New(zapcore.DebugLevel)
-	if _, err := Discover(filepath.Join(tmp, "sub"), Config{NoGlobal: true, Logger: zap.New(core)}); err != nil {
+	if _, err := Discover(filepath.Join(tmp, "sub"), agentsmd.Config{NoGlobal: true, Logger: zap.New(core)}); err != nil {
 		t.Fatal(err)
 	}
 	type entry struct {
@@ -521,7 +523,7 @@ func TestDiscoverHugeSparseFile(t *testing.T) {
 	f.Close()
 	// Put text over the cap boundary so that the cut lands inside 'é'.
 	const limit = 13 // "# Huge\nhead " is 12 bytes; 'é' is bytes 12-13
-	d, err := Discover(tmp, Config{NoGlobal: true, MaxFileBytes: limit})
+	d, err := Discover(tmp, agentsmd.Config{NoGlobal: true, MaxFileBytes: limit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -542,14 +544,14 @@ func TestDiscoverHugeSparseFile(t *testing.T) {
 
 	// With the default cap the NUL bytes of the sparse tail are within the
 	// first 8 KiB: the file is skipped as binary after reading 64 KiB+1.
-	d, err = Discover(tmp, Config{NoGlobal: true})
+	d, err = Discover(tmp, agentsmd.Config{NoGlobal: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d.Stats.BytesRead != defaultMaxFileBytes+1 {
 		t.Errorf("read %d bytes, want %d", d.Stats.BytesRead, defaultMaxFileBytes+1)
 	}
-	if diff := cmp.Diff([]Skip{{Path: p, Reason: "binary file (NUL byte in the first 8 KiB)"}}, d.Skipped); diff != "" {
+	if diff := cmp.Diff([]agentsmd.Skip{{Path: p, Reason: "binary file (NUL byte in the first 8 KiB)"}}, d.Skipped); diff != "" {
 		t.Errorf("skips (-want +got):\n%s", diff)
 	}
 }
@@ -557,19 +559,19 @@ func TestDiscoverHugeSparseFile(t *testing.T) {
 func TestDiscoverErrors(t *testing.T) {
 	tmp := realTempDir(t)
 	writeTree(t, tmp, map[string]string{"file": "x"})
-	_, err := Discover(filepath.Join(tmp, "file"), Config{NoGlobal: true})
-	var wde *WorkDirError
+	_, err := Discover(filepath.Join(tmp, "file"), agentsmd.Config{NoGlobal: true})
+	var wde *agentsmd.WorkDirError
 	if !errors.As(err, &wde) || !errors.Is(err, errNotDirectory) {
-		t.Errorf("file as workDir: err = %v, want *WorkDirError wrapping errNotDirectory", err)
+		t.Errorf("file as workDir: err = %v, want *agentsmd.WorkDirError wrapping errNotDirectory", err)
 	}
-	_, err = Discover(filepath.Join(tmp, "missing"), Config{NoGlobal: true})
+	_, err = Discover(filepath.Join(tmp, "missing"), agentsmd.Config{NoGlobal: true})
 	if !errors.As(err, &wde) || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing workDir: err = %v", err)
 	}
-	if _, err = Discover("", Config{}); !errors.As(err, &wde) {
+	if _, err = Discover("", agentsmd.Config{}); !errors.As(err, &wde) {
 		t.Errorf("empty workDir: err = %v", err)
 	}
-	for _, cfg := range []Config{
+	for _, cfg := range []agentsmd.Config{
 		{MaxFileBytes: -1},
 		{MaxImportDepth: -1},
 		{RootMarkers: []string{"a/b"}},
@@ -581,7 +583,7 @@ func TestDiscoverErrors(t *testing.T) {
 			t.Errorf("Discover(%+v) err = %v, want *ConfigError", cfg, err)
 		}
 	}
-	if err := (Config{}).Validate(); err != nil {
+	if err := (agentsmd.Config{}).Validate(); err != nil {
 		t.Errorf("zero Config: %v", err)
 	}
 }
@@ -590,17 +592,17 @@ func TestDefaultGlobalFile(t *testing.T) {
 	tmp := realTempDir(t)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(tmp, "xdg"))
 	writeTree(t, tmp, map[string]string{"xdg/adkctx/AGENTS.md": "global\n", "w/AGENTS.md": "w\n"})
-	d, err := Discover(filepath.Join(tmp, "w"), Config{})
+	d, err := Discover(filepath.Join(tmp, "w"), agentsmd.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := filepath.Join(tmp, "xdg", "adkctx", "AGENTS.md"); d.GlobalFile != want {
 		t.Errorf("GlobalFile = %q, want %q", d.GlobalFile, want)
 	}
-	if len(d.Files) != 2 || d.Files[0].Scope != ScopeGlobal || d.Files[0].Content != "global\n" {
+	if len(d.Files) != 2 || d.Files[0].Scope != agentsmd.ScopeGlobal || d.Files[0].Content != "global\n" {
 		t.Errorf("files = %+v", d.Files)
 	}
-	d, err = Discover(filepath.Join(tmp, "w"), Config{NoGlobal: true})
+	d, err = Discover(filepath.Join(tmp, "w"), agentsmd.Config{NoGlobal: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -630,7 +632,7 @@ func TestStale(t *testing.T) {
 		{"unrelated file", func(t *testing.T) { writeTree(t, tmp, map[string]string{"sub/other.md": "x"}) }, false},
 	}
 	for _, st := range steps {
-		d, err := Discover(work, Config{NoGlobal: true})
+		d, err := Discover(work, agentsmd.Config{NoGlobal: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -684,20 +686,20 @@ func TestDiscoverReadFailures(t *testing.T) {
 		return openNoWait(t, name)
 	}
 	core, logs := observer.New(zapcore.WarnLevel)
-	cfg := Config{NoGlobal: true, FallbackNames: []string{"CLAUDE.md"}, Logger: zap.New(core)}
-	d := discover(filepath.Join(tmp, "sub"), cfg.withDefaults(), open)
+	cfg := agentsmd.Config{NoGlobal: true, FallbackNames: []string{"CLAUDE.md"}, Logger: zap.New(core)}
+	d := discover(filepath.Join(tmp, "sub"), withDefaults(cfg), open)
 	var got []gotFile
 	for _, f := range d.Files {
 		got = append(got, gotFile{f.RelPath, f.Scope, f.Content})
 	}
 	want := []gotFile{
-		{"AGENTS.md", ScopeProject, "root [import @inc.md skipped: unreadable: open: permission denied]\n"},
-		{"sub/CLAUDE.md", ScopeProject, "claude\n"},
+		{"AGENTS.md", agentsmd.ScopeProject, "root [import @inc.md skipped: unreadable: open: permission denied]\n"},
+		{"sub/CLAUDE.md", agentsmd.ScopeProject, "claude\n"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("files (-want +got):\n%s", diff)
 	}
-	wantSkips := []Skip{
+	wantSkips := []agentsmd.Skip{
 		{Path: filepath.Join(tmp, "inc.md"), Reason: "import @inc.md in " + filepath.Join(tmp, "AGENTS.md") + ": unreadable: open: permission denied"},
 		{Path: filepath.Join(tmp, "sub", "AGENTS.md"), Reason: "unreadable: read: input/output error"},
 	}
@@ -706,5 +708,40 @@ func TestDiscoverReadFailures(t *testing.T) {
 	}
 	if logs.Len() != 2 {
 		t.Errorf("warnings = %d, want 2", logs.Len())
+	}
+}
+
+// TestDiscoverTree is the tree of the former package example: an import
+// expanded, an override winning, an e-mail address left alone, a directory
+// with no instruction file, and only the files that contribute opened.
+func TestDiscoverTree(t *testing.T) {
+	tmp := realTempDir(t)
+	writeTree(t, tmp, map[string]string{
+		"repo/.git/":                      "",
+		"repo/AGENTS.md":                  "Use gofmt. @docs/style.md\n",
+		"repo/docs/style.md":              "Short names.",
+		"repo/svc/AGENTS.md":              "Ignored: the override wins.\n",
+		"repo/svc/AGENTS.override.md":     "Service rules.\n",
+		"repo/svc/api/AGENTS.md":          "Mail owner@example.com, not an import.\n",
+		"repo/svc/api/handlers/README.md": "not an instruction file",
+	})
+	d, err := Discover(filepath.Join(tmp, "repo/svc/api/handlers"), agentsmd.Config{NoGlobal: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []gotFile
+	for _, f := range d.Files {
+		got = append(got, gotFile{f.RelPath, f.Scope, f.Content})
+	}
+	want := []gotFile{
+		{"AGENTS.md", agentsmd.ScopeProject, "Use gofmt. Short names.\n"},
+		{"svc/AGENTS.override.md", agentsmd.ScopeProject, "Service rules.\n"},
+		{"svc/api/AGENTS.md", agentsmd.ScopeProject, "Mail owner@example.com, not an import.\n"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("files (-want +got):\n%s", diff)
+	}
+	if d.RootMarker != ".git" || d.Stats.FilesOpened != 4 {
+		t.Errorf("RootMarker = %q, FilesOpened = %d; want .git, 4", d.RootMarker, d.Stats.FilesOpened)
 	}
 }

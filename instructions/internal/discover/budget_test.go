@@ -1,4 +1,4 @@
-package agentsmd
+package discover
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/adkctx/adkctx/agentsmd"
 )
 
 // buildImportFan writes root/AGENTS.md importing n files of size bytes each
@@ -44,7 +46,7 @@ func TestDiscoverImportsStopAtTheTextBudget(t *testing.T) {
 	root := realTempDir(t)
 	const n, size = 300, 64 << 10
 	topSize := buildImportFan(t, root, n, size)
-	d, err := Discover(root, Config{NoGlobal: true})
+	d, err := Discover(root, agentsmd.Config{NoGlobal: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +69,7 @@ func TestDiscoverImportsStopAtTheTextBudget(t *testing.T) {
 		t.Errorf("imports (-want +got):\n%s", diff)
 	}
 	reason := fmt.Sprintf("%d import(s) not read: the text already fills the text budget of %d bytes", n-1, defaultTextBudget)
-	if diff := cmp.Diff([]Skip{{Path: filepath.Join(root, "AGENTS.md"), Reason: reason}}, d.Skipped); diff != "" {
+	if diff := cmp.Diff([]agentsmd.Skip{{Path: filepath.Join(root, "AGENTS.md"), Reason: reason}}, d.Skipped); diff != "" {
 		t.Errorf("skipped (-want +got):\n%s", diff)
 	}
 	for _, p := range d.probes {
@@ -97,7 +99,7 @@ func TestDiscoverTextBudgetGoesToTheMostSpecificFiles(t *testing.T) {
 		"repo/a/b/c/d/AGENTS.d": "unrelated",
 	})
 	repo := filepath.Join(tmp, "repo")
-	cfg := Config{GlobalFile: filepath.Join(tmp, "cfg", "AGENTS.md"), TextBudget: 5000, FallbackNames: []string{"CLAUDE.md"}}
+	cfg := agentsmd.Config{GlobalFile: filepath.Join(tmp, "cfg", "AGENTS.md"), TextBudget: 5000, FallbackNames: []string{"CLAUDE.md"}}
 	d, err := Discover(filepath.Join(repo, "a", "b", "c", "d"), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +114,7 @@ func TestDiscoverTextBudgetGoesToTheMostSpecificFiles(t *testing.T) {
 	// a/AGENTS.md had 5000-3000-1 = 1999 bytes of room (b and c/CLAUDE.md
 	// used the rest): its own text fills it, so its import is not read.
 	full := "not read: the more specific files already fill the text budget of 5000 bytes"
-	wantSkips := []Skip{
+	wantSkips := []agentsmd.Skip{
 		{Path: filepath.Join(tmp, "cfg", "AGENTS.md"), Reason: full},
 		{Path: filepath.Join(repo, "AGENTS.md"), Reason: full},
 		{Path: filepath.Join(repo, "a", "AGENTS.md"), Reason: "1 import(s) not read: the text already fills the text budget of 5000 bytes"},
@@ -140,7 +142,7 @@ func TestDiscoverReadLimit(t *testing.T) {
 	}
 	files[dir] = ""
 	writeTree(t, tmp, files)
-	cfg := Config{NoGlobal: true, TextBudget: 1024, MaxFileBytes: 1024}
+	cfg := agentsmd.Config{NoGlobal: true, TextBudget: 1024, MaxFileBytes: 1024}
 	limit := 4 * (cfg.TextBudget + cfg.MaxFileBytes + 1)
 	d, err := Discover(filepath.Join(tmp, filepath.FromSlash(dir)), cfg)
 	if err != nil {
@@ -178,7 +180,7 @@ func TestDiscoverReadLimit(t *testing.T) {
 func BenchmarkDiscoverImportAmplification(b *testing.B) {
 	root := realTempDir(b)
 	buildImportFan(b, root, 1000, 64<<10)
-	cfg := Config{NoGlobal: true}
+	cfg := agentsmd.Config{NoGlobal: true}
 	var last *Discovery
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
