@@ -1,9 +1,6 @@
 package budget
 
 import (
-	"encoding/json"
-	"math"
-
 	"google.golang.org/genai"
 )
 
@@ -52,8 +49,7 @@ func (u Usage) Add(o Usage) Usage {
 type Report struct {
 	// Known is false when the report knows nothing of the session: the hooks served none of its
 	// model calls and restored none of its accounting (a session they never served, or one
-	// forgotten since); every other field is then zero but TurnsRemaining, -1. A Report of a
-	// Tally is known.
+	// forgotten since); every other field is then zero but TurnsRemaining, -1.
 	Known bool
 	// Turns counts user turns (invocations); ModelCalls counts model calls.
 	Turns, ModelCalls int
@@ -65,78 +61,4 @@ type Report struct {
 	// 0 when at or over it; -1 when unknown.
 	TurnsRemaining int
 	Soft, Hard     int
-}
-
-// Tally is the running aggregate behind a Report. The zero value is empty; the hooks keep one
-// per session and store it with every model response (it encodes to JSON), so a process that
-// reads only the newest part of a session rebuilds it whole.
-type Tally struct {
-	turns, calls     int
-	total, last      Usage
-	turnStartPrompt  int // prompt of the first call of the current turn
-	growthSum, nGrow int
-	lastTurn         string
-}
-
-// Add records one model call of user turn turn (an invocation id).
-func (t *Tally) Add(turn string, u Usage) {
-	if turn != t.lastTurn || t.calls == 0 {
-		if t.turns > 0 && u.Prompt > t.turnStartPrompt {
-			t.growthSum += u.Prompt - t.turnStartPrompt
-			t.nGrow++
-		}
-		t.turns++
-		t.turnStartPrompt = u.Prompt
-		t.lastTurn = turn
-	}
-	t.calls++
-	t.total = t.total.Add(u)
-	t.last = u
-}
-
-// Report returns the accounting under limits l.
-func (t *Tally) Report(l Limits) Report {
-	r := Report{Known: true, Turns: t.turns, ModelCalls: t.calls, Total: t.total, Last: t.last, Soft: l.Soft, Hard: l.Hard, TurnsRemaining: -1}
-	if t.nGrow > 0 {
-		r.AvgTurnGrowth = float64(t.growthSum) / float64(t.nGrow)
-	}
-	if l.Soft > 0 && t.calls > 0 {
-		room := l.Soft - t.last.Prompt - t.last.Output
-		switch {
-		case room <= 0:
-			r.TurnsRemaining = 0
-		case r.AvgTurnGrowth > 0:
-			r.TurnsRemaining = int(math.Floor(float64(room) / r.AvgTurnGrowth))
-		}
-	}
-	return r
-}
-
-// tallyJSON is a Tally's stored form.
-type tallyJSON struct {
-	Turns           int    `json:"turns"`
-	Calls           int    `json:"calls"`
-	Total           Usage  `json:"total"`
-	Last            Usage  `json:"last"`
-	TurnStartPrompt int    `json:"turnStartPrompt,omitempty"`
-	GrowthSum       int    `json:"growthSum,omitempty"`
-	Grown           int    `json:"grown,omitempty"`
-	LastTurn        string `json:"lastTurn,omitempty"`
-}
-
-// MarshalJSON encodes the tally.
-func (t Tally) MarshalJSON() ([]byte, error) {
-	return json.Marshal(tallyJSON{Turns: t.turns, Calls: t.calls, Total: t.total, Last: t.last,
-		TurnStartPrompt: t.turnStartPrompt, GrowthSum: t.growthSum, Grown: t.nGrow, LastTurn: t.lastTurn})
-}
-
-// UnmarshalJSON decodes a tally MarshalJSON encoded.
-func (t *Tally) UnmarshalJSON(b []byte) error {
-	var j tallyJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	*t = Tally{turns: j.Turns, calls: j.Calls, total: j.Total, last: j.Last, turnStartPrompt: j.TurnStartPrompt,
-		growthSum: j.GrowthSum, nGrow: j.Grown, lastTurn: j.LastTurn}
-	return nil
 }

@@ -78,6 +78,7 @@
 //
 // # Accounting
 //
-// A [Tally] adds up the usage of a session's model calls per user turn and gives a [Report]:
-// totals, last call, average prompt growth per turn and turns remaining before the soft limit.
+// [UsageFrom] reads the usage a model response reports. The hooks add up a session's model calls
+// per user turn into a [Report] (their Usage method): totals, last call, average prompt growth
+// per turn and turns remaining before the soft limit.
 package budget

@@ -1,7 +1,6 @@
 package budget_test
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"google.golang.org/genai"
@@ -42,20 +41,6 @@ func ExampleEstimateRequest() {
 	// request: 66
 }
 
-// Account usage per user turn and estimate how many turns remain before the soft limit.
-func ExampleTally() {
-	var t budget.Tally
-	limits := budget.LimitsFor(nil, "my-test-model", budget.LimitConfig{}) // fallback: soft 83,865
-	for i, prompt := range []int32{10_000, 14_000, 18_000} {
-		md := &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: prompt, CandidatesTokenCount: 500}
-		t.Add(fmt.Sprint("inv-", i), budget.UsageFrom(md))
-	}
-	r := t.Report(limits)
-	fmt.Printf("turns=%d calls=%d last_prompt=%d avg_growth=%.0f turns_remaining=%d\n", r.Turns, r.ModelCalls, r.Last.Prompt, r.AvgTurnGrowth, r.TurnsRemaining)
-	// Output:
-	// turns=3 calls=3 last_prompt=18000 avg_growth=4000 turns_remaining=16
-}
-
 // Estimate one content, a history (no config) and a whole request with its system instruction,
 // as a budget check that may drop the oldest contents needs.
 func ExampleEstimateContent() {
@@ -86,27 +71,12 @@ func ExampleRegistry_Lookup() {
 	// mystery-model false 128000 8192 fallback
 }
 
-// Read the usage a model response reports and add it up; a Tally's state encodes to JSON, so an
-// application can store it beside the session.
+// Read the usage a model response reports and add it up.
 func ExampleUsageFrom() {
 	first := budget.UsageFrom(&genai.GenerateContentResponseUsageMetadata{PromptTokenCount: 12_000, CandidatesTokenCount: 300, CachedContentTokenCount: 8_000})
 	second := budget.UsageFrom(&genai.GenerateContentResponseUsageMetadata{PromptTokenCount: 12_500, CandidatesTokenCount: 200, CachedContentTokenCount: 12_000})
 	sum := first.Add(second)
 	fmt.Println(sum.Prompt, sum.Cached, sum.Output, sum.Total)
-
-	var t budget.Tally
-	t.Add("inv-1", first)
-	t.Add("inv-2", second)
-	stored, err := json.Marshal(&t)
-	if err != nil {
-		panic(err)
-	}
-	var restored budget.Tally
-	if err := json.Unmarshal(stored, &restored); err != nil {
-		panic(err)
-	}
-	fmt.Println(restored.Report(budget.Limits{}).Total == t.Report(budget.Limits{}).Total)
 	// Output:
 	// 24500 20000 500 25000
-	// true
 }

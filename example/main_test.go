@@ -239,15 +239,19 @@ func TestREPL(t *testing.T) {
 		t.Logf("output:\n%s", out)
 	}
 
-	// Resuming the session from the same file: /tokens rebuilds usage from stored events.
+	// Resuming the session from the same file: /tokens reports the stored session's accounting
+	// (the hooks restore it from the newest model call stored) before any new turn.
 	code, out, stderr = runMain(t, "/tokens\n/compaction-status\n", noEnv, "-db", filepath.Join(dir, "s.db"), "-log", filepath.Join(dir, "l.jsonl"), "-session", "repl-test")
 	if code != 0 {
 		t.Fatalf("resume: exit code %d, stderr: %s", code, stderr)
 	}
-	for _, want := range []string{"resumed session repl-test", "usage from stored events", "storage: "} {
+	for _, want := range []string{"resumed session repl-test", "storage: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("resumed REPL output lacks %q:\n%s", want, out)
 		}
+	}
+	if !regexp.MustCompile(`session repl-test: [1-9][0-9]* user turns, [1-9][0-9]* model calls`).MatchString(out) {
+		t.Errorf("resumed REPL's /tokens does not report the stored turns and model calls:\n%s", out)
 	}
 }
 

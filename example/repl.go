@@ -17,7 +17,6 @@ import (
 	"google.golang.org/adk/session"
 	"google.golang.org/genai"
 
-	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
 	"github.com/adkctx/adkctx/processors/request"
@@ -221,24 +220,12 @@ func formatArgs(args map[string]any) string {
 // tokens prints the session's usage report and the model's limits.
 func (s *repl) tokens(ctx context.Context) {
 	limits := s.h.Limits(s.modelName)
-	rep := s.h.Usage(appName, userID, s.sessionID)
-	source := "this process"
-	if rep.ModelCalls == 0 {
-		// A resumed session: adkctx restores its accounting at the next turn; until then the
-		// usage stored on the model's events gives the same figures.
-		if events, err := storedEvents(ctx, s.stored, s.sessionID); err == nil {
-			var tally budget.Tally
-			for _, ev := range events {
-				if ev.UsageMetadata != nil && !ev.Partial && ev.Author == agentName {
-					tally.Add(ev.InvocationID, budget.UsageFrom(ev.UsageMetadata))
-				}
-			}
-			if stored := tally.Report(limits); stored.ModelCalls > 0 {
-				rep, source = stored, "stored events"
-			}
-		}
+	rep, err := s.h.Usage(ctx, appName, userID, s.sessionID)
+	if err != nil {
+		fmt.Fprintf(s.out, "usage: %v\n", err)
+		return
 	}
-	fmt.Fprintf(s.out, "session %s (usage from %s): %d user turns, %d model calls\n", s.sessionID, source, rep.Turns, rep.ModelCalls)
+	fmt.Fprintf(s.out, "session %s: %d user turns, %d model calls\n", s.sessionID, rep.Turns, rep.ModelCalls)
 	fmt.Fprintf(s.out, "  total:  %s prompt + %s output tokens (cached %s, thinking %s)\n",
 		thousands(rep.Total.Prompt), thousands(rep.Total.Output), thousands(rep.Total.Cached), thousands(rep.Total.Thought))
 	fmt.Fprintf(s.out, "  last request: %s prompt tokens, %s output tokens\n", thousands(rep.Last.Prompt), thousands(rep.Last.Output))

@@ -145,8 +145,28 @@ func (e *Engine) AfterRun(ctx context.Context, k Key, invocation string, v *View
 	e.e.AfterRun(ctx, k.history(), invocation, nil)
 }
 
-// Usage reports a session's accounting under the limits of the model it last used.
-func (e *Engine) Usage(k Key) budget.Report { return e.e.Usage(k.history()) }
+// Usage reports a session's accounting under the limits of the model it last used. When this
+// process knows nothing of the session (another replica served it, or this one restarted since)
+// and the engine has a store, it reads the session, as a run's start does, and restores the
+// accounting from the newest call record stored; a read that fails returns its error and an
+// unknown report.
+func (e *Engine) Usage(ctx context.Context, k Key) (budget.Report, error) {
+	if rep := e.e.Usage(k.history()); rep.Known {
+		return rep, nil
+	}
+	e.mu.Lock()
+	s := e.sessions
+	e.mu.Unlock()
+	if s == nil {
+		return e.e.Usage(k.history()), nil
+	}
+	r, err := s.read(ctx, k.history(), history.ForView)
+	if err != nil {
+		return budget.Report{TurnsRemaining: -1}, err
+	}
+	e.e.Restore(k.history(), "", r.Events)
+	return e.e.Usage(k.history()), nil
+}
 
 // Limits returns the limits adkctx applies to a model.
 func (e *Engine) Limits(model string) budget.Limits { return e.e.Limits(model) }

@@ -240,11 +240,13 @@ func sameService(a, b session.Service) (same bool) {
 }
 
 // Usage reports the session's token accounting: per user turn and per model call, totals, and
-// how many turns remain before the soft limit. Its Known is false when this Hooks knows nothing
-// of the session: it served none of its model calls and started none of its runs (restoring
-// the accounting from the session's events), as for a Hooks never wired.
-func (h *Hooks) Usage(appName, userID, sessionID string) budget.Report {
-	return h.e.Usage(glue.Key{App: appName, User: userID, ID: sessionID})
+// how many turns remain before the soft limit. A session this Hooks has not served (another
+// replica served it, or this process restarted since) is read through the wrapped session
+// service, as a run's start reads it, and its accounting restored from the newest model call
+// stored; the error is that read's. Its Known is false for a Hooks that has no session service
+// to read it through (never wired) and has not served the session.
+func (h *Hooks) Usage(ctx context.Context, appName, userID, sessionID string) (budget.Report, error) {
+	return h.e.Usage(ctx, glue.Key{App: appName, User: userID, ID: sessionID})
 }
 
 // Limits returns the limits adkctx applies to the named model.

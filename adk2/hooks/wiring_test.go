@@ -29,6 +29,8 @@ import (
 	"google.golang.org/adk/v2/tool"
 	"google.golang.org/genai"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/adk2/hooks"
 	"github.com/adkctx/adkctx/adk2/hooks/dbartifact"
@@ -356,44 +358,62 @@ func TestWrongStoreIsExplained(t *testing.T) {
 	}
 }
 
-// Usage says whether it knows the session: not on a Hooks never wired or for a session it never
-// served; after a run it does, and a Hooks of another process knows it from its first run
-// (restored from the stored call records). Before, an unknown session reported TurnsRemaining -1
-// and zeros, like a session just started.
+// Usage says what the session's stored model calls say, in any process wired to its store: a
+// Hooks of another process (another replica, or this one restarted) reads the session the first
+// time it is asked, as a run's start does, and reports the same accounting as the Hooks that
+// served it, before serving a run itself. Only a Hooks never wired knows nothing (Known false,
+// TurnsRemaining -1); a session that does not exist is the store's error. Before, another
+// process reported nothing until its first run of the session.
 func TestUsageSaysWhatItKnows(t *testing.T) {
-	base := sqlitetest.Open(t, sqlitetest.TempDSN(t)).Sessions
-	h, _ := wiringHooks(t, adkctx.Config{})
-	if u := h.Usage(wiringApp, "user", "s1"); u.Known || u.TurnsRemaining != -1 || u.Turns != 0 {
-		t.Errorf("Usage of a Hooks never wired = %+v, want Known false", u)
-	}
-	m := &llmtest.Model{UsageScale: 1}
-	rc, err := h.Wire(runner.Config{Agent: wiringAgent(t, h, m, false), SessionService: base})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := turn(t, newRunner(t, rc), "s1", "hello"); err != nil {
-		t.Fatal(err)
-	}
-	if u := h.Usage(wiringApp, "user", "s1"); !u.Known || u.Turns != 1 || u.ModelCalls != 1 {
-		t.Errorf("Usage after a run = %+v, want Known with 1 turn and 1 call", u)
-	}
-	if u := h.Usage(wiringApp, "user", "never-served"); u.Known {
-		t.Errorf("Usage of a session never served = %+v, want Known false", u)
-	}
+	for _, tc := range []struct {
+		name string
+		open func(t *testing.T) session.Service
+	}{
+		{"in-memory", func(*testing.T) session.Service { return session.InMemoryService() }},
+		{"sqlite", func(t *testing.T) session.Service { return sqlitetest.Open(t, sqlitetest.TempDSN(t)).Sessions }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			base := tc.open(t)
+			h, _ := wiringHooks(t, adkctx.Config{})
+			if u, err := h.Usage(ctx, wiringApp, "user", "s1"); err != nil || u.Known || u.TurnsRemaining != -1 || u.Turns != 0 {
+				t.Errorf("Usage of a Hooks never wired = %+v, %v; want Known false, no error", u, err)
+			}
+			m := &llmtest.Model{UsageScale: 1}
+			rc, err := h.Wire(runner.Config{Agent: wiringAgent(t, h, m, false), SessionService: base})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := turn(t, newRunner(t, rc), "s1", "hello"); err != nil {
+				t.Fatal(err)
+			}
+			served, err := h.Usage(ctx, wiringApp, "user", "s1")
+			if err != nil || !served.Known || served.Turns != 1 || served.ModelCalls != 1 || served.Total.Prompt <= 0 {
+				t.Errorf("Usage after a run = %+v, %v; want Known with 1 turn and 1 call", served, err)
+			}
+			if u, err := h.Usage(ctx, wiringApp, "user", "never-stored"); err == nil || u.Known {
+				t.Errorf("Usage of a session never stored = %+v, %v; want the store's error", u, err)
+			}
 
-	other, _ := wiringHooks(t, adkctx.Config{})
-	otherRC, err := other.Wire(runner.Config{Agent: wiringAgent(t, other, m, false), SessionService: base})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if u := other.Usage(wiringApp, "user", "s1"); u.Known {
-		t.Errorf("Usage in another process before it served the session = %+v, want Known false", u)
-	}
-	if err := turn(t, newRunner(t, otherRC), "s1", "hello again"); err != nil {
-		t.Fatal(err)
-	}
-	if u := other.Usage(wiringApp, "user", "s1"); !u.Known || u.Turns != 2 || u.ModelCalls != 2 {
-		t.Errorf("Usage in another process after its first run = %+v, want Known with the session's 2 turns and calls", u)
+			other, _ := wiringHooks(t, adkctx.Config{})
+			otherRC, err := other.Wire(runner.Config{Agent: wiringAgent(t, other, m, false), SessionService: base})
+			if err != nil {
+				t.Fatal(err)
+			}
+			restored, err := other.Usage(ctx, wiringApp, "user", "s1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(served, restored); diff != "" {
+				t.Errorf("Usage in another process before it served the session (-served +restored):\n%s", diff)
+			}
+			if err := turn(t, newRunner(t, otherRC), "s1", "hello again"); err != nil {
+				t.Fatal(err)
+			}
+			if u, err := other.Usage(ctx, wiringApp, "user", "s1"); err != nil || !u.Known || u.Turns != 2 || u.ModelCalls != 2 {
+				t.Errorf("Usage in another process after its first run = %+v, %v; want Known with the session's 2 turns and calls", u, err)
+			}
+		})
 	}
 }
 

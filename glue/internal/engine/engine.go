@@ -24,6 +24,7 @@ import (
 	"github.com/adkctx/adkctx/glue/internal/calibrate"
 	"github.com/adkctx/adkctx/glue/internal/compactor"
 	"github.com/adkctx/adkctx/glue/internal/history"
+	"github.com/adkctx/adkctx/glue/internal/tally"
 	"github.com/adkctx/adkctx/instructions"
 	"github.com/adkctx/adkctx/internal/config"
 	"github.com/adkctx/adkctx/internal/lru"
@@ -305,7 +306,7 @@ func (e *Engine) wiringFinding(kind, msg string, level zapcore.Level) error {
 type sessionState struct {
 	mu     sync.Mutex
 	calib  map[string]*calibrate.Calibration // by normalized model name
-	tally  budget.Tally
+	tally  tally.Tally
 	limits budget.Limits // of the model last used
 	// tokenLimit is the soft limit in the compactor's unit; lastEstimate our estimate of the
 	// last request sent, lastModel its model and added the estimate of the events stored since:

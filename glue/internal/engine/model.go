@@ -16,6 +16,7 @@ import (
 	"github.com/adkctx/adkctx/glue/internal/calibrate"
 	"github.com/adkctx/adkctx/glue/internal/compactor"
 	"github.com/adkctx/adkctx/glue/internal/steps"
+	"github.com/adkctx/adkctx/glue/internal/tally"
 	"github.com/adkctx/adkctx/internal/errkind"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/response"
@@ -219,8 +220,8 @@ func (e *Engine) AfterModel(ctx context.Context, c Call, resp *response.LLMRespo
 		cal := st.calibration(model)
 		cal.Observe(est, usage.Prompt)
 		st.tally.Add(c.InvocationID(), usage)
-		calCopy, tally := *cal, st.tally
-		rec = callRecord{Seq: seq, Estimate: est, Model: model, Calibration: &calCopy, Tally: &tally}
+		calCopy, tallyCopy := *cal, st.tally
+		rec = callRecord{Seq: seq, Estimate: est, Model: model, Calibration: &calCopy, Tally: &tallyCopy}
 	}
 	st.mu.Unlock()
 	if est == 0 {
@@ -259,7 +260,7 @@ type callRecord struct {
 	Estimate    int                    `json:"estimated_tokens"`
 	Model       string                 `json:"model"`
 	Calibration *calibrate.Calibration `json:"calibration,omitempty"`
-	Tally       *budget.Tally          `json:"tally,omitempty"`
+	Tally       *tally.Tally           `json:"tally,omitempty"`
 }
 
 // encode returns the record in the shape a database round trip produces (float64 numbers,
@@ -334,7 +335,7 @@ func (e *Engine) Restore(s compactor.Session, invocation string, events func() [
 	if len(newest) == 0 || st.seq == newest[0].Seq {
 		return // no call stored, or this process saw every one
 	}
-	st.calib, st.tally, st.seq = map[string]*calibrate.Calibration{}, budget.Tally{}, newest[0].Seq
+	st.calib, st.tally, st.seq = map[string]*calibrate.Calibration{}, tally.Tally{}, newest[0].Seq
 	st.softTriggered = false
 	st.limits = e.Limits(newest[0].Model)
 	st.lastEstimate, st.lastModel, st.added = newest[0].Estimate, newest[0].Model, added
