@@ -9,6 +9,7 @@ import (
 
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/internal/config"
+	"github.com/adkctx/adkctx/internal/record"
 )
 
 // Defaults of Config.
@@ -16,10 +17,8 @@ const (
 	defaultOverlap                 = 2
 	defaultRetainRecentInvocations = 2
 	defaultRetainedToolResultBytes = 1024
-	// minRetainedToolResultBytes is the smallest excerpt the cutter bounds exactly.
-	minRetainedToolResultBytes = 512
-	defaultTimeout             = 2 * time.Minute
-	defaultBackoff             = 30 * time.Second
+	defaultTimeout                 = 2 * time.Minute
+	defaultBackoff                 = 30 * time.Second
 	// defaultRetainFraction is the share of the soft limit a token-triggered compaction keeps
 	// raw when Config.RetainRecentTokens is 0: most of the window stays the agent's working
 	// context (replayed shell agents kept more of what they used next with 0.7 than with 0.5 at
@@ -110,8 +109,8 @@ func (c *Config) Validate() error {
 	}
 	check("Interval", c.Interval < 0, c.Interval, "must be ≥ 0 (0: no sliding window)")
 	check("RetainRecentInvocations", c.RetainRecentInvocations < 0, c.RetainRecentInvocations, "must be ≥ 1 (0 selects the default)")
-	check("RetainedToolResultBytes", c.RetainedToolResultBytes > 0 && c.RetainedToolResultBytes < minRetainedToolResultBytes,
-		c.RetainedToolResultBytes, fmt.Sprintf("must be ≥ %d, 0 (default) or negative (off)", minRetainedToolResultBytes))
+	check("RetainedToolResultBytes", c.RetainedToolResultBytes > 0 && c.RetainedToolResultBytes < record.MinExcerptBytes,
+		c.RetainedToolResultBytes, fmt.Sprintf("must be ≥ %d, 0 (default) or negative (off)", record.MinExcerptBytes))
 	check("RetainRecentTokens", c.RetainRecentTokens < 0, c.RetainRecentTokens, "must be ≥ 0")
 	check("MaxSummaryTokens", c.MaxSummaryTokens < 0, c.MaxSummaryTokens, "must be ≥ 0")
 	check("Timeout", c.Timeout < 0, c.Timeout, "must be ≥ 0")

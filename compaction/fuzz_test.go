@@ -18,7 +18,7 @@ import (
 // FuzzReadMarker: any record value never panics; a valid one re-encodes to an equal marker.
 func FuzzReadMarker(f *testing.F) {
 	seed := func(m *Marker) {
-		md, err := markerMetadata(m)
+		md, err := m.Metadata()
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -63,7 +63,7 @@ func FuzzReadMarker(f *testing.F) {
 			if i == 0 {
 				first = m
 			}
-			md, err := markerMetadata(m)
+			md, err := m.Metadata()
 			if err != nil {
 				t.Fatalf("value %d: a valid marker does not encode: %v", i, err)
 			}
@@ -148,7 +148,7 @@ func fuzzSession(data []byte) []Event {
 			m := v2(seq, prev, fmt.Sprintf("summary %d", k), ids...)
 			m.Scope = scopes[r.intn(3)]
 			m.EventCount = len(ids) + r.intn(4)
-			md, err := markerMetadata(m)
+			md, err := m.Metadata()
 			if err != nil {
 				panic(err)
 			}

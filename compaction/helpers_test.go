@@ -13,6 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/internal/record"
 )
 
 // t0 is the time of the first event of every test stream.
@@ -115,9 +117,9 @@ func concat[T any](lists ...[]T) []T {
 // mustMarkerEvent returns the marker-only event storing m (id id), as the compactor appends it.
 func mustMarkerEvent(t testing.TB, id string, m *Marker) Event {
 	t.Helper()
-	md, err := markerMetadata(m)
+	md, err := m.Metadata()
 	if err != nil {
-		t.Fatalf("markerMetadata(%s): %v", id, err)
+		t.Fatalf("%s.Metadata(): %v", id, err)
 	}
 	return Event{ID: id, Author: "user", Metadata: md}
 }
@@ -125,8 +127,8 @@ func mustMarkerEvent(t testing.TB, id string, m *Marker) Event {
 // v2 returns a valid version 2 marker covering ids, rolling up previous (seq 1 when "").
 func v2(seq int, previous string, summary string, ids ...string) *Marker {
 	return &Marker{
-		Version: markerVersion, Seq: seq, Previous: previous, EventIDs: ids,
-		StartTimestamp: seconds(t0), EndTimestamp: seconds(at(1000)),
+		Version: record.Version, Seq: seq, Previous: previous, EventIDs: ids,
+		StartTimestamp: record.Seconds(t0), EndTimestamp: record.Seconds(at(1000)),
 		CompactedContent: genai.NewContentFromText(summary, genai.RoleUser),
 		EventCount:       max(len(ids), 1) + seq - 1,
 		FirstEventID:     first(ids), LastEventID: last(ids),

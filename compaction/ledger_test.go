@@ -652,4 +652,4 @@ func TestUserMessagesKeptInAnyPhrasing(t *testing.T) {
 }
 
 // add counts events (newly covered, in stream order) into the ledger, as a marker's delta does.
-func (l *Ledger) add(events []Event, invocations int) { l.apply(deltaOf(events, invocations)) }
+func (l *Ledger) add(events []Event, invocations int) { l.apply(NewLedgerDelta(events, invocations)) }

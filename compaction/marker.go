@@ -3,12 +3,12 @@ package compaction
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/internal/record"
 )
 
 // MetadataKey is the key under which a compaction marker is stored in an event's
@@ -19,10 +19,6 @@ const MetadataKey = "_adk_compaction"
 // SummaryHeader starts the text of every summary a view shows, so the model reads the summary
 // as what it is.
 const SummaryHeader = "[Summary of earlier conversation]"
-
-// markerVersion is the version of the records this package writes and reads. A record of any
-// other version is ignored (with a warning) and hides nothing.
-const markerVersion = 2
 
 // ledgerSnapshotEvery is how often a marker stores its ledger whole (see Marker.Ledger): the
 // first marker of a session and every 8th after it. A process that has not read a session yet
@@ -55,7 +51,8 @@ const (
 // StartTimestamp, EndTimestamp and CompactedContent convert 1:1 to adk-python's and adk-go
 // v2's EventCompaction record.
 type Marker struct {
-	// Version is markerVersion.
+	// Version is the record's version, 2: a record of any other version is ignored (with a
+	// warning) and hides nothing.
 	Version int `json:"version"`
 	// Seq is the marker's generation: 1 for the first, 1 + the Seq of Previous otherwise.
 	Seq int `json:"seq"`
@@ -151,35 +148,16 @@ func (e *InvalidMarkerError) Error() string {
 	return "compaction: invalid marker in event " + e.EventID + ": " + e.Reason
 }
 
-// seconds converts t to float seconds since the Unix epoch at microsecond precision, the unit
-// of the record's timestamps.
-func seconds(t time.Time) float64 { return float64(t.UnixMicro()) / 1e6 }
-
-// fromSeconds converts record seconds back to a time (UTC); 0 gives the zero time.
-func fromSeconds(s float64) time.Time {
-	if s <= 0 || !finite(s) || s > maxSeconds {
-		return time.Time{}
-	}
-	return time.UnixMicro(micros(s)).UTC()
-}
-
-// maxSeconds bounds a record's timestamps (about year 5138), so that micros never overflows: an
-// overflowing timestamp would compare as the most negative one.
-const maxSeconds = 1e11
-
-// micros converts float seconds to whole microseconds (rounded).
-func micros(s float64) int64 { return int64(math.Round(s * 1e6)) }
-
-// markerMetadata returns the CustomMetadata of the event that stores m: {MetadataKey: record},
-// the record in the exact shape a database round trip produces (numbers as float64, lists as
-// []any), so in-memory and database sessions hold the same value. The glue appends an event
-// with this metadata, no content, author "user".
-func markerMetadata(m *Marker) (map[string]any, error) {
+// Metadata returns the CustomMetadata of the event that stores m: {MetadataKey: record}, the
+// record in the exact shape a database round trip produces (numbers as float64, lists as
+// []any), so in-memory and database sessions hold the same value; an *InvalidMarkerError when m
+// is not a valid marker. adkctx appends an event with this metadata, no content, author "user".
+func (m *Marker) Metadata() (map[string]any, error) {
 	if err := m.validate(""); err != nil {
 		return nil, err
 	}
 	enc := *m
-	if !finite(enc.CompressionRatio) {
+	if !record.Finite(enc.CompressionRatio) {
 		enc.CompressionRatio = 0
 	}
 	b, err := json.Marshal(&enc)
@@ -256,15 +234,15 @@ func (m *Marker) validate(eventID string) error {
 	switch {
 	case m == nil:
 		return bad("nil marker")
-	case m.Version != markerVersion:
-		return bad(fmt.Sprintf("unsupported version %d (this build reads version %d)", m.Version, markerVersion))
-	case !finite(m.StartTimestamp) || !finite(m.EndTimestamp) || !finite(m.ReadFrom) || !finite(m.ContextFrom):
+	case m.Version != record.Version:
+		return bad(fmt.Sprintf("unsupported version %d (this build reads version %d)", m.Version, record.Version))
+	case !record.Finite(m.StartTimestamp) || !record.Finite(m.EndTimestamp) || !record.Finite(m.ReadFrom) || !record.Finite(m.ContextFrom):
 		return bad("non-finite timestamp")
 	case m.StartTimestamp <= 0 || m.EndTimestamp <= 0:
 		return bad("missing or non-positive timestamp")
-	case m.StartTimestamp > maxSeconds || m.EndTimestamp > maxSeconds || m.ReadFrom > maxSeconds || m.ContextFrom > maxSeconds:
+	case m.StartTimestamp > record.MaxSeconds || m.EndTimestamp > record.MaxSeconds || m.ReadFrom > record.MaxSeconds || m.ContextFrom > record.MaxSeconds:
 		return bad("timestamp out of range")
-	case micros(m.EndTimestamp) < micros(m.StartTimestamp):
+	case record.Micros(m.EndTimestamp) < record.Micros(m.StartTimestamp):
 		return bad("inverted range (endTimestamp < startTimestamp)")
 	case m.MasksOnly() && (len(m.ExcerptedEventIDs) == 0 || m.ExcerptBytes <= 0):
 		return bad("no eventIds and no excerptedEventIds")
@@ -280,7 +258,7 @@ func (m *Marker) validate(eventID string) error {
 		return bad("a summary composed with the ledger, and no ledger")
 	case m.Ledger != nil && m.LedgerDelta != nil:
 		return bad("both a ledger and a ledger delta")
-	case m.LedgerDelta != nil && (m.Seq < 2 || m.LedgerFrom <= 0 || !finite(m.LedgerFrom) || m.LedgerFrom > maxSeconds):
+	case m.LedgerDelta != nil && (m.Seq < 2 || m.LedgerFrom <= 0 || !record.Finite(m.LedgerFrom) || m.LedgerFrom > record.MaxSeconds):
 		return bad("a ledger delta without the ledger it continues")
 	case m.Seq < 1:
 		return bad("seq must be ≥ 1")
@@ -296,8 +274,6 @@ func (m *Marker) validate(eventID string) error {
 	}
 	return nil
 }
-
-func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 func hasText(c *genai.Content) bool {
 	for _, p := range c.Parts {

@@ -46,7 +46,7 @@ func dbRoundTrip(t testing.TB, v any) map[string]any {
 
 func TestMarkerRecordRoundTrip(t *testing.T) {
 	want := fullMarker()
-	md, err := markerMetadata(want)
+	md, err := want.Metadata()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestReadMarkerNoRecord(t *testing.T) {
 
 func TestReadMarkerInvalid(t *testing.T) {
 	valid := func(edit func(r map[string]any)) map[string]any {
-		md, err := markerMetadata(fullMarker())
+		md, err := fullMarker().Metadata()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,16 +216,16 @@ func TestInvalidMarkerErrorHasNoContent(t *testing.T) {
 func TestMarkerMetadataValidates(t *testing.T) {
 	m := fullMarker()
 	m.EventIDs, m.ExcerptedEventIDs = nil, nil
-	if _, err := markerMetadata(m); err == nil {
+	if _, err := m.Metadata(); err == nil {
 		t.Error("markerMetadata accepted a version 2 marker without eventIds or excerptedEventIds")
 	}
-	if _, err := markerMetadata(nil); err == nil {
+	if _, err := (*Marker)(nil).Metadata(); err == nil {
 		t.Error("markerMetadata accepted a nil marker")
 	}
 	// A non-finite ratio cannot be stored in JSON: it is written as 0, the marker still stored.
 	m = fullMarker()
 	m.CompressionRatio = math.Inf(1)
-	md, err := markerMetadata(m)
+	md, err := m.Metadata()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestMarkerMetadataValidates(t *testing.T) {
 // whole or raises the size): the summary is never lost over it.
 func TestMarkerOddExcerptSizeIsRead(t *testing.T) {
 	for _, n := range []float64{-1, 0, 100} {
-		md, err := markerMetadata(fullMarker())
+		md, err := fullMarker().Metadata()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -299,7 +299,7 @@ func TestMarkerStoresTheSmallerLedgerRecord(t *testing.T) {
 			}
 			if tc.wantWhole {
 				covered := shellEvents("i1", task, tc.second)
-				delta := len(mustJSON(t, deltaOf(covered, 1)))
+				delta := len(mustJSON(t, NewLedgerDelta(covered, 1)))
 				if sizes[1] >= delta {
 					t.Fatalf("the second marker's record is %d bytes, not below its delta's %d", sizes[1], delta)
 				}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/internal/record"
 	"github.com/adkctx/adkctx/processors/request"
 	"google.golang.org/genai"
 )
@@ -114,7 +115,7 @@ func Prepare(ctx context.Context, cfg Config, v *Viewer, events []Event, sel Sel
 	if len(w.covered) > 0 {
 		r.Shrunk -= budget.EstimateContent(summaryContent(r.Summary))
 	}
-	md, err := markerMetadata(m)
+	md, err := m.Metadata()
 	if err != nil {
 		r.Err = err
 		return r
@@ -218,18 +219,10 @@ func summarize(ctx context.Context, cfg Config, sel Selection, w *window, r *Res
 	}
 	m := w.m
 	if m.StartTimestamp <= 0 { // no covered event had a usable timestamp
-		m.StartTimestamp = seconds(sel.Now)
+		m.StartTimestamp = record.Seconds(sel.Now)
 		m.EndTimestamp = m.StartTimestamp
 	}
-	m.CompactedContent = sum.Content
-	if c := sum.composed; c != nil && composeSummary(*c, w.input.Ledger) == textOf(sum.Content) {
-		// The summary is composed with the ledger the marker stores: store the rest only.
-		m.SummaryLedger, m.SummaryTokens, m.SummaryBytes = c.mode, c.tokens, c.bytes
-		m.CompactedContent = nil
-		if c.own != "" {
-			m.CompactedContent = genai.NewContentFromText(c.own, genai.RoleUser)
-		}
-	}
+	m.SetSummary(sum, w.input.Ledger)
 	r.Ledger, r.Summary = w.input.Ledger, sum.Content
 	m.CompactedTokens = budget.EstimateContent(sum.Content)
 	m.OriginalTokens = w.original
@@ -250,7 +243,7 @@ func masksOnly(live liveMarker, w *window, sel Selection, r *Result) *Marker {
 		m.Summarizer, m.OriginalTokens, m.CompactedTokens = live.m.Summarizer, live.m.OriginalTokens, live.m.CompactedTokens
 		m.CompressionRatio = live.m.CompressionRatio
 	} else {
-		m.StartTimestamp, m.EndTimestamp = seconds(sel.Now), seconds(sel.Now)
+		m.StartTimestamp, m.EndTimestamp = record.Seconds(sel.Now), record.Seconds(sel.Now)
 		m.Ledger, m.LedgerDelta, m.LedgerFrom = nil, nil, 0
 	}
 	r.Ledger, r.Summary = w.input.Ledger, live.summary
@@ -288,7 +281,7 @@ func readHints(events []Event, p *plan, w *window, overlap int, now time.Time) {
 		}
 	}
 	need := func(t time.Time) {
-		if seconds(t) <= 0 {
+		if record.Seconds(t) <= 0 {
 			known = false
 		} else if t.Before(from) {
 			from = t
@@ -312,7 +305,7 @@ func readHints(events []Event, p *plan, w *window, overlap int, now time.Time) {
 		}
 	}
 	if known {
-		m.ReadFrom = seconds(from)
+		m.ReadFrom = record.Seconds(from)
 	}
 	// The next compaction gives its summarizer the newest ω covered invocations again.
 	covered := func(i int) bool { return events[i].Scope == m.Scope && (p.covered[i] || newly[i]) }
@@ -324,13 +317,13 @@ func readHints(events []Event, p *plan, w *window, overlap int, now time.Time) {
 	}
 	ctx := time.Time{}
 	for i := range events {
-		if covered(i) && slices.Contains(invs, events[i].InvocationID) && seconds(events[i].Timestamp) > 0 {
+		if covered(i) && slices.Contains(invs, events[i].InvocationID) && record.Seconds(events[i].Timestamp) > 0 {
 			if ctx.IsZero() || events[i].Timestamp.Before(ctx) {
 				ctx = events[i].Timestamp
 			}
 		}
 	}
 	if !ctx.IsZero() {
-		m.ContextFrom = seconds(ctx)
+		m.ContextFrom = record.Seconds(ctx)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/internal/config"
+	"github.com/adkctx/adkctx/internal/record"
 	"github.com/adkctx/adkctx/processors/response"
 )
 
@@ -246,7 +247,7 @@ func TestPrepareUnusableTimestamps(t *testing.T) {
 			if err != nil || m == nil {
 				t.Fatalf("Compact = %v, %v", m, err)
 			}
-			if m.StartTimestamp <= 0 || m.EndTimestamp < m.StartTimestamp || m.EndTimestamp > maxSeconds {
+			if m.StartTimestamp <= 0 || m.EndTimestamp < m.StartTimestamp || m.EndTimestamp > record.MaxSeconds {
 				t.Errorf("range %v–%v", m.StartTimestamp, m.EndTimestamp)
 			}
 			if len(m.EventIDs) != 6 {
@@ -294,7 +295,7 @@ func TestReadFromIsTheOldestEventShown(t *testing.T) {
 					break
 				}
 			}
-			if got := fromSeconds(r.Marker.ReadFrom); !got.Equal(oldest) {
+			if got := record.Time(r.Marker.ReadFrom); !got.Equal(oldest) {
 				t.Errorf("ReadFrom = %v, want the oldest event shown, %v", got, oldest)
 			}
 		})

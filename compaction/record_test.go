@@ -225,7 +225,7 @@ func TestRecordDeltasExact(t *testing.T) {
 			if to <= from {
 				to = len(events)
 			}
-			d := roundTrip(t, deltaOf(events[from:to], 0))
+			d := roundTrip(t, NewLedgerDelta(events[from:to], 0))
 			if markers%ledgerSnapshotEvery == 0 {
 				l = roundTrip(t, l)
 			}
@@ -278,7 +278,7 @@ func TestRecordBoundedTotalsExact(t *testing.T) {
 	l := &Ledger{}
 	truth, values := 0, 0
 	for r, inv := range shellAndServiceEvents(120) {
-		d := deltaOf(inv, 1)
+		d := NewLedgerDelta(inv, 1)
 		for _, s := range d.Steps {
 			truth += len(s.Files) + s.FilesOver
 			values += len(s.Values)

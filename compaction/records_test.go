@@ -9,7 +9,7 @@ import (
 // whenever anything in it differs: a record is never served for another one, whatever its id.
 func TestViewerParsesEachRecordOnce(t *testing.T) {
 	m := v2(1, "", "Goal: keep the build green.", "e1", "e2")
-	md, err := markerMetadata(m)
+	md, err := m.Metadata()
 	if err != nil {
 		t.Fatal(err)
 	}

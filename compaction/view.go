@@ -15,6 +15,7 @@ import (
 
 	"github.com/adkctx/adkctx/internal/lru"
 	"github.com/adkctx/adkctx/internal/marks"
+	"github.com/adkctx/adkctx/internal/record"
 	"github.com/adkctx/adkctx/processors/truncate"
 )
 
@@ -221,11 +222,9 @@ func (v *Viewer) resolver(events []Event, cands []candidate, byID map[string]int
 			seen[j] = true
 			m = cands[j].m
 		}
-		l := m.Ledger.clone()
-		for i := len(deltas) - 1; i >= 0; i-- {
-			l.apply(deltas[i])
-		}
-		r := newResolved(l, summaryOf(c.m, l))
+		slices.Reverse(deltas) // collected newest first
+		l := m.Ledger.Apply(deltas...)
+		r := newResolved(l, c.m.Summary(l))
 		v.resolved.Put(key, r)
 		return r, true
 	}
@@ -272,7 +271,7 @@ func (p *plan) cover(events []Event, cands []candidate, byID map[string]int, res
 			if p.unresolved == nil {
 				p.unresolved = map[string]time.Time{}
 			}
-			p.unresolved[scope] = fromSeconds(cands[k].m.LedgerFrom)
+			p.unresolved[scope] = record.Time(cands[k].m.LedgerFrom)
 			delete(best, scope)
 			continue
 		}
@@ -344,7 +343,7 @@ func (p *plan) itemsOf(events []Event, place map[int][]string) []Item {
 				continue // a marker that only masks, with no summary before it
 			}
 			items = append(items, Item{Index: i, Summary: summaryContent(lm.summary), MarkerID: lm.id,
-				EventID: summaryEventID(lm.id), Scope: scope, Timestamp: fromSeconds(lm.m.StartTimestamp), InvocationID: lm.m.FirstInvocationID})
+				EventID: summaryEventID(lm.id), Scope: scope, Timestamp: record.Time(lm.m.StartTimestamp), InvocationID: lm.m.FirstInvocationID})
 		}
 		if !p.shown(events, i) {
 			continue
@@ -420,7 +419,7 @@ func (v *Viewer) Needs(events []Event) Needs {
 		}
 	}
 	if m := p.newest; m != nil {
-		n.Markers, n.ReadFrom, n.ContextFrom, n.UTCOffset = true, fromSeconds(m.ReadFrom), fromSeconds(m.ContextFrom), m.UTCOffset
+		n.Markers, n.ReadFrom, n.ContextFrom, n.UTCOffset = true, record.Time(m.ReadFrom), record.Time(m.ContextFrom), m.UTCOffset
 	}
 	for _, g := range invocationGroups(events, p, "") {
 		if g.content {
@@ -460,7 +459,7 @@ func excerptsOf(live map[string]liveMarker) map[string]map[string]int {
 		}
 		// A record another writer stored may name a size Config refuses: it is raised to the
 		// smallest excerpt the cutter bounds (a size that is not positive shows results whole).
-		n := max(lm.m.ExcerptBytes, minRetainedToolResultBytes)
+		n := max(lm.m.ExcerptBytes, record.MinExcerptBytes)
 		ids := make(map[string]int, len(lm.m.ExcerptedEventIDs))
 		for _, id := range lm.m.ExcerptedEventIDs {
 			ids[id] = n

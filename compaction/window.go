@@ -8,6 +8,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/internal/record"
 )
 
 // windowParams are the resolved inputs of one window selection.
@@ -491,7 +492,7 @@ func invocationFailed(events []Event, inv string) bool {
 // buildWindow makes the marker and the summarizer input of a selection.
 func buildWindow(events []Event, p *plan, w windowParams, newly []int, invocations, keep int) *window {
 	live := p.live[w.scope]
-	m := &Marker{Scope: w.scope, Seq: 1, Trigger: w.trigger, KeepInvocations: keep, Version: markerVersion}
+	m := &Marker{Scope: w.scope, Seq: 1, Trigger: w.trigger, KeepInvocations: keep, Version: record.Version}
 	if live.m != nil {
 		m.Seq = live.m.Seq + 1
 		m.Previous = live.id
@@ -505,7 +506,7 @@ func buildWindow(events []Event, p *plan, w windowParams, newly []int, invocatio
 		m.EventIDs = append(m.EventIDs, e.ID)
 		// The range is informative (coverage is by id): an event without a usable timestamp
 		// (zero, before 1970) is left out of it rather than making the marker invalid.
-		if ts := seconds(e.Timestamp); ts > 0 && ts <= maxSeconds {
+		if ts := record.Seconds(e.Timestamp); ts > 0 && ts <= record.MaxSeconds {
 			if m.StartTimestamp == 0 || ts < m.StartTimestamp {
 				m.StartTimestamp = ts
 			}
@@ -525,16 +526,15 @@ func buildWindow(events []Event, p *plan, w windowParams, newly []int, invocatio
 		win.original += budget.EstimateContent(summaryContent(live.summary))
 	}
 	win.input.Context = overlapEvents(events, p, w)
-	delta := deltaOf(win.input.Events, invocations)
-	win.input.Ledger = live.ledger.clone()
-	win.input.Ledger.apply(delta)
+	delta := NewLedgerDelta(win.input.Events, invocations)
+	win.input.Ledger = live.ledger.Apply(delta)
 	// The ledger is stored whole every ledgerSnapshotEvery markers; in between, what this one
 	// adds to the ledger of the marker it rolls up (resolved above: its chain is in events).
 	switch {
 	case live.m == nil || (m.Seq-1)%ledgerSnapshotEvery == 0:
 		m.Ledger = win.input.Ledger
 	case live.m.Ledger != nil:
-		m.LedgerDelta, m.LedgerFrom = delta, seconds(events[live.at].Timestamp)
+		m.LedgerDelta, m.LedgerFrom = delta, record.Seconds(events[live.at].Timestamp)
 	default:
 		m.LedgerDelta, m.LedgerFrom = delta, live.m.LedgerFrom
 	}
