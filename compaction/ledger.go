@@ -146,11 +146,10 @@ func (l *Ledger) clone() *Ledger {
 var instructionCue = regexp.MustCompile(`(?i)\b(always|never|don'?t|do not|must|must not|make sure|remember|avoid|from now on|instead of|only ever|prefer|use port|use the)\b`)
 
 // LedgerDelta is what the events a compaction newly covers add to the ledger it continues: the
-// facts Ledger.add records, in stream order, before any bound applies. A marker stores its
-// ledger whole every ledgerSnapshotEvery markers, or when this would be larger, and this
-// otherwise (see Marker.Ledger):
-// the ledger of a marker is the last whole one with the deltas after it applied in order, the
-// same ledger, byte for byte, as adding the events themselves.
+// facts NewLedgerDelta finds, in stream order, before any bound applies. A marker stores its
+// ledger whole every 8 markers, or when this would be larger, and this otherwise (see
+// Marker.Ledger): the ledger of a marker is the last whole one with the deltas after it applied
+// in order (Ledger.Apply), the same ledger, byte for byte, as adding the events themselves.
 type LedgerDelta struct {
 	// Events and Invocations count what the delta covers.
 	Events      int `json:"events"`

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 
 	"google.golang.org/genai"
 
@@ -19,11 +18,6 @@ const MetadataKey = "_adk_compaction"
 // SummaryHeader starts the text of every summary a view shows, so the model reads the summary
 // as what it is.
 const SummaryHeader = "[Summary of earlier conversation]"
-
-// ledgerSnapshotEvery is how often a marker stores its ledger whole (see Marker.Ledger): the
-// first marker of a session and every 8th after it. A process that has not read a session yet
-// reads back to the last of them once, at most 7 compactions.
-const ledgerSnapshotEvery = 8
 
 // Trigger says why a compaction ran.
 type Trigger string
@@ -46,7 +40,7 @@ const (
 // covers (recursively): a marker chain. Coverage is by event id, never by position or
 // timestamp, so an event stored late (a replica with a lagging clock) is never hidden without
 // having been summarized. When several valid markers exist, the one with the highest Seq wins
-// (see View); its summary rolls up every earlier one.
+// (see the package doc, View); its summary rolls up every earlier one.
 //
 // StartTimestamp, EndTimestamp and CompactedContent convert 1:1 to adk-python's and adk-go
 // v2's EventCompaction record.
@@ -83,9 +77,10 @@ type Marker struct {
 	SummaryBytes  int    `json:"summaryBytes,omitempty"`
 	// Ledger is the exact record of what the covered events did (files, tool counts, the user's
 	// messages, errors, what the tools did and returned); the next compaction continues it
-	// instead of counting again. It is stored whole in the first marker, every
-	// ledgerSnapshotEvery-th after it, and whenever the delta would be the larger record; any
-	// other marker stores LedgerDelta, what its newly covered events add to the ledger of the
+	// instead of counting again. It is stored whole in the first marker, every 8th after it (a
+	// process that has not read a session yet reads back to the last of them once, at most 7
+	// compactions), and whenever the delta would be the larger record; any other marker stores
+	// LedgerDelta, what its newly covered events add to the ledger of the
 	// marker it rolls up, and LedgerFrom, the timestamp (seconds) of the marker holding the whole
 	// ledger it continues: its ledger is that one with the deltas of the chain applied in order.
 	Ledger      *Ledger      `json:"ledger,omitempty"`
@@ -120,9 +115,8 @@ type Marker struct {
 	ExcerptBytes      int      `json:"excerptBytes,omitempty"`
 
 	// What a reader of the session needs of storage once this marker is stored, so that it can
-	// read only that (see Viewer.Needs). RawCount is the number of events of Scope this marker
-	// leaves raw before its own (the raw tail and pending calls): a read that holds fewer of
-	// them lost some. ReadFrom is the oldest timestamp (seconds) of an event the session's view
+	// read only that. RawCount is the number of events of Scope this marker leaves raw before its
+	// own (the raw tail and pending calls): a read that holds fewer of them lost some. ReadFrom is the oldest timestamp (seconds) of an event the session's view
 	// needs — a raw event of any scope or a scope's winning marker; ContextFrom the oldest of the
 	// events the next compaction gives its summarizer again (Config.Overlap). 0: unknown.
 	RawCount    int     `json:"rawCount,omitempty"`
@@ -252,7 +246,7 @@ func (m *Marker) validate(eventID string) error {
 		return bad("a summary of nothing (eventCount < 1)")
 	case m.SummaryLedger != "" && m.SummaryLedger != summaryWhole && m.SummaryLedger != summaryFacts:
 		return bad("unknown summaryLedger")
-	case m.EventCount > 0 && m.SummaryLedger != summaryWhole && (m.CompactedContent == nil || !hasText(m.CompactedContent)):
+	case m.EventCount > 0 && m.SummaryLedger != summaryWhole && (m.CompactedContent == nil || !record.HasText(m.CompactedContent)):
 		return bad("compactedContent has no text")
 	case m.SummaryLedger != "" && m.Ledger == nil && m.LedgerDelta == nil:
 		return bad("a summary composed with the ledger, and no ledger")
@@ -273,13 +267,4 @@ func (m *Marker) validate(eventID string) error {
 		return bad("the record names its own event")
 	}
 	return nil
-}
-
-func hasText(c *genai.Content) bool {
-	for _, p := range c.Parts {
-		if p != nil && !p.Thought && strings.TrimSpace(p.Text) != "" {
-			return true
-		}
-	}
-	return false
 }

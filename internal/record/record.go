@@ -5,7 +5,10 @@ package record
 
 import (
 	"math"
+	"strings"
 	"time"
+
+	"google.golang.org/genai"
 )
 
 // Version is the version of the records adkctx writes and reads. A record of any other version
@@ -38,3 +41,14 @@ func Micros(s float64) int64 { return int64(math.Round(s * 1e6)) }
 
 // Finite reports whether f is neither NaN nor infinite.
 func Finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+// HasText reports whether c holds text a model reads (a text part, not a thought, not blank):
+// what a record's summary must hold, and what a summarizer's reply is rejected without.
+func HasText(c *genai.Content) bool {
+	for _, p := range c.Parts {
+		if p != nil && !p.Thought && strings.TrimSpace(p.Text) != "" {
+			return true
+		}
+	}
+	return false
+}

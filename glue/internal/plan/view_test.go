@@ -1,4 +1,4 @@
-package compaction
+package plan
 
 import (
 	"encoding/json"
@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/genai"
 
+	. "github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/record"
 )
 

@@ -1,4 +1,4 @@
-package compaction
+package plan
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/adkctx/adkctx/budget"
+	. "github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/record"
 	"google.golang.org/genai"
 )

@@ -1,4 +1,4 @@
-package compaction
+package plan
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/budget"
+	. "github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/record"
 )
 

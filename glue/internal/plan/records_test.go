@@ -1,8 +1,10 @@
-package compaction
+package plan
 
 import (
 	"encoding/json"
 	"testing"
+
+	. "github.com/adkctx/adkctx/compaction"
 )
 
 // A Viewer parses a marker record once per id while the record stays equal, and parses it again
