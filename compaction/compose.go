@@ -41,11 +41,28 @@ func compositionOf(m *Marker) (composition, bool) {
 	return composition{mode: m.SummaryLedger, own: textOf(m.CompactedContent), tokens: m.SummaryTokens, bytes: m.SummaryBytes}, true
 }
 
-// summaryOf returns the summary m shows, its ledger l (the marker's whole ledger) composed in
-// when m says so.
-func summaryOf(m *Marker, l *Ledger) *genai.Content {
+// Summary returns the summary m stands for (without SummaryHeader, which a view adds), given
+// its whole ledger l (Marker.Ledger, or the chain's deltas applied to the last whole one): the
+// ledger composed with CompactedContent when SummaryLedger says so, else CompactedContent.
+func (m *Marker) Summary(l *Ledger) *genai.Content {
 	if c, ok := compositionOf(m); ok {
 		return genai.NewContentFromText(composeSummary(c, l), genai.RoleUser)
 	}
 	return m.CompactedContent
+}
+
+// SetSummary stores s in m as the summary of what m covers, whose whole ledger is l: as
+// CompactedContent or, when s is one of this package's summaries composed with l, only the
+// summarizer's own text and how to compose it again (SummaryLedger, SummaryTokens,
+// SummaryBytes): the ledger the marker stores is then not stored a second time as text.
+// m.Summary(l) returns s's text either way.
+func (m *Marker) SetSummary(s *Summary, l *Ledger) {
+	m.CompactedContent = s.Content
+	if c := s.composed; c != nil && composeSummary(*c, l) == textOf(s.Content) {
+		m.SummaryLedger, m.SummaryTokens, m.SummaryBytes = c.mode, c.tokens, c.bytes
+		m.CompactedContent = nil
+		if c.own != "" {
+			m.CompactedContent = genai.NewContentFromText(c.own, genai.RoleUser)
+		}
+	}
 }

@@ -1,31 +1,12 @@
 package compaction
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
-	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/internal/config"
-)
-
-// Defaults of Config.
-const (
-	defaultOverlap                 = 2
-	defaultRetainRecentInvocations = 2
-	defaultRetainedToolResultBytes = 1024
-	// minRetainedToolResultBytes is the smallest excerpt the cutter bounds exactly.
-	minRetainedToolResultBytes = 512
-	defaultTimeout             = 2 * time.Minute
-	defaultBackoff             = 30 * time.Second
-	// defaultRetainFraction is the share of the soft limit a token-triggered compaction keeps
-	// raw when Config.RetainRecentTokens is 0: most of the window stays the agent's working
-	// context (replayed shell agents kept more of what they used next with 0.7 than with 0.5 at
-	// 8K to 32K windows, and than a plain cut to the hard limit), while the rest is hysteresis:
-	// the next token compaction comes only after the history grew by 30% of the limit again.
-	defaultRetainFraction = 0.7
+	"github.com/adkctx/adkctx/internal/record"
 )
 
 // Config configures compaction (adkctx.Config.Compaction). Zero values mean the documented
@@ -110,8 +91,8 @@ func (c *Config) Validate() error {
 	}
 	check("Interval", c.Interval < 0, c.Interval, "must be ≥ 0 (0: no sliding window)")
 	check("RetainRecentInvocations", c.RetainRecentInvocations < 0, c.RetainRecentInvocations, "must be ≥ 1 (0 selects the default)")
-	check("RetainedToolResultBytes", c.RetainedToolResultBytes > 0 && c.RetainedToolResultBytes < minRetainedToolResultBytes,
-		c.RetainedToolResultBytes, fmt.Sprintf("must be ≥ %d, 0 (default) or negative (off)", minRetainedToolResultBytes))
+	check("RetainedToolResultBytes", c.RetainedToolResultBytes > 0 && c.RetainedToolResultBytes < record.MinExcerptBytes,
+		c.RetainedToolResultBytes, fmt.Sprintf("must be ≥ %d, 0 (default) or negative (off)", record.MinExcerptBytes))
 	check("RetainRecentTokens", c.RetainRecentTokens < 0, c.RetainRecentTokens, "must be ≥ 0")
 	check("MaxSummaryTokens", c.MaxSummaryTokens < 0, c.MaxSummaryTokens, "must be ≥ 0")
 	check("Timeout", c.Timeout < 0, c.Timeout, "must be ≥ 0")
@@ -123,53 +104,4 @@ func (c *Config) Validate() error {
 		errs = append(errs, config.Nest("Fallback", v.validate()))
 	}
 	return errors.Join(errs...)
-}
-
-// SlidingWindowDue reports whether a sliding-window compaction has work when raw completed
-// invocations of a scope are not covered: they reach Interval past the raw tail it keeps
-// (RetainRecentInvocations, or keepFloor, the tail a token-triggered compaction chose, when
-// larger). Apply it to a Config with defaults. The compactor uses it to skip a read when nothing
-// can be due; Prepare uses it to decide.
-func (c Config) SlidingWindowDue(raw, keepFloor int) bool {
-	return slidingDue(raw, c.Interval, max(c.RetainRecentInvocations, keepFloor))
-}
-
-// slidingDue is the sliding window's rule: interval invocations past the keep raw ones (never
-// without an interval).
-func slidingDue(raw, interval, keep int) bool { return interval > 0 && raw >= interval+keep }
-
-// WithDefaults returns c with the documented defaults in its zero fields. Negative values that
-// mean "off" stay negative, so applying it twice changes nothing.
-func (c Config) WithDefaults() Config {
-	c.Overlap = cmp.Or(c.Overlap, defaultOverlap)
-	c.RetainRecentInvocations = cmp.Or(c.RetainRecentInvocations, defaultRetainRecentInvocations)
-	c.RetainedToolResultBytes = cmp.Or(c.RetainedToolResultBytes, defaultRetainedToolResultBytes)
-	if c.Summarizer == nil {
-		c.Summarizer = &ExtractiveSummarizer{}
-	}
-	if _, extractive := c.Summarizer.(*ExtractiveSummarizer); c.Fallback == nil && !extractive {
-		c.Fallback = &ExtractiveSummarizer{}
-	}
-	if c.NoFallback {
-		c.Fallback = nil
-	}
-	c.Timeout = cmp.Or(c.Timeout, defaultTimeout)
-	c.Backoff = cmp.Or(c.Backoff, defaultBackoff)
-	return c
-}
-
-// maxSummaryTokens is the summary bound for a model with limits l.
-func (c Config) maxSummaryTokens(l budget.Limits) int {
-	if c.MaxSummaryTokens > 0 {
-		return c.MaxSummaryTokens
-	}
-	return min(max(l.Usable/10, 1024), 8192)
-}
-
-// retainTokens is the token tail for a soft limit of tokenLimit history tokens.
-func (c Config) retainTokens(tokenLimit int) int {
-	if c.RetainRecentTokens > 0 {
-		return c.RetainRecentTokens
-	}
-	return int(math.Round(float64(tokenLimit) * defaultRetainFraction))
 }

@@ -1,8 +1,11 @@
 // Package compaction keeps long-running sessions from dragging their whole history into every
 // model call, without deleting an event and without leaving the model without its working
-// context. It depends on neither adk-go version: it works on its own [Event] type, and the glue
-// of each adk-go major version (package hooks) converts events, runs [Prepare] and stores its
-// marker.
+// context. It holds what a user configures and reads: [Config], the summarizers ([Summarizer],
+// [ExtractiveSummarizer], [LLMSummarizer]) and the [Marker] record a compaction stores, with its
+// [Ledger]. It depends on neither adk-go version: it works on its own [Event] type, which the glue
+// of each adk-go major version (package hooks) converts a session's events to. What to compact
+// and the view the model reads are adkctx's own (its planner drives this package); a program
+// reads a stored session's markers with [ReadMarker] and their summaries with [Marker.Summary].
 //
 // # Markers
 //
@@ -18,12 +21,14 @@
 //
 // # View
 //
-// [Viewer.View] is what the model sees of a session's events: per isolation scope the valid
+// What the model sees of a session's events: per isolation scope the valid
 // marker with the highest Seq wins; the events its chain covers are replaced by its summary,
 // shown once, in place of the first covered event (or at the marker's position when none is in
 // the slice being viewed); everything else stays, in order. A record that does not parse, or
 // names an impossible range, is ignored with a warning and hides nothing — not even its own
-// event's content. Parsed records are cached, so a view costs one pass over the events.
+// event's content. Parsed records are cached, so a view costs one pass over the events. Each
+// summary shown starts with [SummaryHeader] ([IsSummary]) and its event carries
+// [SummaryMetadataKey].
 //
 // # What is compacted
 //
@@ -71,8 +76,8 @@
 // errors and open tasks, and gets the ledger's facts appended (the user's messages first), so
 // messages are quoted and counts, paths and values never invented. On the agent's own model it
 // sends a request the agent sent, the newest of the last few that shows every covered event
-// ([Selection.Sent]), cut after what the summary covers, with its instruction appended
-// (SummaryInput.Prefix): the system instruction, tools and contents the provider's prompt cache
+// ([SummaryInput].Prefix), cut after what the summary covers, with its instruction appended:
+// the system instruction, tools and contents the provider's prompt cache
 // still holds, which costs a fraction of a transcript and shows the summarizer what the agent
 // saw. On another model, with a custom template, with [LLMSummarizer.NoSharedPrefix], or when no
 // request sent showed every covered event, it
@@ -83,9 +88,9 @@
 //
 // # Preparing and storing
 //
-// [Prepare] decides what to compact in a session's stored events and writes the summary: it
-// returns the marker and the metadata of the event to append, and reads or stores nothing. The
-// hooks run it in the background, one compaction at a time per session (triggers that arrive
+// adkctx's planner decides what to compact in a session's stored events and has the summary
+// written ([Marker.SetSummary]); the event it appends carries [Marker.Metadata]. The hooks run
+// compactions in the background, one compaction at a time per session (triggers that arrive
 // meanwhile run once after it), bounded by [Config.Timeout] whatever the summarizer does;
 // failures back off ([Config.Backoff]). They re-read the session before appending and discard
 // the summary when a newer marker landed first. [Config.Synchronous] runs compactions on the

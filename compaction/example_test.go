@@ -3,44 +3,33 @@ package compaction_test
 import (
 	"context"
 	"fmt"
-	"time"
-
-	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/compaction"
 )
 
-// A session of five events, then a marker (stored by the compactor as a record in the event's
-// CustomMetadata) that covers the first four: the view shows the summary in their place and the
-// newest event raw.
-func ExampleViewer_View() {
-	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	text := func(id, author, role, s string, sec int) compaction.Event {
-		return compaction.Event{ID: id, InvocationID: "inv-" + id[1:2], Author: author,
-			Timestamp: t0.Add(time.Duration(sec) * time.Second), Content: genai.NewContentFromText(s, genai.Role(role))}
-	}
-	// The record as a database hands it back (JSON numbers as float64); JSON text works too.
+// A marker's summary: what a view shows in place of the events it covers. This record stores
+// the summary composed with its ledger ("summaryLedger": "whole": the extractive summary is the
+// ledger rendered within summaryTokens and summaryBytes), so the text is not stored twice; Summary
+// composes it again from the ledger.
+func ExampleMarker_Summary() {
 	record := `{"version": 2, "seq": 1, "eventIds": ["e1", "e2", "e3", "e4"],
 		"startTimestamp": 1772366400, "endTimestamp": 1772366403, "eventCount": 4,
-		"compactedContent": {"role": "user", "parts": [{"text": "Goal: rename the config package.\nDone: renamed it, tests pass."}]}}`
-	events := []compaction.Event{
-		text("e1", "user", "user", "Rename the config package to settings.", 0),
-		text("e2", "agent", "model", "Renamed; 12 files changed.", 1),
-		text("e3", "user", "user", "Run the tests.", 2),
-		text("e4", "agent", "model", "All tests pass.", 3),
-		text("e5", "user", "user", "Now update the README.", 4),
-		{ID: "m1", Author: "user", Timestamp: t0.Add(5 * time.Second), Metadata: map[string]any{compaction.MetadataKey: record}},
+		"summaryLedger": "whole", "summaryTokens": 1024, "summaryBytes": 6144,
+		"ledger": {"goal": "Rename the config package to settings.", "messages": [{"text": "Run the tests."}],
+			"tools": {"bash": 2}, "paths": {"config/": {"bash": 1}}, "events": 4, "invocations": 2}}`
+	m, err := compaction.ReadMarker(&compaction.Event{ID: "m1", Metadata: map[string]any{compaction.MetadataKey: record}})
+	if err != nil {
+		fmt.Println(err)
+		return
 	}
-	for _, item := range compaction.NewViewer(nil).View(events) {
-		if item.Summary != nil {
-			fmt.Printf("summary of %s: %q\n", item.MarkerID, item.Summary.Parts[0].Text)
-			continue
-		}
-		fmt.Printf("%s: %s\n", events[item.Index].ID, events[item.Index].Content.Parts[0].Text)
-	}
+	fmt.Println(m.Summary(m.Ledger).Parts[0].Text)
 	// Output:
-	// summary of m1: "[Summary of earlier conversation]\nGoal: rename the config package.\nDone: renamed it, tests pass."
-	// e5: Now update the README.
+	// Goal: Rename the config package to settings.
+	// The user's messages, oldest first (verbatim; rules in them hold unless the user changed them):
+	// - Run the tests.
+	// Files and paths the tools used (exact calls):
+	// - config/ (bash ×1)
+	// Tool calls: bash ×2 (2 calls over 2 invocations)
 }
 
 // The extractive summarizer renders the ledger of what the covered events did: deterministic,

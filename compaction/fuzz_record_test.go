@@ -94,7 +94,7 @@ func FuzzToolStep(f *testing.F) {
 			{ID: "c", Author: "agent", Content: &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{ID: "1", Name: "tool", Args: args}}}}},
 			{ID: "r", Author: "agent", Content: &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{ID: "1", Name: "tool", Response: resp}}}}},
 		}
-		d1, d2 := deltaOf(events, 1), deltaOf(events, 1)
+		d1, d2 := NewLedgerDelta(events, 1), NewLedgerDelta(events, 1)
 		j1, err := json.Marshal(d1)
 		if err != nil {
 			t.Fatal(err)

@@ -2,17 +2,14 @@ package compaction
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"slices"
-	"strings"
-	"sync"
-	"testing"
+	"strconv"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/internal/record"
 )
 
 // t0 is the time of the first event of every test stream.
@@ -54,27 +51,6 @@ func respEv(id, inv, callID, name string, resp map[string]any) Event {
 		Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{ID: callID, Name: name, Response: resp}}}}}
 }
 
-// clientRespEv is a response the client (author "user") sends to a long-running or confirmation
-// call.
-func clientRespEv(id, inv, callID, name string, resp map[string]any) Event {
-	e := respEv(id, inv, callID, name, resp)
-	e.Author = "user"
-	return e
-}
-
-// stamp gives every event without a timestamp one second after the previous event.
-func stamp(events ...Event) []Event {
-	out := slices.Clone(events)
-	last := t0.Add(-time.Second)
-	for i := range out {
-		if out[i].Timestamp.IsZero() {
-			out[i].Timestamp = last.Add(time.Second)
-		}
-		last = out[i].Timestamp
-	}
-	return out
-}
-
 // turn is one plain invocation: a user message and a final model answer, ids "<inv>u" and
 // "<inv>m". The texts are long enough that a one-line summary is smaller than a turn.
 func turn(inv string) []Event {
@@ -82,15 +58,6 @@ func turn(inv string) []Event {
 		userEv(inv+"u", inv, "Please look at the next part of the project, request "+inv+", and tell me what you find there."),
 		modelEv(inv+"m", inv, "I looked at it, for request "+inv+": the code is fine and the tests pass; nothing else to report."),
 	}
-}
-
-// turns returns invocations i1..in as plain turns.
-func turns(from, to int) []Event {
-	var out []Event
-	for k := from; k <= to; k++ {
-		out = append(out, turn(fmt.Sprintf("i%d", k))...)
-	}
-	return out
 }
 
 // toolTurn is an invocation with one tool call on path: user message, call, response, answer.
@@ -112,21 +79,11 @@ func concat[T any](lists ...[]T) []T {
 	return out
 }
 
-// mustMarkerEvent returns the marker-only event storing m (id id), as the compactor appends it.
-func mustMarkerEvent(t testing.TB, id string, m *Marker) Event {
-	t.Helper()
-	md, err := markerMetadata(m)
-	if err != nil {
-		t.Fatalf("markerMetadata(%s): %v", id, err)
-	}
-	return Event{ID: id, Author: "user", Metadata: md}
-}
-
 // v2 returns a valid version 2 marker covering ids, rolling up previous (seq 1 when "").
 func v2(seq int, previous string, summary string, ids ...string) *Marker {
 	return &Marker{
-		Version: markerVersion, Seq: seq, Previous: previous, EventIDs: ids,
-		StartTimestamp: seconds(t0), EndTimestamp: seconds(at(1000)),
+		Version: record.Version, Seq: seq, Previous: previous, EventIDs: ids,
+		StartTimestamp: record.Seconds(t0), EndTimestamp: record.Seconds(at(1000)),
 		CompactedContent: genai.NewContentFromText(summary, genai.RoleUser),
 		EventCount:       max(len(ids), 1) + seq - 1,
 		FirstEventID:     first(ids), LastEventID: last(ids),
@@ -148,122 +105,6 @@ func last(ids []string) string {
 	return ids[len(ids)-1]
 }
 
-// describe renders a view as ids, a summary as "S(<marker id>:<summary text without header>)".
-func describe(events []Event, items []Item) []string {
-	out := make([]string, 0, len(items))
-	for _, it := range items {
-		if it.Summary == nil {
-			out = append(out, events[it.Index].ID)
-			continue
-		}
-		text := strings.TrimPrefix(textOf(it.Summary), SummaryHeader+"\n")
-		out = append(out, "S("+it.MarkerID+":"+text+")")
-	}
-	return out
-}
-
-// ids returns the ids of events.
-func ids(events []Event) []string {
-	out := make([]string, len(events))
-	for i := range events {
-		out[i] = events[i].ID
-	}
-	return out
-}
-
-// memStore is an in-memory session: Load returns a copy of the stored events; Append stores a
-// marker-only event with id "m1", "m2", ...
-type memStore struct {
-	mu      sync.Mutex
-	events  []Event
-	next    int
-	appends []appended
-}
-
-type appended struct {
-	inv string
-	ts  time.Time
-}
-
-func newStore(events ...Event) *memStore { return &memStore{events: stamp(events...)} }
-
-func (s *memStore) load() []Event {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.events)
-}
-
-// appendMarker stores a marker event with metadata md after the newest stored event.
-func (s *memStore) appendMarker(inv string, md map[string]any) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ts := t0
-	if n := len(s.events); n > 0 {
-		ts = s.events[n-1].Timestamp.Add(time.Microsecond)
-	}
-	s.next++
-	id := fmt.Sprintf("m%d", s.next)
-	s.events = append(s.events, Event{ID: id, InvocationID: inv, Author: "user", Timestamp: ts, Metadata: md})
-	s.appends = append(s.appends, appended{inv: inv, ts: ts})
-	return id
-}
-
-// add appends events to the store (stamped after the last stored event).
-func (s *memStore) add(events ...Event) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	last := t0.Add(-time.Second)
-	if n := len(s.events); n > 0 {
-		last = s.events[n-1].Timestamp
-	}
-	for _, e := range events {
-		if e.Timestamp.IsZero() {
-			e.Timestamp = last.Add(time.Second)
-		}
-		last = e.Timestamp
-		s.events = append(s.events, e)
-	}
-}
-
-func (s *memStore) snapshot() []Event { return s.load() }
-
-// view returns the store's current view, described.
-func (s *memStore) view(t testing.TB) []string {
-	t.Helper()
-	ev := s.snapshot()
-	return describe(ev, NewViewer(nil).View(ev))
-}
-
-// recorder is a Summarizer fake returning a fixed short text and keeping its inputs.
-type recorder struct {
-	mu     sync.Mutex
-	text   string
-	inputs []SummaryInput
-}
-
-func (r *recorder) Name() string { return "recorder" }
-
-func (r *recorder) Summarize(_ context.Context, in SummaryInput) (*Summary, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.inputs = append(r.inputs, in)
-	text := r.text
-	if text == "" {
-		text = fmt.Sprintf("summary %d", len(r.inputs))
-	}
-	return &Summary{Content: genai.NewContentFromText(text, genai.RoleUser)}, nil
-}
-
-func (r *recorder) last(t testing.TB) SummaryInput {
-	t.Helper()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.inputs) == 0 {
-		t.Fatal("the summarizer was not called")
-	}
-	return r.inputs[len(r.inputs)-1]
-}
-
 // funcSummarizer adapts a function to Summarizer.
 type funcSummarizer struct {
 	name string
@@ -275,122 +116,45 @@ func (s *funcSummarizer) Summarize(ctx context.Context, in SummaryInput) (*Summa
 	return s.f(ctx, in)
 }
 
-// Outcome is how a test compaction ended.
-type Outcome string
+// noContent is an event without content (state changes, workflow bookkeeping).
+func noContent(id, inv string) Event { return Event{ID: id, InvocationID: inv, Author: "agent"} }
 
-// The outcomes.
-const (
-	OutcomeCompacted Outcome = "compacted"
-	OutcomeNothing   Outcome = "nothing_to_do"
-	OutcomeFailed    Outcome = "failed"
-)
-
-// Attempt is what a test compaction reports: Prepare's result and the outcome.
-type Attempt struct {
-	Result
-	Outcome Outcome
-}
-
-// reports collects the attempts of a testCompactor.
-type reports struct {
-	mu  sync.Mutex
-	all []Attempt
-}
-
-func (r *reports) add(a Attempt) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.all = append(r.all, a)
-}
-
-func (r *reports) lastAttempt(t testing.TB) Attempt {
-	t.Helper()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.all) == 0 {
-		t.Fatal("no attempt reported")
+// codingInvocation is invocation k of a scripted coding session: a user message, one to three
+// tool calls (one of them a parallel pair), a final answer.
+func codingInvocation(k int) []Event {
+	inv := fmt.Sprintf("i%d", k)
+	id := func(s string) string { return inv + s }
+	out := []Event{userEv(id("u"), inv, fmt.Sprintf("Step %d: look at the next file.", k))}
+	path := fmt.Sprintf("src/f%d.go", k%7)
+	out = append(out, callEv(id("c1"), inv, id("-1"), "read_file", map[string]any{"path": path}),
+		respEv(id("r1"), inv, id("-1"), "read_file", map[string]any{"content": "package f"}))
+	if k%3 == 0 {
+		out = append(out, callsEv(id("c2"), inv,
+			&genai.FunctionCall{ID: id("-2"), Name: "list_dir", Args: map[string]any{"dir": "src"}},
+			&genai.FunctionCall{ID: id("-3"), Name: "grep", Args: map[string]any{"pattern": "TODO", "paths": []any{"src/a.go", path}}}),
+			respEv(id("r2"), inv, id("-2"), "list_dir", map[string]any{"entries": []any{"a.go"}}),
+			respEv(id("r3"), inv, id("-3"), "grep", map[string]any{"matches": 0.0}))
 	}
-	return r.all[len(r.all)-1]
-}
-
-// compactOnce stores events and runs one compaction of them for r, with cfg and a summarizer
-// writing "S"; it returns the store, the marker, the attempt and the error.
-func compactOnce(t testing.TB, cfg Config, events []Event, r Selection) (*memStore, *Marker, Attempt, error) {
-	t.Helper()
-	store := newStore(events...)
-	cfg.Summarizer = &recorder{text: "S"}
-	c, rep := newCompactor(t, cfg, store)
-	m, err := c.Compact(context.Background(), r)
-	return store, m, rep.lastAttempt(t), err
-}
-
-// testCompactor runs Prepare over a memStore and appends its marker, inline: what the hooks'
-// scheduler does, without the scheduling.
-type testCompactor struct {
-	t     testing.TB
-	cfg   Config
-	store *memStore
-	rep   *reports
-	now   time.Time
-}
-
-func mustJSON(t testing.TB, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
+	if k%5 == 0 {
+		out = append(out, callEv(id("c4"), inv, id("-4"), "run_tests", map[string]any{"cwd": "."}),
+			respEv(id("r4"), inv, id("-4"), "run_tests", map[string]any{"exit_code": 1.0, "stderr": "ok a\nFAIL f" + strconv.Itoa(k%2)}))
 	}
-	return string(b)
+	return append(out, modelEv(id("m"), inv, fmt.Sprintf("Step %d done.", k)))
 }
 
-// newCompactor returns a testCompactor over store with cfg (validated), reporting to a new
-// reports.
-func newCompactor(t testing.TB, cfg Config, store *memStore) (*testCompactor, *reports) {
-	t.Helper()
-	if err := cfg.Validate(); err != nil {
-		t.Fatalf("Validate: %v", err)
+// summarizeWithin runs s on in with a bound of maxTokens, as a compaction does, and rejects a
+// summary over the bound ("too_large"), as a compaction does before it stores one.
+func summarizeWithin(s Summarizer, in SummaryInput, maxTokens int) (*Summary, error) {
+	in.MaxTokens = maxTokens
+	sum, err := s.Summarize(context.Background(), in)
+	if err != nil || sum == nil {
+		return sum, err
 	}
-	rep := &reports{}
-	return &testCompactor{t: t, cfg: cfg, store: store, rep: rep}, rep
+	if n := budget.EstimateContent(sum.Content); maxTokens > 0 && n > maxTokens {
+		return nil, &SummaryRejectedError{Summarizer: summarizerNameOf(s), Reason: "too_large", Tokens: n, Limit: maxTokens}
+	}
+	return sum, nil
 }
 
-// Compact prepares a compaction of the store's events for r (at the compactor's now, when r
-// names no time) and stores its marker.
-func (c *testCompactor) Compact(ctx context.Context, r Selection) (*Marker, error) {
-	if r.Now.IsZero() {
-		r.Now = c.now
-	}
-	res := Prepare(ctx, c.cfg, nil, c.store.load(), r)
-	a := Attempt{Result: res}
-	switch {
-	case res.Err != nil:
-		a.Outcome = OutcomeFailed
-	case res.Marker == nil:
-		a.Outcome = OutcomeNothing
-	default:
-		a.Outcome = OutcomeCompacted
-		id := c.store.appendMarker(r.Invocation, res.Metadata)
-		// What is stored resolves to what was prepared: the whole ledger (the record may hold
-		// only what it adds) and the summary.
-		ledger, summary, ok := NewViewer(nil).Resolve(c.store.load(), id)
-		if !ok {
-			c.t.Fatalf("marker %s does not resolve from the stored events", id)
-		}
-		if diff := cmp.Diff(res.Ledger, ledger, cmpopts.EquateEmpty()); diff != "" {
-			c.t.Fatalf("marker %s resolves to another ledger than it was prepared with (-prepared +resolved):\n%s", id, diff)
-		}
-		if a, b := mustJSON(c.t, res.Ledger), mustJSON(c.t, ledger); a != b {
-			c.t.Fatalf("marker %s resolves to another ledger than it was prepared with, byte for byte:\n%s\n%s", id, a, b)
-		}
-		if textOf(summary) != textOf(res.Summary) {
-			c.t.Fatalf("marker %s resolves to another summary than it was prepared with:\n%s\n---\n%s", id, textOf(res.Summary), textOf(summary))
-		}
-		// The marker returned is self-contained: its whole ledger, and the summary a view shows.
-		whole := *res.Marker
-		whole.Ledger, whole.LedgerDelta, whole.LedgerFrom = ledger, nil, 0
-		whole.CompactedContent, whole.SummaryLedger = summary, ""
-		res.Marker = &whole
-	}
-	c.rep.add(a)
-	return res.Marker, res.Err
-}
+// summarizerNameOf is the name s reports.
+func summarizerNameOf(s Summarizer) string { return s.(interface{ Name() string }).Name() }

@@ -146,11 +146,10 @@ func (l *Ledger) clone() *Ledger {
 var instructionCue = regexp.MustCompile(`(?i)\b(always|never|don'?t|do not|must|must not|make sure|remember|avoid|from now on|instead of|only ever|prefer|use port|use the)\b`)
 
 // LedgerDelta is what the events a compaction newly covers add to the ledger it continues: the
-// facts Ledger.add records, in stream order, before any bound applies. A marker stores its
-// ledger whole every ledgerSnapshotEvery markers, or when this would be larger, and this
-// otherwise (see Marker.Ledger):
-// the ledger of a marker is the last whole one with the deltas after it applied in order, the
-// same ledger, byte for byte, as adding the events themselves.
+// facts NewLedgerDelta finds, in stream order, before any bound applies. A marker stores its
+// ledger whole every 8 markers, or when this would be larger, and this otherwise (see
+// Marker.Ledger): the ledger of a marker is the last whole one with the deltas after it applied
+// in order (Ledger.Apply), the same ledger, byte for byte, as adding the events themselves.
 type LedgerDelta struct {
 	// Events and Invocations count what the delta covers.
 	Events      int `json:"events"`
@@ -174,11 +173,12 @@ type ledgerCall struct {
 	Paths []string `json:"paths,omitempty"`
 }
 
-// deltaOf returns what events (newly covered, in stream order) add to a ledger. Calls of the
-// recall tools (reading back what the request left out) are not work on the task: they are left
-// out. A call and its result make one step (compaction never covers one without the other; a
-// result whose call is not among events makes a step of its own).
-func deltaOf(events []Event, invocations int) *LedgerDelta {
+// NewLedgerDelta returns what events (those a compaction newly covers, in stream order, over
+// invocations new invocations) add to a ledger. Calls of the recall tools (reading back what the
+// request left out) are not work on the task: they are left out. A call and its result make one
+// step (compaction never covers one without the other; a result whose call is not among events
+// makes a step of its own).
+func NewLedgerDelta(events []Event, invocations int) *LedgerDelta {
 	d := &LedgerDelta{Invocations: invocations}
 	var steps []*pendingStep
 	byID := map[string]*pendingStep{}
@@ -281,6 +281,17 @@ func (d *LedgerDelta) validUTF8() {
 			valid(&s.Values[j].Value)
 		}
 	}
+}
+
+// Apply returns a new ledger: l (nil: an empty ledger) continued with deltas in order, as a
+// marker storing a delta continues the ledger of the marker it rolls up (see Marker.Ledger). l
+// is not changed.
+func (l *Ledger) Apply(deltas ...*LedgerDelta) *Ledger {
+	c := l.clone()
+	for _, d := range deltas {
+		c.apply(d)
+	}
+	return c
 }
 
 // apply adds a delta to the ledger.

@@ -3,12 +3,11 @@ package compaction
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
-	"strings"
-	"time"
 
 	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/internal/record"
 )
 
 // MetadataKey is the key under which a compaction marker is stored in an event's
@@ -19,15 +18,6 @@ const MetadataKey = "_adk_compaction"
 // SummaryHeader starts the text of every summary a view shows, so the model reads the summary
 // as what it is.
 const SummaryHeader = "[Summary of earlier conversation]"
-
-// markerVersion is the version of the records this package writes and reads. A record of any
-// other version is ignored (with a warning) and hides nothing.
-const markerVersion = 2
-
-// ledgerSnapshotEvery is how often a marker stores its ledger whole (see Marker.Ledger): the
-// first marker of a session and every 8th after it. A process that has not read a session yet
-// reads back to the last of them once, at most 7 compactions.
-const ledgerSnapshotEvery = 8
 
 // Trigger says why a compaction ran.
 type Trigger string
@@ -50,12 +40,13 @@ const (
 // covers (recursively): a marker chain. Coverage is by event id, never by position or
 // timestamp, so an event stored late (a replica with a lagging clock) is never hidden without
 // having been summarized. When several valid markers exist, the one with the highest Seq wins
-// (see View); its summary rolls up every earlier one.
+// (see the package doc, View); its summary rolls up every earlier one.
 //
 // StartTimestamp, EndTimestamp and CompactedContent convert 1:1 to adk-python's and adk-go
 // v2's EventCompaction record.
 type Marker struct {
-	// Version is markerVersion.
+	// Version is the record's version, 2: a record of any other version is ignored (with a
+	// warning) and hides nothing.
 	Version int `json:"version"`
 	// Seq is the marker's generation: 1 for the first, 1 + the Seq of Previous otherwise.
 	Seq int `json:"seq"`
@@ -86,9 +77,10 @@ type Marker struct {
 	SummaryBytes  int    `json:"summaryBytes,omitempty"`
 	// Ledger is the exact record of what the covered events did (files, tool counts, the user's
 	// messages, errors, what the tools did and returned); the next compaction continues it
-	// instead of counting again. It is stored whole in the first marker, every
-	// ledgerSnapshotEvery-th after it, and whenever the delta would be the larger record; any
-	// other marker stores LedgerDelta, what its newly covered events add to the ledger of the
+	// instead of counting again. It is stored whole in the first marker, every 8th after it (a
+	// process that has not read a session yet reads back to the last of them once, at most 7
+	// compactions), and whenever the delta would be the larger record; any other marker stores
+	// LedgerDelta, what its newly covered events add to the ledger of the
 	// marker it rolls up, and LedgerFrom, the timestamp (seconds) of the marker holding the whole
 	// ledger it continues: its ledger is that one with the deltas of the chain applied in order.
 	Ledger      *Ledger      `json:"ledger,omitempty"`
@@ -123,9 +115,8 @@ type Marker struct {
 	ExcerptBytes      int      `json:"excerptBytes,omitempty"`
 
 	// What a reader of the session needs of storage once this marker is stored, so that it can
-	// read only that (see Viewer.Needs). RawCount is the number of events of Scope this marker
-	// leaves raw before its own (the raw tail and pending calls): a read that holds fewer of
-	// them lost some. ReadFrom is the oldest timestamp (seconds) of an event the session's view
+	// read only that. RawCount is the number of events of Scope this marker leaves raw before its
+	// own (the raw tail and pending calls): a read that holds fewer of them lost some. ReadFrom is the oldest timestamp (seconds) of an event the session's view
 	// needs — a raw event of any scope or a scope's winning marker; ContextFrom the oldest of the
 	// events the next compaction gives its summarizer again (Config.Overlap). 0: unknown.
 	RawCount    int     `json:"rawCount,omitempty"`
@@ -151,35 +142,16 @@ func (e *InvalidMarkerError) Error() string {
 	return "compaction: invalid marker in event " + e.EventID + ": " + e.Reason
 }
 
-// seconds converts t to float seconds since the Unix epoch at microsecond precision, the unit
-// of the record's timestamps.
-func seconds(t time.Time) float64 { return float64(t.UnixMicro()) / 1e6 }
-
-// fromSeconds converts record seconds back to a time (UTC); 0 gives the zero time.
-func fromSeconds(s float64) time.Time {
-	if s <= 0 || !finite(s) || s > maxSeconds {
-		return time.Time{}
-	}
-	return time.UnixMicro(micros(s)).UTC()
-}
-
-// maxSeconds bounds a record's timestamps (about year 5138), so that micros never overflows: an
-// overflowing timestamp would compare as the most negative one.
-const maxSeconds = 1e11
-
-// micros converts float seconds to whole microseconds (rounded).
-func micros(s float64) int64 { return int64(math.Round(s * 1e6)) }
-
-// markerMetadata returns the CustomMetadata of the event that stores m: {MetadataKey: record},
-// the record in the exact shape a database round trip produces (numbers as float64, lists as
-// []any), so in-memory and database sessions hold the same value. The glue appends an event
-// with this metadata, no content, author "user".
-func markerMetadata(m *Marker) (map[string]any, error) {
+// Metadata returns the CustomMetadata of the event that stores m: {MetadataKey: record}, the
+// record in the exact shape a database round trip produces (numbers as float64, lists as
+// []any), so in-memory and database sessions hold the same value; an *InvalidMarkerError when m
+// is not a valid marker. adkctx appends an event with this metadata, no content, author "user".
+func (m *Marker) Metadata() (map[string]any, error) {
 	if err := m.validate(""); err != nil {
 		return nil, err
 	}
 	enc := *m
-	if !finite(enc.CompressionRatio) {
+	if !record.Finite(enc.CompressionRatio) {
 		enc.CompressionRatio = 0
 	}
 	b, err := json.Marshal(&enc)
@@ -256,15 +228,15 @@ func (m *Marker) validate(eventID string) error {
 	switch {
 	case m == nil:
 		return bad("nil marker")
-	case m.Version != markerVersion:
-		return bad(fmt.Sprintf("unsupported version %d (this build reads version %d)", m.Version, markerVersion))
-	case !finite(m.StartTimestamp) || !finite(m.EndTimestamp) || !finite(m.ReadFrom) || !finite(m.ContextFrom):
+	case m.Version != record.Version:
+		return bad(fmt.Sprintf("unsupported version %d (this build reads version %d)", m.Version, record.Version))
+	case !record.Finite(m.StartTimestamp) || !record.Finite(m.EndTimestamp) || !record.Finite(m.ReadFrom) || !record.Finite(m.ContextFrom):
 		return bad("non-finite timestamp")
 	case m.StartTimestamp <= 0 || m.EndTimestamp <= 0:
 		return bad("missing or non-positive timestamp")
-	case m.StartTimestamp > maxSeconds || m.EndTimestamp > maxSeconds || m.ReadFrom > maxSeconds || m.ContextFrom > maxSeconds:
+	case m.StartTimestamp > record.MaxSeconds || m.EndTimestamp > record.MaxSeconds || m.ReadFrom > record.MaxSeconds || m.ContextFrom > record.MaxSeconds:
 		return bad("timestamp out of range")
-	case micros(m.EndTimestamp) < micros(m.StartTimestamp):
+	case record.Micros(m.EndTimestamp) < record.Micros(m.StartTimestamp):
 		return bad("inverted range (endTimestamp < startTimestamp)")
 	case m.MasksOnly() && (len(m.ExcerptedEventIDs) == 0 || m.ExcerptBytes <= 0):
 		return bad("no eventIds and no excerptedEventIds")
@@ -274,13 +246,13 @@ func (m *Marker) validate(eventID string) error {
 		return bad("a summary of nothing (eventCount < 1)")
 	case m.SummaryLedger != "" && m.SummaryLedger != summaryWhole && m.SummaryLedger != summaryFacts:
 		return bad("unknown summaryLedger")
-	case m.EventCount > 0 && m.SummaryLedger != summaryWhole && (m.CompactedContent == nil || !hasText(m.CompactedContent)):
+	case m.EventCount > 0 && m.SummaryLedger != summaryWhole && (m.CompactedContent == nil || !record.HasText(m.CompactedContent)):
 		return bad("compactedContent has no text")
 	case m.SummaryLedger != "" && m.Ledger == nil && m.LedgerDelta == nil:
 		return bad("a summary composed with the ledger, and no ledger")
 	case m.Ledger != nil && m.LedgerDelta != nil:
 		return bad("both a ledger and a ledger delta")
-	case m.LedgerDelta != nil && (m.Seq < 2 || m.LedgerFrom <= 0 || !finite(m.LedgerFrom) || m.LedgerFrom > maxSeconds):
+	case m.LedgerDelta != nil && (m.Seq < 2 || m.LedgerFrom <= 0 || !record.Finite(m.LedgerFrom) || m.LedgerFrom > record.MaxSeconds):
 		return bad("a ledger delta without the ledger it continues")
 	case m.Seq < 1:
 		return bad("seq must be ≥ 1")
@@ -295,15 +267,4 @@ func (m *Marker) validate(eventID string) error {
 		return bad("the record names its own event")
 	}
 	return nil
-}
-
-func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
-
-func hasText(c *genai.Content) bool {
-	for _, p := range c.Parts {
-		if p != nil && !p.Thought && strings.TrimSpace(p.Text) != "" {
-			return true
-		}
-	}
-	return false
 }

@@ -1,10 +1,8 @@
 package compaction
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -46,7 +44,7 @@ func dbRoundTrip(t testing.TB, v any) map[string]any {
 
 func TestMarkerRecordRoundTrip(t *testing.T) {
 	want := fullMarker()
-	md, err := markerMetadata(want)
+	md, err := want.Metadata()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +101,7 @@ func TestReadMarkerNoRecord(t *testing.T) {
 
 func TestReadMarkerInvalid(t *testing.T) {
 	valid := func(edit func(r map[string]any)) map[string]any {
-		md, err := markerMetadata(fullMarker())
+		md, err := fullMarker().Metadata()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,16 +214,16 @@ func TestInvalidMarkerErrorHasNoContent(t *testing.T) {
 func TestMarkerMetadataValidates(t *testing.T) {
 	m := fullMarker()
 	m.EventIDs, m.ExcerptedEventIDs = nil, nil
-	if _, err := markerMetadata(m); err == nil {
+	if _, err := m.Metadata(); err == nil {
 		t.Error("markerMetadata accepted a version 2 marker without eventIds or excerptedEventIds")
 	}
-	if _, err := markerMetadata(nil); err == nil {
+	if _, err := (*Marker)(nil).Metadata(); err == nil {
 		t.Error("markerMetadata accepted a nil marker")
 	}
 	// A non-finite ratio cannot be stored in JSON: it is written as 0, the marker still stored.
 	m = fullMarker()
 	m.CompressionRatio = math.Inf(1)
-	md, err := markerMetadata(m)
+	md, err := m.Metadata()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +236,7 @@ func TestMarkerMetadataValidates(t *testing.T) {
 // whole or raises the size): the summary is never lost over it.
 func TestMarkerOddExcerptSizeIsRead(t *testing.T) {
 	for _, n := range []float64{-1, 0, 100} {
-		md, err := markerMetadata(fullMarker())
+		md, err := fullMarker().Metadata()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,63 +246,5 @@ func TestMarkerOddExcerptSizeIsRead(t *testing.T) {
 		if err != nil || m == nil || m.ExcerptBytes != int(n) {
 			t.Errorf("excerptBytes %v: ReadMarker = %+v, %v", n, m, err)
 		}
-	}
-}
-
-// A marker stores a delta of its ledger only while the delta is the smaller record: a
-// compaction covering a turn of hundreds of tool steps (each a delta entry, while the ledger
-// keeps bounded entries) stores the whole ledger, so the record stays within the ledger's bounds.
-func TestMarkerStoresTheSmallerLedgerRecord(t *testing.T) {
-	task, steps := shellSession()
-	many := make([]shellStep, 600)
-	for k := range many {
-		many[k] = shellStep{command: fmt.Sprintf("cat -n /testbed/pkg/mod%03d/file_%03d.py | head -40", k, k), output: fmt.Sprintf("     1\tdef f%03d(): pass\n", k)}
-	}
-	for _, tc := range []struct {
-		name      string
-		second    []shellStep
-		wantWhole bool
-	}{
-		{"a turn of a few steps stores its delta", steps[:4], false},
-		{"a turn of 600 steps stores the whole ledger", many, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			store := newStore()
-			c, _ := newCompactor(t, Config{Interval: 1, RetainRecentInvocations: 1, Overlap: -1}, store)
-			ctx := context.Background()
-			var markers []*Marker
-			for k, turn := range [][]shellStep{steps, tc.second, steps[:2]} {
-				inv := fmt.Sprintf("i%d", k)
-				store.add(shellEvents(inv, task, turn)...)
-				store.add(modelEv(inv+"-a", inv, "Done."))
-				if _, err := c.Compact(ctx, Selection{Trigger: TriggerInvocations, Invocation: inv}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			var sizes []int
-			for _, e := range store.load() {
-				m, err := ReadMarker(&e)
-				if err != nil || m == nil {
-					continue
-				}
-				markers = append(markers, m)
-				sizes = append(sizes, len(mustJSON(t, e.Metadata)))
-			}
-			if len(markers) != 2 {
-				t.Fatalf("%d markers, want 2 (the first turn, then the second)", len(markers))
-			}
-			second := markers[1]
-			if whole := second.Ledger != nil; whole != tc.wantWhole || (second.LedgerDelta != nil) == whole {
-				t.Fatalf("second marker: whole ledger %v, delta %v; want whole %v", second.Ledger != nil, second.LedgerDelta != nil, tc.wantWhole)
-			}
-			if tc.wantWhole {
-				covered := shellEvents("i1", task, tc.second)
-				delta := len(mustJSON(t, deltaOf(covered, 1)))
-				if sizes[1] >= delta {
-					t.Fatalf("the second marker's record is %d bytes, not below its delta's %d", sizes[1], delta)
-				}
-				t.Logf("record %d bytes instead of a %d-byte delta", sizes[1], delta)
-			}
-		})
 	}
 }

@@ -26,7 +26,7 @@ func BenchmarkLedgerDelta(b *testing.B) {
 		b.Run(s.name+"/delta", func(b *testing.B) {
 			var d *LedgerDelta
 			for b.Loop() {
-				d = deltaOf(s.events, 1)
+				d = NewLedgerDelta(s.events, 1)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(s.events)), "ns/event")
 			// What a marker stores of it, per event.
@@ -34,7 +34,7 @@ func BenchmarkLedgerDelta(b *testing.B) {
 			b.ReportMetric(float64(len(j))/float64(len(s.events)), "stored-bytes/event")
 		})
 		b.Run(s.name+"/apply", func(b *testing.B) {
-			d := deltaOf(s.events, 1)
+			d := NewLedgerDelta(s.events, 1)
 			for b.Loop() {
 				(&Ledger{}).apply(d)
 			}
@@ -42,7 +42,7 @@ func BenchmarkLedgerDelta(b *testing.B) {
 		})
 		b.Run(s.name+"/render", func(b *testing.B) {
 			l := &Ledger{}
-			l.apply(deltaOf(s.events, 1))
+			l.apply(NewLedgerDelta(s.events, 1))
 			bytes := max(defaultExtractiveMaxBytes, len(l.userSection(UserTextTokens))+extractiveOtherBytes) + l.recordRoom()
 			var text string
 			for b.Loop() {
@@ -60,13 +60,13 @@ func BenchmarkLedgerDelta(b *testing.B) {
 	}
 	b.Run(fmt.Sprintf("mixed-%d-events/delta", len(long)), func(b *testing.B) {
 		for b.Loop() {
-			_ = deltaOf(long, 120)
+			_ = NewLedgerDelta(long, 120)
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(long)), "ns/event")
 	})
 	b.Run(fmt.Sprintf("mixed-%d-events/render", len(long)), func(b *testing.B) {
 		l := &Ledger{}
-		l.apply(deltaOf(long, 120))
+		l.apply(NewLedgerDelta(long, 120))
 		bytes := max(defaultExtractiveMaxBytes, len(l.userSection(UserTextTokens))+extractiveOtherBytes) + l.recordRoom()
 		var text string
 		for b.Loop() {

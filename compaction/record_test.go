@@ -1,7 +1,6 @@
 package compaction
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -11,149 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/genai"
-
-	"github.com/adkctx/adkctx/budget"
-	"github.com/adkctx/adkctx/processors/response"
 )
-
-// A shell agent's session of 35 bash calls in one invocation, compacted as its requests reach
-// the soft limit: the summary that replaces the steps names the files they read with their line
-// ranges, the files written and removed, the paths its searches found (even one seen only in an
-// early grep's output), the commands run with their exit status and the failing tests — not
-// only "bash ×35".
-func TestShellSessionSummary(t *testing.T) {
-	task, steps := shellSession()
-	events := shellEvents("i1", task, steps)
-	store := newStore()
-	c, _ := newCompactor(t, Config{RetainRecentTokens: 300}, store)
-	var m *Marker
-	compactions := 0
-	store.add(events[0])
-	for k := range steps {
-		store.add(events[1+2*k], events[2+2*k])
-		if k%5 != 4 {
-			continue
-		}
-		got, err := c.Compact(context.Background(), Selection{Trigger: TriggerTokens, Invocation: "i1", Live: true, TokenLimit: 2000})
-		if err != nil {
-			t.Fatalf("step %d: %v", k, err)
-		}
-		if got != nil {
-			m, compactions = got, compactions+1
-		}
-	}
-	if m == nil || compactions < 4 {
-		t.Fatalf("%d compactions", compactions)
-	}
-	summary := textOf(m.CompactedContent)
-	covered := m.Ledger.Tools["bash"]
-	if covered != 32 {
-		t.Fatalf("the last summary covers %d of 35 steps, want 32 (the raw tail keeps 3):\n%s", covered, summary)
-	}
-	// The task stays raw (a token compaction inside an invocation keeps its user message); the
-	// newest steps too.
-	for _, want := range []string{
-		"tinyorm/query.py: read ×2 (lines 200-300), searched, named ×4 at line 244, 231, 222, 215, 219, 212", // two views merged; grep -n lines
-		"tinyorm/lookups.py: read (lines 1-80), wrote, named ×5 at line 55, 30",                              // nl | sed range, a patch
-		"tinyorm/where.py: read ×3 (lines 60-120, last 30), searched, wrote ×2, named ×7 at line 92, 2, 1, 91, 12, 88",
-		"tinyorm/constants.py: read (whole file)",
-		"tinyorm/manager.py: named ×2 at line 48", // only in the third step's grep output and the find listing
-		"reproduce.py: wrote, used ×4, named ×2 at line 6",
-		"tests/test_query.py: read (lines 130-160), used ×2, named at line 142",
-		"scratch/notes.txt: created",
-		"python reproduce.py (exit 0; ×3; failed ×2)",
-		"cd /testbed && python -m pytest tests/test_query.py -x -q 2>&1 | tail -20 (exit 1)",
-		"cd /testbed && python - <<'PY' … (exit 0)",
-		"- tests/test_lookups.py::test_isnull_lookup",
-		"- tests/test_query.py::test_exclude_none",
-		fmt.Sprintf("Tool calls: bash ×%d", covered),
-	} {
-		if !strings.Contains(summary, want) {
-			t.Errorf("the summary lacks %q:\n%s", want, summary)
-		}
-	}
-	tokens := budget.EstimateText(summary)
-	t.Logf("summary after %d compactions, %d steps: %d bytes, %d tokens", compactions, covered, len(summary), tokens)
-}
-
-// A service agent's conversation: the summary that replaces the turn that read the user's
-// record holds its payment ids, reservations and dates exactly, with the call that returned
-// them; the one that replaces the booking holds the booking call with the ids it passed and the
-// reservation id it got. With an LLM summarizer whose text quotes none of them, they are in the
-// exact record appended to it.
-func TestServiceSessionSummary(t *testing.T) {
-	user, calls := serviceSession()
-	events := serviceEvents(user, calls)
-	split := 0
-	for i, e := range events {
-		if e.InvocationID == "s2" {
-			split = i
-			break
-		}
-	}
-	third := []Event{userEv("s3-u", "s3", "Thanks. Is my baggage allowance unchanged?"), modelEv("s3-m", "s3", "Yes: gold members keep 3 free bags.")}
-	fourth := []Event{userEv("s4-u", "s4", "Great, that's all."), modelEv("s4-m", "s4", "Have a good flight!")}
-	for _, tc := range []struct {
-		name string
-		s    Summarizer
-	}{
-		{"extractive", &ExtractiveSummarizer{}},
-		{"llm", &LLMSummarizer{Model: &fakeModel{replies: []*response.LLMResponse{reply("Goal: book JFK to Seattle and cancel a reservation. Done so far: looked the user up.", genai.FinishReasonStop)}}}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			store := newStore(events[:split]...)
-			c, _ := newCompactor(t, Config{Interval: 1, RetainRecentInvocations: 1, Summarizer: tc.s, NoFallback: true}, store)
-			compact := func(inv string) string {
-				m, err := c.Compact(context.Background(), Selection{Trigger: TriggerInvocations, Invocation: inv})
-				if err != nil || m == nil {
-					t.Fatalf("after %s: %v, %v", inv, m, err)
-				}
-				return textOf(m.CompactedContent)
-			}
-			store.add(events[split:]...)
-			first := compact("s2") // covers s1: the user record, two reservations, the airports, the flights
-			// Each value is listed once, with the newest call that returned it: the card ids the
-			// reservations returned again are theirs.
-			for _, want := range []string{
-				"get_user_details(user_id=mia_li_3668) → ", "payment_methods=certificate_7504069",
-				"payment_methods.credit_card_4421486.last_four=7447", "reservations[1]=AIXC49", "reservations[2]=HKEG34", "email=mia.li3818@example.com",
-				"get_reservation_details(reservation_id=AIXC49) → ", "flights[0].flight_number=HAT136", "flights[1].date=2024-05-29",
-				"payment_history[0].payment_id=credit_card_1955700",
-				"get_reservation_details(reservation_id=NO6JO3) → ", "payment_history[0].payment_id=credit_card_4421486",
-				"search_direct_flight(date=2024-05-20, destination=SEA, origin=JFK) → [0].flight_number=HAT069, ",
-				"[1].flight_number=HAT083, ", "[2].flight_number=HAT251, ",
-			} {
-				if !strings.Contains(first, want) {
-					t.Errorf("the summary of the first turn lacks %q:\n%s", want, first)
-				}
-			}
-			store.add(third...)
-			second := compact("s3") // covers s2: the booking and the cancellation
-			for _, want := range []string{
-				"book_reservation(destination=SEA, flights[0].date=2024-05-20, flights[0].flight_number=HAT069, origin=JFK, passengers[0].dob=1990-04-05, payment_methods[0].payment_id=certificate_7504069, user_id=mia_li_3668) → ",
-				"reservation_id=Q69X3R",
-				"cancel_reservation(reservation_id=NO6JO3) → payment_history[0].payment_id=credit_card_4421486",
-				"payment_history[0].payment_id=credit_card_1955700", // still there, from the first turn
-				"get_user_details(user_id=mia_li_3668) → ",
-			} {
-				if !strings.Contains(second, want) {
-					t.Errorf("the summary of the second turn lacks %q:\n%s", want, second)
-				}
-			}
-			store.add(fourth...)
-			_ = compact("s4")
-			if m, ok := tc.s.(*LLMSummarizer); ok {
-				// The model is asked for the exact values too; its text is checked by the record
-				// appended to it.
-				reqs := m.Model.(*fakeModel).reqs
-				if len(reqs) == 0 || !strings.Contains(textOf(reqs[0].Contents[len(reqs[0].Contents)-1]), "- Exact values: ") {
-					t.Errorf("the summarizer's prompt does not ask for exact values")
-				}
-			}
-		})
-	}
-}
 
 // shellAndServiceEvents is a long session of both classes and of a structured coding agent:
 // what the exactness and bound tests replay. Each round renames the repository's package and
@@ -225,8 +82,8 @@ func TestRecordDeltasExact(t *testing.T) {
 			if to <= from {
 				to = len(events)
 			}
-			d := roundTrip(t, deltaOf(events[from:to], 0))
-			if markers%ledgerSnapshotEvery == 0 {
+			d := roundTrip(t, NewLedgerDelta(events[from:to], 0))
+			if markers%8 == 0 { // every 8th ledger is stored whole
 				l = roundTrip(t, l)
 			}
 			l.apply(d)
@@ -278,7 +135,7 @@ func TestRecordBoundedTotalsExact(t *testing.T) {
 	l := &Ledger{}
 	truth, values := 0, 0
 	for r, inv := range shellAndServiceEvents(120) {
-		d := deltaOf(inv, 1)
+		d := NewLedgerDelta(inv, 1)
 		for _, s := range d.Steps {
 			truth += len(s.Files) + s.FilesOver
 			values += len(s.Values)
@@ -396,41 +253,6 @@ func TestRecordDropsOldestFirst(t *testing.T) {
 	}
 	if !strings.Contains(full, "tinyorm/__init__.py") {
 		t.Errorf("the whole render lacks the oldest path:\n%s", full)
-	}
-}
-
-// A marker written before the record existed (its ledger and delta without the new fields)
-// still reads, resolves, and is continued: the new record holds only what follows it.
-func TestOldMarkerWithoutRecord(t *testing.T) {
-	old := map[string]any{
-		"version": 2.0, "seq": 1.0, "eventIds": []any{"i1u", "i1m"}, "startTimestamp": 1772366400.0, "endTimestamp": 1772366401.0,
-		"summaryLedger": "whole", "summaryTokens": 1024.0, "summaryBytes": 6144.0,
-		"ledger":       map[string]any{"goal": "Fix the parser.", "tools": map[string]any{"bash": 3.0}, "events": 2.0, "invocations": 1.0},
-		"firstEventId": "i1u", "lastEventId": "i1m", "eventCount": 2.0, "invocations": 1.0, "originalTokens": 100.0, "compactedTokens": 20.0,
-		"compressionRatio": 5.0, "trigger": "invocations", "summarizer": "extractive",
-	}
-	events := stamp(userEv("i1u", "i1", "Fix the parser."), modelEv("i1m", "i1", "Looking."))
-	events = append(events, Event{ID: "mk1", Author: "user", Timestamp: at(3), Metadata: map[string]any{MetadataKey: old}})
-	m, err := ReadMarker(&events[2])
-	if err != nil || m.Ledger.Step != 0 || m.Ledger.Files != nil {
-		t.Fatalf("ReadMarker = %+v, %v", m, err)
-	}
-	store := &memStore{events: events}
-	_, steps := shellSession()
-	for k, inv := range []string{"i2", "i3", "i4"} {
-		store.add(shellEvents(inv, fmt.Sprintf("Now step %d.", k), steps[k*3:k*3+3])...)
-		store.add(modelEv(inv+"-m", inv, "Done."))
-	}
-	c, _ := newCompactor(t, Config{Interval: 1, RetainRecentInvocations: 1}, store)
-	got, err := c.Compact(context.Background(), Selection{Trigger: TriggerInvocations, Invocation: "i4"})
-	if err != nil || got == nil {
-		t.Fatalf("compaction after an old marker: %v, %v", got, err)
-	}
-	if got.Ledger.Tools["bash"] != 3+6 || got.Ledger.Step != 6 || got.Ledger.Goal != "Fix the parser." {
-		t.Errorf("continued ledger: bash ×%d, %d steps recorded, goal %q; want 9, 6, the old goal", got.Ledger.Tools["bash"], got.Ledger.Step, got.Ledger.Goal)
-	}
-	if s := textOf(got.CompactedContent); !strings.Contains(s, "tinyorm/query.py: read ×2 (lines 200-300)") {
-		t.Errorf("the summary lacks what the new steps read:\n%s", s)
 	}
 }
 

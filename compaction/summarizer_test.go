@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -574,7 +573,7 @@ func TestLLMSummaryShowsEveryInstructionTheLedgerHolds(t *testing.T) {
 	const bound = 423
 	text := "Goal: set up the service skeleton.\nDecisions: none yet.\nOpen tasks: wait for the next request."
 	m := &fakeModel{replies: []*response.LLMResponse{reply(text, genai.FinishReasonStop)}}
-	sum, err := runSummarizer(context.Background(), &LLMSummarizer{Model: m}, SummaryInput{Events: events, Ledger: l}, bound)
+	sum, err := summarizeWithin(&LLMSummarizer{Model: m}, SummaryInput{Events: events, Ledger: l}, bound)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -604,7 +603,7 @@ func TestLLMSummarizerOutputLeavesRoomForTheUser(t *testing.T) {
 	user := budget.EstimateText(l.userSection(UserTextTokens))
 	for _, bound := range []int{0, 600, 1200, 4000} {
 		m := &fakeModel{replies: []*response.LLMResponse{reply("Goal: the importer.", genai.FinishReasonStop)}}
-		sum, err := runSummarizer(context.Background(), &LLMSummarizer{Model: m}, SummaryInput{Events: events, Ledger: l}, bound)
+		sum, err := summarizeWithin(&LLMSummarizer{Model: m}, SummaryInput{Events: events, Ledger: l}, bound)
 		if err != nil {
 			t.Fatalf("bound %d: %v", bound, err)
 		}
@@ -637,38 +636,15 @@ func TestSummaryNotShortenedBelowHalfTheBound(t *testing.T) {
 	bound := 2 * user
 	for _, s := range []Summarizer{&ExtractiveSummarizer{},
 		&LLMSummarizer{Model: &fakeModel{replies: []*response.LLMResponse{reply("Goal: port.", genai.FinishReasonStop)}}}} {
-		sum, err := runSummarizer(context.Background(), s, SummaryInput{Events: events, Ledger: l}, bound)
+		sum, err := summarizeWithin(s, SummaryInput{Events: events, Ledger: l}, bound)
 		var rej *SummaryRejectedError
 		if !errors.As(err, &rej) || rej.Reason != "too_large" {
-			t.Fatalf("%s, bound %d (user's messages %d): %v, %v; want too_large", summarizerName(s), bound, user, sum, err)
+			t.Fatalf("%s, bound %d (user's messages %d): %v, %v; want too_large", summarizerNameOf(s), bound, user, sum, err)
 		}
 		// With room, the same input gives a summary holding them.
-		sum, err = runSummarizer(context.Background(), s, SummaryInput{Events: events, Ledger: l}, 200)
+		sum, err = summarizeWithin(s, SummaryInput{Events: events, Ledger: l}, 200)
 		if err != nil || !strings.Contains(textOf(sum.Content), "Keine neuen Abhängigkeiten.") {
-			t.Fatalf("%s, bound 200: %v, %v", summarizerName(s), sum, err)
+			t.Fatalf("%s, bound 200: %v, %v", summarizerNameOf(s), sum, err)
 		}
-	}
-}
-
-// TestSummarizerNotStartedOnceDone: once the context is done, no summarizer is started, so
-// one that ignores its context (the extractive fallback does) cannot win a race against the
-// context and write a summary its caller gave up on: the outcome is the context's error, every
-// time.
-func TestSummarizerNotStartedOnceDone(t *testing.T) {
-	var calls atomic.Int32
-	instant := &funcSummarizer{name: "instant", f: func(context.Context, SummaryInput) (*Summary, error) {
-		calls.Add(1)
-		return &Summary{Content: genai.NewContentFromText("S", genai.RoleUser)}, nil
-	}}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	for range 200 {
-		sum, err := runSummarizer(ctx, instant, SummaryInput{}, 100)
-		if sum != nil || !errors.Is(err, context.Canceled) {
-			t.Fatalf("runSummarizer after cancel = %v, %v; want no summary and context.Canceled", sum, err)
-		}
-	}
-	if n := calls.Load(); n != 0 {
-		t.Errorf("the summarizer ran %d times after its context was done", n)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/glue/internal/compactor"
 	"github.com/adkctx/adkctx/glue/internal/history"
+	"github.com/adkctx/adkctx/glue/internal/plan"
 	"github.com/adkctx/adkctx/internal/errkind"
 	"github.com/adkctx/adkctx/internal/lru"
 )
@@ -407,10 +408,10 @@ func (v *View) Model() []Shown {
 
 // ModelOf returns what a run's model sees of events (a session's stored events, in stream
 // order, converted): each isolation scope's summary and the raw tail.
-func ModelOf(events []compaction.Event) []Shown { return shownOf(compaction.NewViewer(nil), events) }
+func ModelOf(events []compaction.Event) []Shown { return shownOf(plan.NewViewer(nil), events) }
 
 // shownOf returns what viewer shows of all.
-func shownOf(viewer *compaction.Viewer, all []compaction.Event) []Shown {
+func shownOf(viewer *plan.Viewer, all []compaction.Event) []Shown {
 	items := viewer.View(all)
 	out := make([]Shown, 0, len(items))
 	for i := range items {

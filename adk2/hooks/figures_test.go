@@ -264,7 +264,7 @@ func checkLedger(t *testing.T, base session.Service) {
 		}
 	}
 	// The live marker's whole ledger (it may store only what it adds to the one it rolls up).
-	ledger, _, ok := compaction.NewViewer(nil).Resolve(events, markerID)
+	ledger, ok := scenario.WholeLedger(events, markerID)
 	if !ok {
 		t.Fatalf("the live marker %q does not resolve", markerID)
 	}

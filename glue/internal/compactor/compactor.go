@@ -1,7 +1,7 @@
 // Package compactor runs compactions for the hooks of every adk-go major version: in the
 // background, one at a time per session (triggers that arrive meanwhile run once after it), with
 // a bound on each attempt, a backoff after failures, and a marker append that is retried when
-// the session moved on. What to compact and the summary come from compaction.Prepare.
+// the session moved on. What to compact and the summary come from plan.Prepare.
 package compactor
 
 import (
@@ -15,6 +15,7 @@ import (
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/glue/internal/history"
+	"github.com/adkctx/adkctx/glue/internal/plan"
 	"github.com/adkctx/adkctx/internal/config"
 	"github.com/adkctx/adkctx/internal/lru"
 	"github.com/adkctx/adkctx/processors/request"
@@ -61,12 +62,12 @@ type Request struct {
 	// alone (the request minus system instruction and tools, calibration undone). 0: unknown.
 	TokenLimit int
 	// Reserve is what joins the view before the next request besides the stored events
-	// (compaction.Selection.Reserve).
+	// (plan.Selection.Reserve).
 	Reserve int
 	// Link is the span of the call that triggered the compaction (for the compaction's span).
 	Link trace.SpanContext
 	// Sent are the session's newest model requests as sent, newest first (see
-	// compaction.Selection).
+	// plan.Selection).
 	Sent []*request.LLMRequest
 	// Snapshot, when set, is a read of the session that holds its view (the triggering
 	// invocation's, with the events it appended): a compaction that needs no more does not read
@@ -93,7 +94,7 @@ const (
 // decided, and how the attempt ended. Marker is the stored marker (OutcomeCompacted) and
 // MarkerID its event id.
 type Attempt struct {
-	compaction.Result
+	plan.Result
 	Request  Request
 	Trigger  compaction.Trigger // effective trigger
 	Outcome  Outcome
@@ -107,7 +108,7 @@ type Attempt struct {
 // Deps are what a Compactor needs from the hooks.
 type Deps struct {
 	Store  Store
-	Viewer *compaction.Viewer
+	Viewer *plan.Viewer
 	// Limits returns the limits the hooks apply to a model (for an LLM summarizer's prompt).
 	Limits func(model string) budget.Limits
 	// Report receives every attempt (logs, metrics, spans). Nil: none.
@@ -177,7 +178,7 @@ func New(cfg compaction.Config, deps Deps) (*Compactor, error) {
 		return nil, config.Errorf("Store", nil, "is required")
 	}
 	if deps.Viewer == nil {
-		deps.Viewer = compaction.NewViewer(nil)
+		deps.Viewer = plan.NewViewer(nil)
 	}
 	if deps.Now == nil {
 		deps.Now = time.Now
@@ -185,7 +186,7 @@ func New(cfg compaction.Config, deps Deps) (*Compactor, error) {
 	if deps.Report == nil {
 		deps.Report = func(Attempt) {}
 	}
-	c := &Compactor{cfg: cfg.WithDefaults(), deps: deps, flights: map[Session]*flight{},
+	c := &Compactor{cfg: plan.WithDefaults(cfg), deps: deps, flights: map[Session]*flight{},
 		failures: lru.New[Session, backoff](maxTrackedFailures), purpose: history.ForView}
 	if _, llm := c.cfg.Summarizer.(*compaction.LLMSummarizer); llm && c.cfg.Overlap > 0 {
 		c.purpose = history.ForCompaction // its transcript holds the covered invocations given again
@@ -422,7 +423,7 @@ func (c *Compactor) run(ctx context.Context, r Request, a *Attempt) {
 			return
 		}
 	}
-	a.Result = compaction.Prepare(ctx, c.cfg, c.deps.Viewer, snap.Events(), compaction.Selection{
+	a.Result = plan.Prepare(ctx, c.cfg, c.deps.Viewer, snap.Events(), plan.Selection{
 		Trigger: r.Trigger, Invocation: r.Invocation, Live: r.Live,
 		Limits: r.Limits, TokenLimit: r.TokenLimit, LimitsFor: c.deps.Limits, Now: c.deps.Now(),
 		Sent: r.Sent, Reserve: r.Reserve,
@@ -446,7 +447,7 @@ func (c *Compactor) notDue(r Request) bool {
 		return false
 	}
 	raw, keep, ok := c.deps.Due(r.Session)
-	return ok && !c.cfg.SlidingWindowDue(raw+1, keep)
+	return ok && !plan.SlidingWindowDue(c.cfg, raw+1, keep)
 }
 
 // errNewerMarker ends a marker append: a newer marker of its scope was stored first.

@@ -19,6 +19,7 @@ import (
 	. "github.com/adkctx/adkctx/compaction"
 	. "github.com/adkctx/adkctx/glue/internal/compactor"
 	"github.com/adkctx/adkctx/glue/internal/history"
+	"github.com/adkctx/adkctx/glue/internal/plan"
 	"github.com/adkctx/adkctx/internal/config"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/response"
@@ -521,9 +522,9 @@ func TestCompactorMarkerAndAttempt(t *testing.T) {
 		t.Errorf("marker: %d → %d tokens (ratio %v), %s, %s", m.OriginalTokens, m.CompactedTokens, m.CompressionRatio, m.Summarizer, m.Trigger)
 	}
 	a := rep.lastAttempt(t)
-	want := Attempt{Outcome: OutcomeCompacted, Trigger: TriggerInvocations, MarkerID: "m1", Result: Result{EventsCovered: 6, InvocationsCovered: 3,
+	want := Attempt{Outcome: OutcomeCompacted, Trigger: TriggerInvocations, MarkerID: "m1", Result: plan.Result{EventsCovered: 6, InvocationsCovered: 3,
 		OriginalTokens: original, CompactedTokens: compacted, Summarizer: "fixed", SummarizerUsage: usage}}
-	got := Attempt{Outcome: a.Outcome, Trigger: a.Trigger, MarkerID: a.MarkerID, Result: Result{EventsCovered: a.EventsCovered,
+	got := Attempt{Outcome: a.Outcome, Trigger: a.Trigger, MarkerID: a.MarkerID, Result: plan.Result{EventsCovered: a.EventsCovered,
 		InvocationsCovered: a.InvocationsCovered, OriginalTokens: a.OriginalTokens, CompactedTokens: a.CompactedTokens,
 		Summarizer: a.Summarizer, SummarizerUsage: a.SummarizerUsage}}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -697,8 +698,8 @@ func markerOf(t *testing.T, events []Event, scope string) map[string]any {
 	for i := range events {
 		events[i].Scope = scope
 	}
-	r := Prepare(context.Background(), Config{Summarizer: &recorder{}, RetainRecentInvocations: 1}, nil, events,
-		Selection{Trigger: TriggerManual})
+	r := plan.Prepare(context.Background(), Config{Summarizer: &recorder{}, RetainRecentInvocations: 1}, nil, events,
+		plan.Selection{Trigger: TriggerManual})
 	if r.Metadata == nil {
 		t.Fatalf("no marker: %s %v", r.Reason, r.Err)
 	}
@@ -708,7 +709,7 @@ func markerOf(t *testing.T, events []Event, scope string) map[string]any {
 // shownSummary is the summary a view of events shows.
 func shownSummary(t *testing.T, events []Event) *genai.Content {
 	t.Helper()
-	for _, it := range NewViewer(nil).View(events) {
+	for _, it := range plan.NewViewer(nil).View(events) {
 		if it.Summary != nil {
 			return it.Summary
 		}

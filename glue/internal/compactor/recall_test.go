@@ -10,6 +10,7 @@ import (
 
 	. "github.com/adkctx/adkctx/compaction"
 	. "github.com/adkctx/adkctx/glue/internal/compactor"
+	"github.com/adkctx/adkctx/glue/internal/plan"
 )
 
 // recallLog records the calls of the compactor's Recall, with what was stored at each.
@@ -37,7 +38,7 @@ func (r *recallLog) record(kind string, events []Event) {
 
 func (r *recallLog) SaveExcerpts(_ context.Context, s Session, m *Marker, events []Event) {
 	var shown []Event
-	for _, x := range ExcerptsOf(events, m) {
+	for _, x := range plan.ExcerptsOf(events, m) {
 		shown = append(shown, Event{ID: x.EventID})
 	}
 	r.record("excerpts", shown)

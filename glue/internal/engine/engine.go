@@ -24,6 +24,7 @@ import (
 	"github.com/adkctx/adkctx/glue/internal/calibrate"
 	"github.com/adkctx/adkctx/glue/internal/compactor"
 	"github.com/adkctx/adkctx/glue/internal/history"
+	"github.com/adkctx/adkctx/glue/internal/plan"
 	"github.com/adkctx/adkctx/glue/internal/tally"
 	"github.com/adkctx/adkctx/instructions"
 	"github.com/adkctx/adkctx/internal/config"
@@ -67,7 +68,7 @@ type Engine struct {
 	log      *zap.Logger
 	registry *budget.Registry
 	tel      *telemetry
-	viewer   *compaction.Viewer
+	viewer   *plan.Viewer
 	reader   *history.Reader
 
 	sessions *lru.Cache[compactor.Session, *sessionState]
@@ -106,7 +107,7 @@ func New(cfg adkctx.Config) (*Engine, error) {
 		cfg:      cfg,
 		log:      cfg.Logger,
 		registry: budget.NewRegistry(cfg.Models...),
-		viewer:   compaction.NewViewer(cfg.Logger),
+		viewer:   plan.NewViewer(cfg.Logger),
 		sessions: lru.New[compactor.Session, *sessionState](maxSessions),
 		limits:   lru.New[string, budget.Limits](maxModels),
 
@@ -143,7 +144,7 @@ func New(cfg adkctx.Config) (*Engine, error) {
 func (e *Engine) Logger() *zap.Logger { return e.log }
 
 // Viewer returns the view computer the glue's session wrapper uses.
-func (e *Engine) Viewer() *compaction.Viewer { return e.viewer }
+func (e *Engine) Viewer() *plan.Viewer { return e.viewer }
 
 // CompactionOn reports whether compaction is configured.
 func (e *Engine) CompactionOn() bool { return e.cfg.Compaction != nil }
@@ -334,7 +335,7 @@ type sessionState struct {
 	// events (Usage).
 	known bool
 	// sent are the newest requests sent in the session, as sent: a summary of what one of them
-	// shows shares its prefix (compaction.Selection.Sent). Kept only when the summarizer is an
+	// shows shares its prefix (plan.Selection.Sent). Kept only when the summarizer is an
 	// LLMSummarizer (Engine.keepSent).
 	sent sentLog
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/glue/internal/compactor"
+	"github.com/adkctx/adkctx/glue/internal/plan"
 	"github.com/adkctx/adkctx/glue/internal/readback"
 	"github.com/adkctx/adkctx/internal/errkind"
 	"github.com/adkctx/adkctx/recall"
@@ -105,7 +106,7 @@ func (k recallKeeper) SaveExcerpts(ctx context.Context, s compactor.Session, m *
 	if st == nil {
 		return // the recall tools are not in use
 	}
-	results := compaction.ExcerptsOf(events, m)
+	results := plan.ExcerptsOf(events, m)
 	if len(results) == 0 {
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/adkctx/adkctx"
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/glue/internal/compactor"
+	"github.com/adkctx/adkctx/glue/internal/plan"
 	"github.com/adkctx/adkctx/internal/errkind"
 )
 
@@ -32,8 +33,8 @@ func TestCompactionLogLevels(t *testing.T) {
 	}{
 		{"compacted", compactor.Attempt{Outcome: compactor.OutcomeCompacted}, zapcore.InfoLevel, errkind.None},
 		{"compacted by the fallback after a 429", compactor.Attempt{Outcome: compactor.OutcomeCompacted,
-			Result: compaction.Result{FallbackUsed: true, PrimaryErr: primary}}, zapcore.WarnLevel, errkind.Quota},
-		{"failed", compactor.Attempt{Outcome: compactor.OutcomeFailed, Result: compaction.Result{Err: primary}}, zapcore.WarnLevel, errkind.Quota},
+			Result: plan.Result{FallbackUsed: true, PrimaryErr: primary}}, zapcore.WarnLevel, errkind.Quota},
+		{"failed", compactor.Attempt{Outcome: compactor.OutcomeFailed, Result: plan.Result{Err: primary}}, zapcore.WarnLevel, errkind.Quota},
 		{"nothing to do", compactor.Attempt{Outcome: compactor.OutcomeNothing}, zapcore.DebugLevel, errkind.None},
 	}
 	for _, tt := range tests {

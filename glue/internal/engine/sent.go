@@ -11,7 +11,7 @@ import (
 	"github.com/adkctx/adkctx/processors/request"
 )
 
-// Bounds of the requests a session keeps for an LLM summarizer (compaction.Selection.Sent):
+// Bounds of the requests a session keeps for an LLM summarizer (plan.Selection.Sent):
 // what a provider's prompt cache may still hold of them.
 const (
 	// maxSentRequests is how many of a session's newest requests are kept: a compaction triggered

@@ -5,7 +5,7 @@
 // # Bounded reads
 //
 // The model sees a summary and a raw tail, so a turn needs only the newest part of a session:
-// its raw events and each isolation scope's winning marker ([compaction.Viewer.Needs]). A
+// its raw events and each isolation scope's winning marker ([plan.Viewer.Needs]). A
 // [Reader] remembers, per session, the oldest timestamp that view needed at the last read, and
 // asks storage only for events stamped at or after it (adk-go's GetRequest.After), less a margin
 // for writers whose clocks lag. The first read of a session in a process asks for the newest

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/glue/internal/plan"
 	"github.com/adkctx/adkctx/internal/lru"
 )
 
@@ -56,7 +57,7 @@ const (
 // Reader decides the reads of sessions for one process and remembers, per session, what the
 // last complete read learned. It is safe for concurrent use.
 type Reader struct {
-	viewer *compaction.Viewer
+	viewer *plan.Viewer
 	margin time.Duration
 	memos  *lru.Cache[Key, memo]
 	whole  atomic.Bool
@@ -87,7 +88,7 @@ type Wide struct {
 
 // NewReader returns a Reader reaching margin further back than the view needs (0: DefaultMargin;
 // negative: none).
-func NewReader(v *compaction.Viewer, margin time.Duration) *Reader {
+func NewReader(v *plan.Viewer, margin time.Duration) *Reader {
 	if margin == 0 {
 		margin = DefaultMargin
 	}
@@ -236,7 +237,7 @@ const (
 )
 
 // learn records what a read of k (of kind) needs next time.
-func (r *Reader) learn(k Key, n compaction.Needs, events []compaction.Event, kind readKind) {
+func (r *Reader) learn(k Key, n plan.Needs, events []compaction.Event, kind readKind) {
 	_, newest, offset := span(events)
 	m := memo{newest: newest, from: n.From, contextFrom: n.ContextFrom, offset: min(offset, n.UTCOffset), rawInvocations: n.RawInvocations, keep: n.Keep,
 		markers: n.Markers, known: !n.From.IsZero(), read: len(events), shown: n.Shown}

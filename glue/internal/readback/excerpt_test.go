@@ -10,6 +10,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/glue/internal/plan"
 	"github.com/adkctx/adkctx/internal/marks"
 	"github.com/adkctx/adkctx/processors/truncate"
 
@@ -173,7 +174,7 @@ func TestExcerptOfCutResultNamesTheCutsOutput(t *testing.T) {
 			}
 			ev := compaction.Event{ID: "e-1", InvocationID: "inv-1", Author: "user", Timestamp: t0,
 				Content: &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{genai.NewPartFromFunctionResponse("run_tests", stored)}}}
-			got := compaction.ExcerptsOf([]compaction.Event{ev}, &compaction.Marker{ExcerptedEventIDs: []string{ev.ID}, ExcerptBytes: 1024})
+			got := plan.ExcerptsOf([]compaction.Event{ev}, &compaction.Marker{ExcerptedEventIDs: []string{ev.ID}, ExcerptBytes: 1024})
 			if len(got) != 1 {
 				t.Fatalf("ExcerptsOf = %v", got)
 			}
@@ -217,7 +218,7 @@ func TestExcerptOfCutResultNamesTheCutsOutput(t *testing.T) {
 				t.Errorf("SaveExcerpts saved %d outputs, want %d", n, want)
 			}
 			// Equal stored results, equal bytes; the rewrite is idempotent.
-			again := compaction.ExcerptsOf([]compaction.Event{ev}, &compaction.Marker{ExcerptedEventIDs: []string{ev.ID}, ExcerptBytes: 1024})
+			again := plan.ExcerptsOf([]compaction.Event{ev}, &compaction.Marker{ExcerptedEventIDs: []string{ev.ID}, ExcerptBytes: 1024})
 			shown2 := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{genai.NewPartFromFunctionResponse("run_tests", again[0].Shown)}}
 			if a, b := mustJSON(t, out), mustJSON(t, RewriteNotes([]*genai.Content{shown2}, Installed{Outputs: true})); a != b {
 				t.Errorf("two views of one result differ:\n%s\n%s", a, b)

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/glue/internal/plan"
 	"github.com/adkctx/adkctx/internal/marks"
 
 	"github.com/adkctx/adkctx/recall"
@@ -267,15 +268,15 @@ func excerptName(tool string, shown map[string]any) string {
 }
 
 // SaveExcerpts saves whole, as text, the tool results a marker shows as excerpts
-// ([compaction.ExcerptsOf]) but for those whose every excerpted text truncation cut (their notes
+// ([plan.ExcerptsOf]) but for those whose every excerpted text truncation cut (their notes
 // name the outputs the cuts saved, which hold more than the stored result), each under its
 // excerptName: the results whose excerpts are equal
 // together, in order, each headed by its tool and invocation. An output whose newest version
 // holds the same bytes already is not saved again (a result a later marker still shows as an
 // excerpt). It returns how many outputs it saved, and every failure joined.
-func SaveExcerpts(ctx context.Context, st recall.Store, results []compaction.Excerpted) (int, error) {
+func SaveExcerpts(ctx context.Context, st recall.Store, results []plan.Excerpted) (int, error) {
 	var names []string
-	byName := map[string][]compaction.Excerpted{}
+	byName := map[string][]plan.Excerpted{}
 	for _, r := range results {
 		if !holdsString(r.Shown, holdsBareNote) {
 			continue // a cut result: its note names the output the cut saved whole

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/glue/internal/plan"
 	"github.com/adkctx/adkctx/internal/marks"
 	"github.com/adkctx/adkctx/processors/truncate"
 
@@ -60,11 +61,11 @@ func TestExcerptName(t *testing.T) {
 }
 
 // excerpted is a tool result shown as an excerpt by the view of a real marker.
-func excerpted(t *testing.T, tool, text string) (compaction.Excerpted, *genai.Content) {
+func excerpted(t *testing.T, tool, text string) (plan.Excerpted, *genai.Content) {
 	t.Helper()
 	ev := compaction.Event{ID: "e-" + text[:8], InvocationID: "inv-1", Author: "user", Timestamp: t0,
 		Content: &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{genai.NewPartFromFunctionResponse(tool, map[string]any{"output": text})}}}
-	got := compaction.ExcerptsOf([]compaction.Event{ev}, &compaction.Marker{ExcerptedEventIDs: []string{ev.ID}, ExcerptBytes: 1024})
+	got := plan.ExcerptsOf([]compaction.Event{ev}, &compaction.Marker{ExcerptedEventIDs: []string{ev.ID}, ExcerptBytes: 1024})
 	if len(got) != 1 {
 		t.Fatalf("ExcerptsOf = %v", got)
 	}
@@ -133,7 +134,7 @@ func TestRewriteNotes(t *testing.T) {
 
 	// The saved output the note names holds the result whole.
 	st := newMemStore(4096)
-	if n, err := SaveExcerpts(context.Background(), st, []compaction.Excerpted{ex}); err != nil || n != 1 {
+	if n, err := SaveExcerpts(context.Background(), st, []plan.Excerpted{ex}); err != nil || n != 1 {
 		t.Fatalf("SaveExcerpts = %d, %v", n, err)
 	}
 	res, err := SearchOutputs(context.Background(), st, SearchRequest{Query: "REQ-7f3a9c", Name: name}, Limits{})
@@ -162,7 +163,7 @@ func TestSaveExcerpts(t *testing.T) {
 	}
 	st := newMemStore(4096)
 	ctx := context.Background()
-	if n, err := SaveExcerpts(ctx, st, []compaction.Excerpted{a, b}); err != nil || n != 1 {
+	if n, err := SaveExcerpts(ctx, st, []plan.Excerpted{a, b}); err != nil || n != 1 {
 		t.Fatalf("SaveExcerpts = %d, %v", n, err)
 	}
 	name := excerptName(a.Tool, a.Shown)
@@ -174,7 +175,7 @@ func TestSaveExcerpts(t *testing.T) {
 	if err != nil || !strings.Contains(page.Text, "run_tests result · invocation inv-1") {
 		t.Errorf("the output does not say which result it holds: %v\n%v", err, page)
 	}
-	if n, err := SaveExcerpts(ctx, st, []compaction.Excerpted{a, b}); err != nil || n != 0 {
+	if n, err := SaveExcerpts(ctx, st, []plan.Excerpted{a, b}); err != nil || n != 0 {
 		t.Errorf("saving again = %d, %v; want nothing saved", n, err)
 	}
 	if got := len(st.outputs[name]); got != 1 {

@@ -40,6 +40,7 @@ import (
 	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/hooks"
 	"github.com/adkctx/adkctx/hooks/internal/longrun"
+	"github.com/adkctx/adkctx/hooks/internal/scenario"
 	"github.com/adkctx/adkctx/hooks/sessiondb"
 )
 
@@ -306,7 +307,7 @@ func TestSkewedReplicasHideNothing(t *testing.T) {
 			newestID = e.ID
 		}
 	}
-	ledger, _, ok := compaction.NewViewer(nil).Resolve(core, newestID)
+	ledger, ok := scenario.WholeLedger(core, newestID)
 	if !ok {
 		t.Fatal("the newest marker does not resolve")
 	}

@@ -247,3 +247,31 @@ func EndProblems(events []compaction.Event, prompts [][]*genai.Content) []string
 	}
 	return out
 }
+
+// WholeLedger returns the whole ledger of the marker stored as event markerID among events (a
+// session's events in stream order): its own, or the last of its chain that holds one whole with
+// the deltas after it applied in order (compaction.Marker.Ledger). ok is false when events hold
+// no valid marker markerID or not its chain.
+func WholeLedger(events []compaction.Event, markerID string) (l *compaction.Ledger, ok bool) {
+	markers := map[string]*compaction.Marker{}
+	for i := range events {
+		if m, err := compaction.ReadMarker(&events[i]); err == nil && m != nil {
+			markers[events[i].ID] = m
+		}
+	}
+	var deltas []*compaction.LedgerDelta
+	m := markers[markerID]
+	for seen := map[string]bool{markerID: true}; m != nil && m.Ledger == nil && m.LedgerDelta != nil; {
+		deltas = append(deltas, m.LedgerDelta)
+		if seen[m.Previous] {
+			return nil, false
+		}
+		seen[m.Previous] = true
+		m = markers[m.Previous]
+	}
+	if m == nil {
+		return nil, false
+	}
+	slices.Reverse(deltas)
+	return m.Ledger.Apply(deltas...), true
+}

@@ -1,4 +1,4 @@
-package compaction
+package plan
 
 import (
 	"encoding/json"
@@ -14,6 +14,9 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/genai"
+
+	. "github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/record"
 )
 
 // rec is an event carrying record (and no content).
@@ -161,7 +164,7 @@ func TestView(t *testing.T) {
 		{
 			name: "an invalid record hides nothing",
 			build: func(t *testing.T) []Event {
-				inv, err := markerMetadata(v2(1, "", "x", "e1", "e3"))
+				inv, err := v2(1, "", "x", "e1", "e3").Metadata()
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -186,7 +189,7 @@ func TestView(t *testing.T) {
 			name: "an event with content and a valid record shows its content and its record counts",
 			build: func(t *testing.T) []Event {
 				e := ev("both")
-				md, err := markerMetadata(v2(1, "", "one", "e1"))
+				md, err := v2(1, "", "one", "e1").Metadata()
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -283,7 +286,7 @@ func TestView(t *testing.T) {
 			name: "a record naming its own event hides nothing, not even that event",
 			build: func(t *testing.T) []Event {
 				e := ev("self")
-				md, err := markerMetadata(v2(1, "", "x", "e1"))
+				md, err := v2(1, "", "x", "e1").Metadata()
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -468,7 +471,7 @@ func TestViewSummaryOrderIsDeterministic(t *testing.T) {
 	ma := v2(1, "", "scope a", "gone")
 	ma.Scope = "a"
 	x := inScope("b", ev("x"))
-	md, err := markerMetadata(ma)
+	md, err := ma.Metadata()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -538,7 +541,7 @@ func TestSummaryContentIsSummary(t *testing.T) {
 // record: every read of the session shows the same event, whatever it holds.
 func TestViewSummaryTakesTheRecordsPlace(t *testing.T) {
 	m := v2(2, "m1", "two", "e3")
-	m.FirstEventID, m.FirstInvocationID, m.StartTimestamp = "e1", "i-e1", seconds(at(1))
+	m.FirstEventID, m.FirstInvocationID, m.StartTimestamp = "e1", "i-e1", record.Seconds(at(1))
 	whole := stamp(ev("e1"), ev("e2"), mustMarkerEvent(t, "m1", v2(1, "", "one", "e1", "e2")), ev("e3"), ev("e4"),
 		mustMarkerEvent(t, "m2", m), ev("e5"))
 	v := NewViewer(nil)

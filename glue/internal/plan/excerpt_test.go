@@ -1,4 +1,4 @@
-package compaction
+package plan
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/adkctx/adkctx/budget"
+	. "github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/record"
 	"google.golang.org/genai"
 )
 
@@ -169,7 +171,7 @@ func TestExcerptIsStable(t *testing.T) {
 // bounds when below it, and ignored (results whole) when not positive — never a reason to drop
 // the marker and its summary.
 func TestExcerptSizeFromRecord(t *testing.T) {
-	for _, tc := range []struct{ stored, want int }{{2048, 2048}, {100, minRetainedToolResultBytes}, {0, 0}, {-5, 0}} {
+	for _, tc := range []struct{ stored, want int }{{2048, 2048}, {100, record.MinExcerptBytes}, {0, 0}, {-5, 0}} {
 		live := map[string]liveMarker{"": {m: &Marker{ExcerptedEventIDs: []string{"e1"}, ExcerptBytes: tc.stored}}}
 		if got := excerptsOf(live)[""]["e1"]; got != tc.want {
 			t.Errorf("stored %d: excerpt size %d, want %d", tc.stored, got, tc.want)

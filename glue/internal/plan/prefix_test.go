@@ -1,4 +1,4 @@
-package compaction
+package plan
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/genai"
 
+	. "github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/response"
 )
@@ -213,7 +214,7 @@ func TestLLMSummarizerSharesThePrefix(t *testing.T) {
 	}
 	for name, s := range map[string]*LLMSummarizer{
 		"another model":    {Model: &fakeModel{name: "gemini-2.5-flash-lite", replies: []*response.LLMResponse{ok}}},
-		"custom template":  {Model: &fakeModel{replies: []*response.LLMResponse{ok}}, Template: "Summarize: " + historySlot},
+		"custom template":  {Model: &fakeModel{replies: []*response.LLMResponse{ok}}, Template: "Summarize: " + "{conversation_history}"},
 		"prefix too large": {Model: &fakeModel{replies: []*response.LLMResponse{ok}}, MaxInputTokens: 100},
 	} {
 		t.Run(name+": a transcript", func(t *testing.T) {

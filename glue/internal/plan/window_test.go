@@ -1,4 +1,4 @@
-package compaction
+package plan
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/budget"
+	. "github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/record"
 )
 
 // lrCallEv is a long-running call: the event lists the call id in LongRunningToolIDs.
@@ -570,7 +572,7 @@ func TestWindowMarkerRange(t *testing.T) {
 		t.Fatalf("Compact: %v, %v", m, err)
 	}
 	got := []any{m.FirstEventID, m.LastEventID, m.FirstInvocationID, m.LastInvocationID, m.StartTimestamp, m.EndTimestamp, m.EventCount, m.Invocations, m.Scope}
-	want := []any{"i1u", "i2m", "i1", "i2", seconds(t0), seconds(at(50)), 4, 2, ""}
+	want := []any{"i1u", "i2m", "i1", "i2", record.Seconds(t0), record.Seconds(at(50)), 4, 2, ""}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("range (-want +got):\n%s", diff)
 	}

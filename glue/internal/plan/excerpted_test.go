@@ -1,4 +1,4 @@
-package compaction
+package plan
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
 
+	. "github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/marks"
 	"github.com/adkctx/adkctx/processors/truncate"
 )

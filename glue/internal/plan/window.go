@@ -1,4 +1,4 @@
-package compaction
+package plan
 
 import (
 	"encoding/json"
@@ -8,11 +8,13 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/record"
 )
 
 // windowParams are the resolved inputs of one window selection.
 type windowParams struct {
-	trigger           Trigger
+	trigger           compaction.Trigger
 	interval          int // θ ≥ 1
 	overlap           int // ω ≥ 0
 	retainInvocations int // R ≥ 1
@@ -31,8 +33,8 @@ type windowParams struct {
 
 // window is one selected compaction.
 type window struct {
-	m        *Marker // range, chain and counts set; content and tokens not yet
-	input    SummaryInput
+	m        *compaction.Marker // range, chain and counts set; content and tokens not yet
+	input    compaction.SummaryInput
 	original int   // estimated tokens of what the marker replaces in the view
 	covered  []int // positions newly covered
 	// shrunk estimates what the marker takes out of the view besides the summary it adds: the
@@ -40,6 +42,11 @@ type window struct {
 	// it newly shows as excerpts.
 	shrunk int
 }
+
+// ledgerSnapshotEvery is how often a marker stores its ledger whole (see Marker.Ledger): the
+// first marker of a session and every 8th after it. A process that has not read a session yet
+// reads back to the last of them once, at most 7 compactions.
+const ledgerSnapshotEvery = 8
 
 // Reasons a selection gives when there is nothing to do (log values).
 const (
@@ -73,17 +80,17 @@ type group struct {
 //   - pending calls (long-running without the client's answer, unanswered confirmations, the
 //     running invocation's unanswered calls), and everything paired with a raw event: a call
 //     and its response are covered together or not at all.
-func selectWindow(events []Event, p *plan, w windowParams) (*window, string) {
+func selectWindow(events []compaction.Event, p *plan, w windowParams) (*window, string) {
 	groups := invocationGroups(events, p, w.scope)
 	if len(groups) == 0 {
 		return nil, reasonEmpty
 	}
 	live := p.live[w.scope]
 	var keepFloor int
-	if live.m != nil && live.m.Trigger != TriggerInvocations {
+	if live.m != nil && live.m.Trigger != compaction.TriggerInvocations {
 		keepFloor = live.m.KeepInvocations // the tail a token compaction chose: do not wipe it
 	}
-	if w.trigger == TriggerInvocations && !w.live && invocationFailed(events, w.running) {
+	if w.trigger == compaction.TriggerInvocations && !w.live && invocationFailed(events, w.running) {
 		return nil, reasonFailed
 	}
 	completed := groups
@@ -91,7 +98,7 @@ func selectWindow(events []Event, p *plan, w windowParams) (*window, string) {
 		completed = slices.DeleteFunc(slices.Clone(groups), func(g group) bool { return g.inv == w.running })
 	}
 
-	pr := pairCalls(events, w.scope, w.live || w.trigger != TriggerInvocations, w.running)
+	pr := pairCalls(events, w.scope, w.live || w.trigger != compaction.TriggerInvocations, w.running)
 	masked := map[int]bool{} // raw tool results the view shows as excerpts (see tokenTail)
 	tail, keepInvocations, reason := rawTail(events, groups, completed, w, max(w.retainInvocations, keepFloor), masked)
 	if tail == nil {
@@ -146,7 +153,7 @@ func selectWindow(events []Event, p *plan, w windowParams) (*window, string) {
 // shrunk estimates the tokens marker win.m takes out of the view of events (plan p, whose
 // winning marker is live) besides its summary: the covered events and live's summary as the
 // view shows them, and the tool results it shows as excerpts that the view shows whole.
-func shrinkage(events []Event, p *plan, live liveMarker, win *window) int {
+func shrinkage(events []compaction.Event, p *plan, live liveMarker, win *window) int {
 	var shown map[string]int // the results live shows as excerpts
 	if live.m != nil {
 		shown = excerptsOf(map[string]liveMarker{win.m.Scope: live})[win.m.Scope]
@@ -183,7 +190,7 @@ func shrinkage(events []Event, p *plan, live liveMarker, win *window) int {
 
 // newExcerpts reports whether excerpts names a tool result the live marker m (nil: none) does
 // not show as an excerpt already.
-func newExcerpts(m *Marker, excerpts []string) bool {
+func newExcerpts(m *compaction.Marker, excerpts []string) bool {
 	for _, id := range excerpts {
 		if m == nil || !slices.Contains(m.ExcerptedEventIDs, id) {
 			return true
@@ -196,9 +203,9 @@ func newExcerpts(m *Marker, excerpts []string) bool {
 // KeepInvocations; a nil tail and a reason when there is nothing to do. keep is the number of
 // completed invocations a sliding window keeps. masked receives the tool results of the tail the
 // view shows as excerpts (tokenTail).
-func rawTail(events []Event, groups, completed []group, w windowParams, keep int, masked map[int]bool) (map[int]bool, int, string) {
+func rawTail(events []compaction.Event, groups, completed []group, w windowParams, keep int, masked map[int]bool) (map[int]bool, int, string) {
 	tail := map[int]bool{}
-	if w.trigger != TriggerInvocations { // tokens, manual
+	if w.trigger != compaction.TriggerInvocations { // tokens, manual
 		kept, whole := tokenTail(events, groups, w, tail, masked)
 		if kept == len(groups) && whole {
 			return nil, 0, reasonEverythingTail
@@ -231,7 +238,7 @@ func rawTail(events []Event, groups, completed []group, w windowParams, keep int
 // shows as excerpts. The newest ended invocation — the previous turn of the next request — keeps
 // its results whole, and so does every invocation after it, which may still be running (a
 // trigger that waited behind another compaction, a manual compaction during a turn).
-func toolResultsLeft(events []Event, completed []group, cover map[int]bool) []string {
+func toolResultsLeft(events []compaction.Event, completed []group, cover map[int]bool) []string {
 	newest := -1
 	for k, g := range completed {
 		if ended(events, g) {
@@ -255,7 +262,7 @@ func toolResultsLeft(events []Event, completed []group, cover map[int]bool) []st
 // newInvocations counts the invocations (groups) of which newly holds the first covered event:
 // an invocation is counted once, when its first event is covered, whether the rest (a pending
 // call, the raw part of a split invocation) is covered now or later.
-func newInvocations(events []Event, p *plan, scope string, groups []group, newly []int) int {
+func newInvocations(events []compaction.Event, p *plan, scope string, groups []group, newly []int) int {
 	already := map[string]bool{}
 	for i := range events {
 		if p.covered[i] && events[i].Scope == scope {
@@ -286,7 +293,7 @@ func newInvocations(events []Event, p *plan, scope string, groups []group, newly
 // whole; older results of the steps it keeps are shown as excerpts (marked in masked; the recall
 // tools read them whole), so the tail holds more of the agent's own calls and text — what it
 // reuses most — and the summary takes only steps that no longer fit even so.
-func tokenTail(events []Event, groups []group, w windowParams, tail, masked map[int]bool) (kept int, whole bool) {
+func tokenTail(events []compaction.Event, groups []group, w windowParams, tail, masked map[int]bool) (kept int, whole bool) {
 	tokens := 0
 	whole = true
 	for k := len(groups) - 1; k >= 0; k-- {
@@ -323,10 +330,10 @@ func tokenTail(events []Event, groups []group, w windowParams, tail, masked map[
 // splitTail marks in tail the user message and the newest steps of invocation g that fit
 // w.retainTokens, older tool results beyond the newest half of that counted (and marked in
 // masked) as the excerpts the view shows of them.
-func splitTail(events []Event, g group, w windowParams, tail, masked map[int]bool) {
+func splitTail(events []compaction.Event, g group, w windowParams, tail, masked map[int]bool) {
 	budgetLeft := w.retainTokens
 	for _, i := range g.idx {
-		if !events[i].isUser() || events[i].Content == nil || hasFunctionResponse(&events[i]) {
+		if !isUser(&events[i]) || events[i].Content == nil || hasFunctionResponse(&events[i]) {
 			break
 		}
 		tail[i] = true
@@ -363,7 +370,7 @@ func splitTail(events []Event, g group, w windowParams, tail, masked map[int]boo
 	}
 }
 
-func hasFunctionResponse(e *Event) bool {
+func hasFunctionResponse(e *compaction.Event) bool {
 	for _, p := range e.Content.Parts {
 		if p != nil && p.FunctionResponse != nil {
 			return true
@@ -377,16 +384,16 @@ func hasFunctionResponse(e *Event) bool {
 // events) comes from the model, holds text, and neither calls a tool nor is a tool result. Every
 // tool result before it was read and answered. A long-running call, a result that skips the
 // model's summarization (adk-go counts both as final) or an error leaves it open.
-func ended(events []Event, g group) bool {
+func ended(events []compaction.Event, g group) bool {
 	for k := len(g.idx) - 1; k >= 0; k-- {
 		e := &events[g.idx[k]]
 		switch {
 		case e.ErrorCode != "":
 			return false
-		case e.isMarkerOnly() || !e.hasContent():
+		case isMarkerOnly(e) || !hasContent(e):
 			continue
 		}
-		return !e.isUser() && e.Content.Role == genai.RoleModel && isAnswer(e.Content)
+		return !isUser(e) && e.Content.Role == genai.RoleModel && isAnswer(e.Content)
 	}
 	return false
 }
@@ -410,13 +417,13 @@ func isAnswer(c *genai.Content) bool {
 // invocation in order of first appearance. An event without an invocation id belongs to the
 // group before it (or the first one); a group without any content (workflow bookkeeping, state
 // changes) is not an invocation of its own and joins the group before it.
-func invocationGroups(events []Event, p *plan, scope string) []group {
+func invocationGroups(events []compaction.Event, p *plan, scope string) []group {
 	var groups []group
 	at := map[string]int{}
 	var orphans []int // id-less events before the first group
 	for i := range events {
 		e := &events[i]
-		if e.Scope != scope || p.covered[i] || e.isMarkerOnly() || e.Partial {
+		if e.Scope != scope || p.covered[i] || isMarkerOnly(e) || e.Partial {
 			continue
 		}
 		k, ok := at[e.InvocationID]
@@ -433,7 +440,7 @@ func invocationGroups(events []Event, p *plan, scope string) []group {
 		}
 		g := &groups[k]
 		g.idx = append(g.idx, i)
-		g.content = g.content || e.hasContent()
+		g.content = g.content || hasContent(e)
 		g.tokens += budget.EstimateContent(e.Content)
 	}
 	if len(groups) == 0 {
@@ -467,11 +474,11 @@ func invocationGroups(events []Event, p *plan, scope string) []group {
 
 // invocationFailed reports whether invocation inv ended with an error or without a final
 // response.
-func invocationFailed(events []Event, inv string) bool {
-	var last, lastNonUser *Event
+func invocationFailed(events []compaction.Event, inv string) bool {
+	var last, lastNonUser *compaction.Event
 	for i := range events {
 		e := &events[i]
-		if e.isMarkerOnly() || e.InvocationID != inv {
+		if isMarkerOnly(e) || e.InvocationID != inv {
 			continue
 		}
 		last = e
@@ -489,9 +496,9 @@ func invocationFailed(events []Event, inv string) bool {
 }
 
 // buildWindow makes the marker and the summarizer input of a selection.
-func buildWindow(events []Event, p *plan, w windowParams, newly []int, invocations, keep int) *window {
+func buildWindow(events []compaction.Event, p *plan, w windowParams, newly []int, invocations, keep int) *window {
 	live := p.live[w.scope]
-	m := &Marker{Scope: w.scope, Seq: 1, Trigger: w.trigger, KeepInvocations: keep, Version: markerVersion}
+	m := &compaction.Marker{Scope: w.scope, Seq: 1, Trigger: w.trigger, KeepInvocations: keep, Version: record.Version}
 	if live.m != nil {
 		m.Seq = live.m.Seq + 1
 		m.Previous = live.id
@@ -505,7 +512,7 @@ func buildWindow(events []Event, p *plan, w windowParams, newly []int, invocatio
 		m.EventIDs = append(m.EventIDs, e.ID)
 		// The range is informative (coverage is by id): an event without a usable timestamp
 		// (zero, before 1970) is left out of it rather than making the marker invalid.
-		if ts := seconds(e.Timestamp); ts > 0 && ts <= maxSeconds {
+		if ts := record.Seconds(e.Timestamp); ts > 0 && ts <= record.MaxSeconds {
 			if m.StartTimestamp == 0 || ts < m.StartTimestamp {
 				m.StartTimestamp = ts
 			}
@@ -525,16 +532,15 @@ func buildWindow(events []Event, p *plan, w windowParams, newly []int, invocatio
 		win.original += budget.EstimateContent(summaryContent(live.summary))
 	}
 	win.input.Context = overlapEvents(events, p, w)
-	delta := deltaOf(win.input.Events, invocations)
-	win.input.Ledger = live.ledger.clone()
-	win.input.Ledger.apply(delta)
+	delta := compaction.NewLedgerDelta(win.input.Events, invocations)
+	win.input.Ledger = live.ledger.Apply(delta)
 	// The ledger is stored whole every ledgerSnapshotEvery markers; in between, what this one
 	// adds to the ledger of the marker it rolls up (resolved above: its chain is in events).
 	switch {
 	case live.m == nil || (m.Seq-1)%ledgerSnapshotEvery == 0:
 		m.Ledger = win.input.Ledger
 	case live.m.Ledger != nil:
-		m.LedgerDelta, m.LedgerFrom = delta, seconds(events[live.at].Timestamp)
+		m.LedgerDelta, m.LedgerFrom = delta, record.Seconds(events[live.at].Timestamp)
 	default:
 		m.LedgerDelta, m.LedgerFrom = delta, live.m.LedgerFrom
 	}
@@ -551,7 +557,7 @@ func buildWindow(events []Event, p *plan, w windowParams, newly []int, invocatio
 
 // encodesSmaller reports whether delta's stored form is smaller than the whole ledger's (false
 // when either cannot be encoded: the whole ledger is then stored, and its encoding checked).
-func encodesSmaller(delta *LedgerDelta, whole *Ledger) bool {
+func encodesSmaller(delta *compaction.LedgerDelta, whole *compaction.Ledger) bool {
 	d, err := json.Marshal(delta)
 	if err != nil {
 		return false
@@ -562,7 +568,7 @@ func encodesSmaller(delta *LedgerDelta, whole *Ledger) bool {
 
 // overlapEvents returns the events of the last ω invocations already covered in scope, raw, for
 // the summarizer's continuity.
-func overlapEvents(events []Event, p *plan, w windowParams) []Event {
+func overlapEvents(events []compaction.Event, p *plan, w windowParams) []compaction.Event {
 	if w.overlap <= 0 {
 		return nil
 	}
@@ -576,7 +582,7 @@ func overlapEvents(events []Event, p *plan, w windowParams) []Event {
 	if len(invs) > w.overlap {
 		invs = invs[:w.overlap]
 	}
-	var out []Event
+	var out []compaction.Event
 	for i := range events {
 		if p.covered[i] && events[i].Scope == w.scope && slices.Contains(invs, events[i].InvocationID) {
 			out = append(out, events[i])

@@ -1,9 +1,11 @@
-package compaction
+package plan
 
 import (
 	"slices"
 
 	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/compaction"
 )
 
 // confirmationCallName is the function call adk-go emits to ask a client to confirm a tool call
@@ -32,7 +34,7 @@ func (p *pairing) link(a, b int) {
 // (adk-go v2 runs a delegated task in the scope named by the delegating call's id, and resumes
 // the task, with that call's arguments as its input, until the call is answered). A requested tool confirmation is pending until answered; its request is
 // linked to the original call and to the confirmation call.
-func pairCalls(events []Event, scope string, live bool, running string) pairing {
+func pairCalls(events []compaction.Event, scope string, live bool, running string) pairing {
 	p := &pairer{pairing: pairing{links: map[int][]int{}, pending: map[int]bool{}},
 		byID: map[string]*pairedCall{}, idless: map[string][]*pairedCall{}, lastResp: map[string]int{},
 		confOrig: map[string]string{}, confCalls: map[string][]int{}, confAnswered: map[string]bool{}, tasks: map[string]bool{}}
@@ -41,7 +43,7 @@ func pairCalls(events []Event, scope string, live bool, running string) pairing 
 		if e.Scope != "" {
 			p.tasks[e.Scope] = true
 		}
-		if e.Scope != scope || e.isMarkerOnly() {
+		if e.Scope != scope || isMarkerOnly(e) {
 			continue
 		}
 		if e.Content != nil {
@@ -108,7 +110,7 @@ func (p *pairer) call(fc *genai.FunctionCall, pos int) {
 }
 
 // response pairs a response at pos with its call: by id, or by name and order when id-less.
-func (p *pairer) response(fr *genai.FunctionResponse, e *Event, pos int) {
+func (p *pairer) response(fr *genai.FunctionResponse, e *compaction.Event, pos int) {
 	if fr.ID == "" {
 		if q := p.idless[fr.Name]; len(q) > 0 {
 			q[0].answered = true
@@ -129,7 +131,7 @@ func (p *pairer) response(fr *genai.FunctionResponse, e *Event, pos int) {
 }
 
 // requestsOf records the tool confirmations e requests.
-func (p *pairer) requestsOf(e *Event, pos int) {
+func (p *pairer) requestsOf(e *compaction.Event, pos int) {
 	for _, id := range e.ConfirmationIDs {
 		p.requests = append(p.requests, confirmationRequest{pos: pos, id: id})
 	}
@@ -137,7 +139,7 @@ func (p *pairer) requestsOf(e *Event, pos int) {
 
 // markPending marks the pending calls and confirmation requests, and links each request to its
 // original call and confirmation calls.
-func (p *pairer) markPending(events []Event, live bool, running string) {
+func (p *pairer) markPending(events []compaction.Event, live bool, running string) {
 	for _, c := range p.calls {
 		e := &events[c.pos]
 		switch {

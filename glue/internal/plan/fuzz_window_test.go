@@ -1,4 +1,4 @@
-package compaction
+package plan
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/genai"
 
+	. "github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/processors/request"
 )
 
@@ -210,13 +211,13 @@ func (a *fuzzAgent) compact(t *testing.T, r Selection, inv string) {
 		t.Fatalf("after %s compaction at %s: nothing left raw", r.Trigger, inv)
 	}
 	for i := range events {
-		if events[i].InvocationID == inv && events[i].isUser() && events[i].userText() != "" && p.covered[i] {
+		if events[i].InvocationID == inv && isUser(&events[i]) && textOf(events[i].Content) != "" && p.covered[i] {
 			t.Fatalf("after %s compaction at %s: the newest user message %s was covered", r.Trigger, inv, events[i].ID)
 		}
 	}
 	if r.Trigger == TriggerInvocations {
 		keep := map[string]bool{}
-		for _, g := range groups[max(len(groups)-a.c.cfg.WithDefaults().RetainRecentInvocations, 0):] {
+		for _, g := range groups[max(len(groups)-WithDefaults(a.c.cfg).RetainRecentInvocations, 0):] {
 			keep[g.inv] = true
 		}
 		for i := range events {
@@ -228,7 +229,7 @@ func (a *fuzzAgent) compact(t *testing.T, r Selection, inv string) {
 	// Every invocation with covered events is counted once.
 	withContent, covered := map[string]bool{}, map[string]bool{}
 	for i := range events {
-		if events[i].hasContent() {
+		if hasContent(&events[i]) {
 			withContent[events[i].InvocationID] = true
 		}
 		if p.covered[i] && events[i].InvocationID != "" {
@@ -246,7 +247,7 @@ func (a *fuzzAgent) compact(t *testing.T, r Selection, inv string) {
 			r.Trigger, inv, m.Invocations, m.Ledger.Invocations, invocations)
 	}
 	// The ledger counts every covered call exactly once.
-	tools, _ := truthOf(coveredEvents(events))
+	tools := toolCounts(coveredEvents(events))
 	if diff := cmp.Diff(tools, m.Ledger.Tools, cmpopts.EquateEmpty()); diff != "" {
 		t.Fatalf("after %s compaction at %s: ledger tool counts (-truth +ledger):\n%s", r.Trigger, inv, diff)
 	}

@@ -1,9 +1,10 @@
-package compaction
+package plan
 
 import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/exact"
 )
 
@@ -23,7 +24,7 @@ const maxCachedRecordBytes = 256 << 10
 // parsed to (a marker, or why it is invalid), and the key of the marker's resolved ledger.
 type parsedRecord struct {
 	raw  any
-	m    *Marker
+	m    *compaction.Marker
 	err  error
 	key  resolvedKey
 	size int // about how many bytes raw's text takes
@@ -35,14 +36,15 @@ type parsedRecord struct {
 // be unique); a record holding anything but JSON values (or JSON text as bytes) is parsed every
 // time. The record is read from e once: what is parsed is what is compared and kept. The marker
 // returned is shared: callers never change it.
-func (v *Viewer) readMarker(e *Event) (*Marker, resolvedKey, error) {
-	raw := e.Metadata[MetadataKey]
+func (v *Viewer) readMarker(e *compaction.Event) (*compaction.Marker, resolvedKey, error) {
+	raw := e.Metadata[compaction.MetadataKey]
 	if e.ID != "" {
 		if p, ok := v.records.Get(e.ID); ok && exact.ValueEqual(p.raw, raw) {
 			return p.m, p.key, p.err
 		}
 	}
-	m, err := parseRecord(raw, e.ID) // the value compared and kept, read once
+	// The value compared and kept, read once (hasRecord(e): raw is not nil).
+	m, err := compaction.ReadMarker(&compaction.Event{ID: e.ID, Metadata: map[string]any{compaction.MetadataKey: raw}})
 	var key resolvedKey
 	if err == nil {
 		key = keyOfMarker(e.ID, m)

@@ -1,4 +1,4 @@
-package compaction
+package plan
 
 import (
 	"context"
@@ -12,7 +12,9 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/budget"
+	. "github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/config"
+	"github.com/adkctx/adkctx/internal/record"
 	"github.com/adkctx/adkctx/processors/response"
 )
 
@@ -182,7 +184,7 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func TestConfigDefaults(t *testing.T) {
-	got := Config{Overlap: -1}.WithDefaults()
+	got := WithDefaults(Config{Overlap: -1})
 	if got.Interval != 0 || got.Overlap != -1 || got.RetainRecentInvocations != defaultRetainRecentInvocations ||
 		got.Timeout != defaultTimeout || got.Backoff != defaultBackoff || got.Fallback != nil {
 		t.Errorf("defaults: %+v", got)
@@ -190,16 +192,16 @@ func TestConfigDefaults(t *testing.T) {
 	if _, ok := got.Summarizer.(*ExtractiveSummarizer); !ok {
 		t.Errorf("default summarizer %T", got.Summarizer)
 	}
-	llm := Config{Summarizer: &LLMSummarizer{Model: &fakeModel{}}}.WithDefaults()
+	llm := WithDefaults(Config{Summarizer: &LLMSummarizer{Model: &fakeModel{}}})
 	if _, ok := llm.Fallback.(*ExtractiveSummarizer); !ok || llm.Overlap != defaultOverlap {
 		t.Errorf("LLM summarizer: fallback %T, overlap %d", llm.Fallback, llm.Overlap)
 	}
 	// Applying the defaults twice changes nothing: "off" stays off.
-	off := Config{Overlap: -1, RetainedToolResultBytes: -1}.WithDefaults()
-	if again := off.WithDefaults(); again.Overlap != -1 || again.RetainedToolResultBytes != -1 {
+	off := WithDefaults(Config{Overlap: -1, RetainedToolResultBytes: -1})
+	if again := WithDefaults(off); again.Overlap != -1 || again.RetainedToolResultBytes != -1 {
 		t.Errorf("defaults applied twice: overlap %d, excerpt bytes %d; want -1, -1", again.Overlap, again.RetainedToolResultBytes)
 	}
-	if nf := (Config{Summarizer: &LLMSummarizer{Model: &fakeModel{}}, NoFallback: true}).WithDefaults(); nf.Fallback != nil {
+	if nf := WithDefaults(Config{Summarizer: &LLMSummarizer{Model: &fakeModel{}}, NoFallback: true}); nf.Fallback != nil {
 		t.Errorf("NoFallback: fallback %T", nf.Fallback)
 	}
 	for _, tc := range []struct {
@@ -213,14 +215,14 @@ func TestConfigDefaults(t *testing.T) {
 		{Config{}, budget.Limits{}, 1024},
 		{Config{MaxSummaryTokens: 300}, budget.Limits{Usable: 1_000_000}, 300},
 	} {
-		if got := tc.cfg.maxSummaryTokens(tc.l); got != tc.want {
+		if got := maxSummaryTokens(tc.cfg, tc.l); got != tc.want {
 			t.Errorf("maxSummaryTokens(%+v, usable %d) = %d, want %d", tc.cfg.MaxSummaryTokens, tc.l.Usable, got, tc.want)
 		}
 	}
-	if got := (Config{}).retainTokens(1001); got != 701 {
+	if got := retainTokens(Config{}, 1001); got != 701 {
 		t.Errorf("retainTokens(1001) = %d", got)
 	}
-	if got := (Config{RetainRecentTokens: 7}).retainTokens(1001); got != 7 {
+	if got := retainTokens(Config{RetainRecentTokens: 7}, 1001); got != 7 {
 		t.Errorf("retainTokens with RetainRecentTokens 7 = %d", got)
 	}
 }
@@ -246,7 +248,7 @@ func TestPrepareUnusableTimestamps(t *testing.T) {
 			if err != nil || m == nil {
 				t.Fatalf("Compact = %v, %v", m, err)
 			}
-			if m.StartTimestamp <= 0 || m.EndTimestamp < m.StartTimestamp || m.EndTimestamp > maxSeconds {
+			if m.StartTimestamp <= 0 || m.EndTimestamp < m.StartTimestamp || m.EndTimestamp > record.MaxSeconds {
 				t.Errorf("range %v–%v", m.StartTimestamp, m.EndTimestamp)
 			}
 			if len(m.EventIDs) != 6 {
@@ -294,7 +296,7 @@ func TestReadFromIsTheOldestEventShown(t *testing.T) {
 					break
 				}
 			}
-			if got := fromSeconds(r.Marker.ReadFrom); !got.Equal(oldest) {
+			if got := record.Time(r.Marker.ReadFrom); !got.Equal(oldest) {
 				t.Errorf("ReadFrom = %v, want the oldest event shown, %v", got, oldest)
 			}
 		})

@@ -1,10 +1,12 @@
-package compaction
+package plan
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	. "github.com/adkctx/adkctx/compaction"
 )
 
 // benchSession returns n events with markers in one chain, each marker covering the events

@@ -1,15 +1,17 @@
-package compaction
+package plan
 
 import (
 	"encoding/json"
 	"testing"
+
+	. "github.com/adkctx/adkctx/compaction"
 )
 
 // A Viewer parses a marker record once per id while the record stays equal, and parses it again
 // whenever anything in it differs: a record is never served for another one, whatever its id.
 func TestViewerParsesEachRecordOnce(t *testing.T) {
 	m := v2(1, "", "Goal: keep the build green.", "e1", "e2")
-	md, err := markerMetadata(m)
+	md, err := m.Metadata()
 	if err != nil {
 		t.Fatal(err)
 	}

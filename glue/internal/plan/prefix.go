@@ -1,11 +1,14 @@
-package compaction
+package plan
 
 import (
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
 	"google.golang.org/genai"
 
+	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/processors/request"
 )
 
@@ -14,7 +17,7 @@ import (
 // shows the last one (cutAfter): the conversation up to the end of what a summary covers,
 // exactly as the model was sent it, which a provider's cache may still hold. It is nil when none
 // does.
-func promptPrefix(sent []*request.LLMRequest, model string, events []Event, covered []int) *request.LLMRequest {
+func promptPrefix(sent []*request.LLMRequest, model string, events []compaction.Event, covered []int) *request.LLMRequest {
 	for _, onModel := range []bool{true, false} {
 		for _, req := range sent {
 			if req == nil || (req.Model == model) != onModel {
@@ -29,8 +32,8 @@ func promptPrefix(sent []*request.LLMRequest, model string, events []Event, cove
 }
 
 // summarizerModel is the name of the model s calls, or "".
-func summarizerModel(s Summarizer) string {
-	if l, ok := s.(*LLMSummarizer); ok && l.Model != nil {
+func summarizerModel(s compaction.Summarizer) string {
+	if l, ok := s.(*compaction.LLMSummarizer); ok && l.Model != nil {
 		return l.Model.Name()
 	}
 	return ""
@@ -42,7 +45,7 @@ func summarizerModel(s Summarizer) string {
 // ids; a text by its role and text; a tool response right after the content matched before it,
 // by its function's name, since a view may show it cut), and none holds only parts it cannot
 // recognize (media, code). Contents and config are shared with req, never modified.
-func cutAfter(req *request.LLMRequest, events []Event, covered []int) *request.LLMRequest {
+func cutAfter(req *request.LLMRequest, events []compaction.Event, covered []int) *request.LLMRequest {
 	if req == nil {
 		return nil
 	}
@@ -107,4 +110,16 @@ func contentKey(c *genai.Content) (key string, shown bool) {
 func contentKeyOf(c *genai.Content) string {
 	key, _ := contentKey(c)
 	return key
+}
+
+// jsonText is v as JSON ("{}" when nil), or its Go type when it does not encode.
+func jsonText(v any) string {
+	if v == nil {
+		return "{}"
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("<%T>", v)
+	}
+	return string(b)
 }

@@ -1,4 +1,4 @@
-package compaction
+package plan
 
 import (
 	"context"
@@ -7,13 +7,15 @@ import (
 	"time"
 
 	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/record"
 	"github.com/adkctx/adkctx/processors/request"
 	"google.golang.org/genai"
 )
 
 // Selection is what one compaction is asked to do.
 type Selection struct {
-	Trigger Trigger
+	Trigger compaction.Trigger
 	// Invocation is the invocation that triggered the compaction: the one that just finished,
 	// or the one still running when Live.
 	Invocation string
@@ -47,13 +49,13 @@ type Result struct {
 	// Marker is the new marker and Metadata the CustomMetadata of the event to store it in (no
 	// content, author "user"). Both are nil when there is nothing to do (Reason says why) or
 	// when preparing failed (Err).
-	Marker   *Marker
+	Marker   *compaction.Marker
 	Metadata map[string]any
 	Reason   string
 	// EventsCovered and InvocationsCovered count what the marker newly summarizes; Covered
 	// holds those events, in stream order (what the recall history keeps of them).
 	EventsCovered, InvocationsCovered int
-	Covered                           []Event
+	Covered                           []compaction.Event
 	OriginalTokens, CompactedTokens   int
 	Summarizer                        string
 	SummarizerUsage                   budget.Usage
@@ -69,7 +71,7 @@ type Result struct {
 	PrimaryErr, Err error
 	// Ledger is the new marker's whole ledger (the marker may store only what it adds) and
 	// Summary the summary a view shows for it: Viewer.Remember takes them once it is stored.
-	Ledger  *Ledger
+	Ledger  *compaction.Ledger
 	Summary *genai.Content
 }
 
@@ -81,13 +83,13 @@ type Result struct {
 //
 // Config.Summarizer gets three quarters of Config.Timeout; the fallback runs on ctx, whose
 // deadline is the caller's to set (the hooks bound each attempt by Config.Timeout).
-func Prepare(ctx context.Context, cfg Config, v *Viewer, events []Event, sel Selection) Result {
+func Prepare(ctx context.Context, cfg compaction.Config, v *Viewer, events []compaction.Event, sel Selection) Result {
 	var r Result
 	if err := cfg.Validate(); err != nil {
 		r.Err = err
 		return r
 	}
-	cfg = cfg.WithDefaults()
+	cfg = WithDefaults(cfg)
 	if v == nil {
 		v = NewViewer(nil)
 	}
@@ -100,7 +102,7 @@ func Prepare(ctx context.Context, cfg Config, v *Viewer, events []Event, sel Sel
 		return r
 	}
 	readHints(events, p, w, max(cfg.Overlap, 0), sel.Now)
-	var m *Marker
+	var m *compaction.Marker
 	if len(w.covered) == 0 {
 		m = masksOnly(p.live[w.m.Scope], w, sel, &r)
 	} else {
@@ -114,13 +116,13 @@ func Prepare(ctx context.Context, cfg Config, v *Viewer, events []Event, sel Sel
 	if len(w.covered) > 0 {
 		r.Shrunk -= budget.EstimateContent(summaryContent(r.Summary))
 	}
-	md, err := markerMetadata(m)
+	md, err := m.Metadata()
 	if err != nil {
 		r.Err = err
 		return r
 	}
 	r.Marker, r.Metadata = m, md
-	r.Covered = make([]Event, 0, len(w.covered))
+	r.Covered = make([]compaction.Event, 0, len(w.covered))
 	for _, i := range slices.Sorted(slices.Values(w.covered)) {
 		r.Covered = append(r.Covered, events[i])
 	}
@@ -129,7 +131,7 @@ func Prepare(ctx context.Context, cfg Config, v *Viewer, events []Event, sel Sel
 
 // selectFor selects what to compact, scope by scope (adk-go v1 has only ""). With nothing to do
 // it sets r.Reason and returns nil.
-func selectFor(cfg Config, p *plan, events []Event, sel Selection, r *Result) *window {
+func selectFor(cfg compaction.Config, p *plan, events []compaction.Event, sel Selection, r *Result) *window {
 	params := windowParams{
 		trigger:           sel.Trigger,
 		interval:          cfg.Interval,
@@ -144,12 +146,12 @@ func selectFor(cfg Config, p *plan, events []Event, sel Selection, r *Result) *w
 	for _, scope := range scopesOf(events) {
 		params.scope = scope
 		if sel.TokenLimit > 0 {
-			params.retainTokens = cfg.retainTokens(sel.TokenLimit)
+			params.retainTokens = retainTokens(cfg, sel.TokenLimit)
 			if sel.Reserve > 0 && cfg.RetainRecentTokens == 0 {
 				// What joins the view before the next request (a large tool result on its way) and
 				// the summary must fit beside the tail under the limit: else that request is
 				// trimmed, or compacted again at once.
-				room := sel.TokenLimit - summaryRoom(p.live[scope].summary, sel.TokenLimit, cfg.maxSummaryTokens(sel.Limits)) - sel.Reserve
+				room := sel.TokenLimit - summaryRoom(p.live[scope].summary, sel.TokenLimit, maxSummaryTokens(cfg, sel.Limits)) - sel.Reserve
 				params.retainTokens, params.reserve = min(params.retainTokens, max(room, 1)), sel.Reserve
 			}
 		}
@@ -187,9 +189,9 @@ func summaryRoom(live *genai.Content, tokenLimit, bound int) int {
 // summarize writes w's summary, falling back on failure, and returns the complete marker; nil
 // with r's Reason or Err set when there is none. A summary must be smaller than what it
 // replaces.
-func summarize(ctx context.Context, cfg Config, sel Selection, w *window, r *Result) *Marker {
+func summarize(ctx context.Context, cfg compaction.Config, sel Selection, w *window, r *Result) *compaction.Marker {
 	w.input.Limits = sel.LimitsFor
-	limit := cfg.maxSummaryTokens(sel.Limits)
+	limit := maxSummaryTokens(cfg, sel.Limits)
 	bound := min(limit, max(w.original-1, 1))
 	// The summarizer may take most of the attempt's time, never all of it: a fallback and the
 	// append need the rest.
@@ -203,7 +205,7 @@ func summarize(ctx context.Context, cfg Config, sel Selection, w *window, r *Res
 		r.PrimaryErr, r.FallbackUsed, r.Summarizer = err, true, summarizerName(cfg.Fallback)
 		sum, err = runSummarizer(ctx, cfg.Fallback, w.input, bound)
 	}
-	var rej *SummaryRejectedError
+	var rej *compaction.SummaryRejectedError
 	switch {
 	case errors.As(err, &rej) && rej.Reason == "too_large" && rej.Tokens <= limit:
 		// Not a failure: the history is still too small to be worth summarizing.
@@ -218,18 +220,10 @@ func summarize(ctx context.Context, cfg Config, sel Selection, w *window, r *Res
 	}
 	m := w.m
 	if m.StartTimestamp <= 0 { // no covered event had a usable timestamp
-		m.StartTimestamp = seconds(sel.Now)
+		m.StartTimestamp = record.Seconds(sel.Now)
 		m.EndTimestamp = m.StartTimestamp
 	}
-	m.CompactedContent = sum.Content
-	if c := sum.composed; c != nil && composeSummary(*c, w.input.Ledger) == textOf(sum.Content) {
-		// The summary is composed with the ledger the marker stores: store the rest only.
-		m.SummaryLedger, m.SummaryTokens, m.SummaryBytes = c.mode, c.tokens, c.bytes
-		m.CompactedContent = nil
-		if c.own != "" {
-			m.CompactedContent = genai.NewContentFromText(c.own, genai.RoleUser)
-		}
-	}
+	m.SetSummary(sum, w.input.Ledger)
 	r.Ledger, r.Summary = w.input.Ledger, sum.Content
 	m.CompactedTokens = budget.EstimateContent(sum.Content)
 	m.OriginalTokens = w.original
@@ -243,14 +237,14 @@ func summarize(ctx context.Context, cfg Config, sel Selection, w *window, r *Res
 // masksOnly completes w's marker when it covers nothing new and only shows older tool results
 // as excerpts (Marker.MasksOnly): no summarizer runs; the marker keeps the summary of live, the
 // marker it rolls up (none when there is none).
-func masksOnly(live liveMarker, w *window, sel Selection, r *Result) *Marker {
+func masksOnly(live liveMarker, w *window, sel Selection, r *Result) *compaction.Marker {
 	m := w.m
 	if live.m != nil {
 		m.CompactedContent, m.SummaryLedger, m.SummaryTokens, m.SummaryBytes = live.m.CompactedContent, live.m.SummaryLedger, live.m.SummaryTokens, live.m.SummaryBytes
 		m.Summarizer, m.OriginalTokens, m.CompactedTokens = live.m.Summarizer, live.m.OriginalTokens, live.m.CompactedTokens
 		m.CompressionRatio = live.m.CompressionRatio
 	} else {
-		m.StartTimestamp, m.EndTimestamp = seconds(sel.Now), seconds(sel.Now)
+		m.StartTimestamp, m.EndTimestamp = record.Seconds(sel.Now), record.Seconds(sel.Now)
 		m.Ledger, m.LedgerDelta, m.LedgerFrom = nil, nil, 0
 	}
 	r.Ledger, r.Summary = w.input.Ledger, live.summary
@@ -259,7 +253,7 @@ func masksOnly(live liveMarker, w *window, sel Selection, r *Result) *Marker {
 }
 
 // scopesOf returns the isolation scopes of events, "" first.
-func scopesOf(events []Event) []string {
+func scopesOf(events []compaction.Event) []string {
 	scopes := []string{""}
 	seen := map[string]bool{"": true}
 	for i := range events {
@@ -273,7 +267,7 @@ func scopesOf(events []Event) []string {
 
 // readHints records in w's marker what a reader of the session needs of storage once it is
 // stored (Marker.RawCount, ReadFrom, ContextFrom), from the plan p of events before it.
-func readHints(events []Event, p *plan, w *window, overlap int, now time.Time) {
+func readHints(events []compaction.Event, p *plan, w *window, overlap int, now time.Time) {
 	m := w.m
 	newly := make(map[int]bool, len(w.covered))
 	for _, i := range w.covered {
@@ -288,7 +282,7 @@ func readHints(events []Event, p *plan, w *window, overlap int, now time.Time) {
 		}
 	}
 	need := func(t time.Time) {
-		if seconds(t) <= 0 {
+		if record.Seconds(t) <= 0 {
 			known = false
 		} else if t.Before(from) {
 			from = t
@@ -312,7 +306,7 @@ func readHints(events []Event, p *plan, w *window, overlap int, now time.Time) {
 		}
 	}
 	if known {
-		m.ReadFrom = seconds(from)
+		m.ReadFrom = record.Seconds(from)
 	}
 	// The next compaction gives its summarizer the newest ω covered invocations again.
 	covered := func(i int) bool { return events[i].Scope == m.Scope && (p.covered[i] || newly[i]) }
@@ -324,13 +318,13 @@ func readHints(events []Event, p *plan, w *window, overlap int, now time.Time) {
 	}
 	ctx := time.Time{}
 	for i := range events {
-		if covered(i) && slices.Contains(invs, events[i].InvocationID) && seconds(events[i].Timestamp) > 0 {
+		if covered(i) && slices.Contains(invs, events[i].InvocationID) && record.Seconds(events[i].Timestamp) > 0 {
 			if ctx.IsZero() || events[i].Timestamp.Before(ctx) {
 				ctx = events[i].Timestamp
 			}
 		}
 	}
 	if !ctx.IsZero() {
-		m.ContextFrom = seconds(ctx)
+		m.ContextFrom = record.Seconds(ctx)
 	}
 }

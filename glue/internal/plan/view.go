@@ -1,4 +1,4 @@
-package compaction
+package plan
 
 import (
 	"encoding/json"
@@ -13,15 +13,12 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/genai"
 
+	"github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/lru"
 	"github.com/adkctx/adkctx/internal/marks"
+	"github.com/adkctx/adkctx/internal/record"
 	"github.com/adkctx/adkctx/processors/truncate"
 )
-
-// SummaryMetadataKey marks the summary events a view shows: CustomMetadata[SummaryMetadataKey]
-// holds the id of the marker event the summary comes from. Summary events exist only in views,
-// never in storage.
-const SummaryMetadataKey = "_adk_compaction_summary"
 
 // maxResolved and maxResolvedBytes bound the winning markers a Viewer keeps resolved (their
 // whole ledger and the summary composed with it): about one per active session, at most 64 MiB
@@ -50,19 +47,19 @@ type resolvedKey struct {
 
 var recordSeed = maphash.MakeSeed()
 
-func keyOfMarker(id string, m *Marker) resolvedKey {
+func keyOfMarker(id string, m *compaction.Marker) resolvedKey {
 	b, _ := json.Marshal(m) // a parsed record encodes: it decoded
 	return resolvedKey{id: id, record: maphash.Bytes(recordSeed, b)}
 }
 
 // resolvedMarker is a marker's whole ledger and the summary a view shows for it.
 type resolvedMarker struct {
-	ledger  *Ledger
+	ledger  *compaction.Ledger
 	summary *genai.Content
 	size    int // the bytes of the ledger's stored form and of the summary's text
 }
 
-func newResolved(ledger *Ledger, summary *genai.Content) resolvedMarker {
+func newResolved(ledger *compaction.Ledger, summary *genai.Content) resolvedMarker {
 	b, _ := json.Marshal(ledger) // an error (never for a ledger) weighs it 0: still bounded by count
 	return resolvedMarker{ledger: ledger, summary: summary, size: len(b) + len(textOf(summary))}
 }
@@ -86,33 +83,10 @@ func newViewer(logger *zap.Logger, resolvedBytes, recordsBytes int) *Viewer {
 // Remember records the whole ledger and the summary of the marker stored as event id (the
 // compactor that stored it knows them): views of reads holding only this marker need nothing
 // older.
-func (v *Viewer) Remember(id string, m *Marker, ledger *Ledger, summary *genai.Content) {
+func (v *Viewer) Remember(id string, m *compaction.Marker, ledger *compaction.Ledger, summary *genai.Content) {
 	if m != nil && id != "" {
 		v.resolved.Put(keyOfMarker(id, m), newResolved(ledger, summary))
 	}
-}
-
-// Item is one entry of a view: a stored event, or a summary standing in for the events its
-// marker covers.
-type Item struct {
-	// Index is the stored event shown; for a summary, the event whose place (timestamp,
-	// invocation) the summary takes.
-	Index int
-	// Summary, when non-nil, is the summary content to show (role user, text starting with
-	// SummaryHeader); MarkerID is the id of the marker event it comes from, and EventID the id
-	// of the event that shows it (deterministic, so two views of one session agree).
-	Summary           *genai.Content
-	MarkerID, EventID string
-	// Scope is the isolation scope of the events a summary stands for (adk-go v2; "" in v1): its
-	// event must carry it, so only the agents of that scope see it. Timestamp and InvocationID
-	// are what a summary's event carries: those of the oldest covered event, from the record, so
-	// every read of the session shows the same event.
-	Scope        string
-	Timestamp    time.Time
-	InvocationID string
-	// Content, when non-nil for a stored event, is what to show instead of the event's own
-	// content: its tool results cut to an excerpt (Marker.ExcerptedEventIDs).
-	Content *genai.Content
 }
 
 // View returns what the model should see of events (one session's stored events in stream
@@ -131,7 +105,7 @@ type Item struct {
 //     hides nothing; a broken link in a chain ends it (the older events show raw).
 //
 // View never mutates events.
-func (v *Viewer) View(events []Event) []Item {
+func (v *Viewer) View(events []compaction.Event) []compaction.Item {
 	p := v.plan(events)
 	return p.itemsOf(events, p.places(events))
 }
@@ -145,7 +119,7 @@ type plan struct {
 	live    map[string]liveMarker
 	invalid int
 	// newest is the newest valid marker of any scope (nil: none).
-	newest *Marker
+	newest *compaction.Marker
 	// unresolved is, per scope whose winner could not be resolved from events (the markers
 	// holding its ledger are older than what was read), the timestamp of the marker holding
 	// the whole ledger it continues: a read reaching back to it resolves the winner.
@@ -155,13 +129,13 @@ type plan struct {
 type liveMarker struct {
 	at int
 	id string
-	m  *Marker
+	m  *compaction.Marker
 	resolvedMarker
 }
 
 type candidate struct {
 	at  int
-	m   *Marker
+	m   *compaction.Marker
 	key resolvedKey // of its resolved ledger
 }
 
@@ -177,7 +151,7 @@ func (a candidate) newer(b candidate) bool {
 	return a.at > b.at
 }
 
-func (v *Viewer) plan(events []Event) *plan {
+func (v *Viewer) plan(events []compaction.Event) *plan {
 	p := &plan{covered: make([]bool, len(events)), live: map[string]liveMarker{}}
 	if cands, byID := v.candidates(events, p); len(cands) > 0 {
 		p.newest = cands[len(cands)-1].m
@@ -190,7 +164,7 @@ func (v *Viewer) plan(events []Event) *plan {
 // session's events in stream order) and the summary a view shows for it: what the marker stores,
 // with its ledger continued from the last marker of its chain that holds it whole (see
 // Marker.Ledger). ok is false when events hold no valid marker markerID or not its chain.
-func (v *Viewer) Resolve(events []Event, markerID string) (ledger *Ledger, summary *genai.Content, ok bool) {
+func (v *Viewer) Resolve(events []compaction.Event, markerID string) (ledger *compaction.Ledger, summary *genai.Content, ok bool) {
 	cands, byID := v.candidates(events, &plan{})
 	k, found := byID[markerID]
 	if !found {
@@ -203,14 +177,14 @@ func (v *Viewer) Resolve(events []Event, markerID string) (ledger *Ledger, summa
 // resolver returns how a plan resolves a winning marker (cands[k]): its whole ledger, from the
 // Viewer's memory or from the chain of markers in events back to one holding it whole, and the
 // summary composed with it; ok false when the chain leaves events first.
-func (v *Viewer) resolver(events []Event, cands []candidate, byID map[string]int) func(k int) (resolvedMarker, bool) {
+func (v *Viewer) resolver(events []compaction.Event, cands []candidate, byID map[string]int) func(k int) (resolvedMarker, bool) {
 	return func(k int) (resolvedMarker, bool) {
 		c := cands[k]
 		key := c.key
 		if r, ok := v.resolved.Get(key); ok {
 			return r, true
 		}
-		var deltas []*LedgerDelta
+		var deltas []*compaction.LedgerDelta
 		m, seen := c.m, map[int]bool{k: true}
 		for m.Ledger == nil && m.LedgerDelta != nil {
 			deltas = append(deltas, m.LedgerDelta)
@@ -221,11 +195,9 @@ func (v *Viewer) resolver(events []Event, cands []candidate, byID map[string]int
 			seen[j] = true
 			m = cands[j].m
 		}
-		l := m.Ledger.clone()
-		for i := len(deltas) - 1; i >= 0; i-- {
-			l.apply(deltas[i])
-		}
-		r := newResolved(l, summaryOf(c.m, l))
+		slices.Reverse(deltas) // collected newest first
+		l := m.Ledger.Apply(deltas...)
+		r := newResolved(l, c.m.Summary(l))
 		v.resolved.Put(key, r)
 		return r, true
 	}
@@ -233,7 +205,7 @@ func (v *Viewer) resolver(events []Event, cands []candidate, byID map[string]int
 
 // candidates parses the marker records of events (counting and logging the invalid ones in p)
 // and returns them in stream order, with the index of each marker event id among them.
-func (v *Viewer) candidates(events []Event, p *plan) ([]candidate, map[string]int) {
+func (v *Viewer) candidates(events []compaction.Event, p *plan) ([]candidate, map[string]int) {
 	var cands []candidate
 	byID := map[string]int{} // marker event id → index in cands (first one)
 	for i := range events {
@@ -258,7 +230,7 @@ func (v *Viewer) candidates(events []Event, p *plan) ([]candidate, map[string]in
 // cover picks each scope's winning marker and marks the events its chain covers. A winner whose
 // ledger cannot be resolved from events is left out (its scope shows raw) and noted as
 // unresolved.
-func (p *plan) cover(events []Event, cands []candidate, byID map[string]int, resolve func(k int) (resolvedMarker, bool)) {
+func (p *plan) cover(events []compaction.Event, cands []candidate, byID map[string]int, resolve func(k int) (resolvedMarker, bool)) {
 	best := map[string]int{}
 	for k, c := range cands {
 		if b, ok := best[c.m.Scope]; !ok || c.newer(cands[b]) {
@@ -272,7 +244,7 @@ func (p *plan) cover(events []Event, cands []candidate, byID map[string]int, res
 			if p.unresolved == nil {
 				p.unresolved = map[string]time.Time{}
 			}
-			p.unresolved[scope] = fromSeconds(cands[k].m.LedgerFrom)
+			p.unresolved[scope] = record.Time(cands[k].m.LedgerFrom)
 			delete(best, scope)
 			continue
 		}
@@ -280,7 +252,7 @@ func (p *plan) cover(events []Event, cands []candidate, byID map[string]int, res
 	}
 	idIndex := make(map[string][]int, len(events)) // event id → positions
 	for i := range events {
-		if events[i].ID != "" && !events[i].isMarkerOnly() {
+		if events[i].ID != "" && !isMarkerOnly(&events[i]) {
 			idIndex[events[i].ID] = append(idIndex[events[i].ID], i)
 		}
 	}
@@ -310,7 +282,7 @@ func (p *plan) cover(events []Event, cands []candidate, byID map[string]int, res
 // among the events of its scope (before the first of them, or at its marker when none comes
 // before it): where it stands then does not depend on how much of the session was read, or on
 // how the store ordered timestamps it stamped in different offsets.
-func (p *plan) places(events []Event) map[int][]string {
+func (p *plan) places(events []compaction.Event) map[int][]string {
 	firstOfScope := make(map[string]int, len(p.live))
 	for i := range events {
 		if _, ok := firstOfScope[events[i].Scope]; !ok {
@@ -334,22 +306,22 @@ func (p *plan) places(events []Event) map[int][]string {
 // itemsOf lists what the view shows, in stream order: the summaries at their places, the raw
 // events (tool results cut when the winning marker says so), never the covered or marker-only
 // events.
-func (p *plan) itemsOf(events []Event, place map[int][]string) []Item {
+func (p *plan) itemsOf(events []compaction.Event, place map[int][]string) []compaction.Item {
 	excerpts := excerptsOf(p.live)
-	items := make([]Item, 0, len(events))
+	items := make([]compaction.Item, 0, len(events))
 	for i := range events {
 		for _, scope := range place[i] {
 			lm := p.live[scope]
 			if lm.summary == nil {
 				continue // a marker that only masks, with no summary before it
 			}
-			items = append(items, Item{Index: i, Summary: summaryContent(lm.summary), MarkerID: lm.id,
-				EventID: summaryEventID(lm.id), Scope: scope, Timestamp: fromSeconds(lm.m.StartTimestamp), InvocationID: lm.m.FirstInvocationID})
+			items = append(items, compaction.Item{Index: i, Summary: summaryContent(lm.summary), MarkerID: lm.id,
+				EventID: summaryEventID(lm.id), Scope: scope, Timestamp: record.Time(lm.m.StartTimestamp), InvocationID: lm.m.FirstInvocationID})
 		}
 		if !p.shown(events, i) {
 			continue
 		}
-		it := Item{Index: i}
+		it := compaction.Item{Index: i}
 		e := &events[i]
 		if n := excerpts[e.Scope][e.ID]; n > 0 && e.ID != "" {
 			it.Content = excerptOf(e.Content, n)
@@ -360,8 +332,8 @@ func (p *plan) itemsOf(events []Event, place map[int][]string) []Item {
 }
 
 // shown reports whether the view shows event i raw.
-func (p *plan) shown(events []Event, i int) bool {
-	return !p.covered[i] && !events[i].isMarkerOnly()
+func (p *plan) shown(events []compaction.Event, i int) bool {
+	return !p.covered[i] && !isMarkerOnly(&events[i])
 }
 
 // Needs is what a view of a read needs from storage: what a session reader checks before it
@@ -394,7 +366,7 @@ type Needs struct {
 }
 
 // Needs reports what the view of events (a read, in stream order) needs from storage.
-func (v *Viewer) Needs(events []Event) Needs {
+func (v *Viewer) Needs(events []compaction.Event) Needs {
 	p := v.plan(events)
 	var n Needs
 	need := func(t time.Time) {
@@ -420,14 +392,14 @@ func (v *Viewer) Needs(events []Event) Needs {
 		}
 	}
 	if m := p.newest; m != nil {
-		n.Markers, n.ReadFrom, n.ContextFrom, n.UTCOffset = true, fromSeconds(m.ReadFrom), fromSeconds(m.ContextFrom), m.UTCOffset
+		n.Markers, n.ReadFrom, n.ContextFrom, n.UTCOffset = true, record.Time(m.ReadFrom), record.Time(m.ContextFrom), m.UTCOffset
 	}
 	for _, g := range invocationGroups(events, p, "") {
 		if g.content {
 			n.RawInvocations++
 		}
 	}
-	if lm, ok := p.live[""]; ok && lm.m.Trigger != TriggerInvocations {
+	if lm, ok := p.live[""]; ok && lm.m.Trigger != compaction.TriggerInvocations {
 		n.Keep = lm.m.KeepInvocations
 	}
 	for _, t := range p.unresolved {
@@ -460,7 +432,7 @@ func excerptsOf(live map[string]liveMarker) map[string]map[string]int {
 		}
 		// A record another writer stored may name a size Config refuses: it is raised to the
 		// smallest excerpt the cutter bounds (a size that is not positive shows results whole).
-		n := max(lm.m.ExcerptBytes, minRetainedToolResultBytes)
+		n := max(lm.m.ExcerptBytes, record.MinExcerptBytes)
 		ids := make(map[string]int, len(lm.m.ExcerptedEventIDs))
 		for _, id := range lm.m.ExcerptedEventIDs {
 			ids[id] = n
@@ -588,7 +560,7 @@ type Excerpted struct {
 // of m's scope it lists in ExcerptedEventIDs, found among events), in stream order, each as
 // stored and exactly as the view shows it. The compactor that stores m saves them whole for the
 // recall tools; nil when m cuts none.
-func ExcerptsOf(events []Event, m *Marker) []Excerpted {
+func ExcerptsOf(events []compaction.Event, m *compaction.Marker) []Excerpted {
 	if m == nil || m.ExcerptBytes <= 0 || len(m.ExcerptedEventIDs) == 0 {
 		return nil
 	}
@@ -596,7 +568,7 @@ func ExcerptsOf(events []Event, m *Marker) []Excerpted {
 	var out []Excerpted
 	for i := range events {
 		e := &events[i]
-		if e.Scope != m.Scope || e.ID == "" || n[e.ID] <= 0 || e.isMarkerOnly() {
+		if e.Scope != m.Scope || e.ID == "" || n[e.ID] <= 0 || isMarkerOnly(e) {
 			continue
 		}
 		shown := excerptOf(e.Content, n[e.ID])
@@ -614,7 +586,7 @@ func ExcerptsOf(events []Event, m *Marker) []Excerpted {
 }
 
 func reasonOf(err error) string {
-	if ime, ok := err.(*InvalidMarkerError); ok {
+	if ime, ok := err.(*compaction.InvalidMarkerError); ok {
 		return ime.Reason
 	}
 	return "unreadable record"
@@ -634,10 +606,10 @@ func summaryContent(c *genai.Content) *genai.Content {
 		if p.Text == "" {
 			continue
 		}
-		if trimmed := strings.TrimLeft(p.Text, " \t\r\n"); strings.HasPrefix(trimmed, SummaryHeader) {
+		if trimmed := strings.TrimLeft(p.Text, " \t\r\n"); strings.HasPrefix(trimmed, compaction.SummaryHeader) {
 			p.Text = trimmed // IsSummary (what a budget pins) needs the header first
 		} else {
-			p.Text = SummaryHeader + "\n" + p.Text
+			p.Text = compaction.SummaryHeader + "\n" + p.Text
 		}
 		break
 	}
@@ -647,17 +619,3 @@ func summaryContent(c *genai.Content) *genai.Content {
 // summaryEventID is the id a view gives the summary of the marker event markerID: deterministic,
 // so two views of one session agree.
 func summaryEventID(markerID string) string { return "compaction-summary-" + markerID }
-
-// IsSummary reports whether c is the summary content a view shows (role user, first text part
-// starting with SummaryHeader): what a budget must pin.
-func IsSummary(c *genai.Content) bool {
-	if c == nil || c.Role != genai.RoleUser {
-		return false
-	}
-	for _, p := range c.Parts {
-		if p != nil && p.Text != "" {
-			return strings.HasPrefix(p.Text, SummaryHeader)
-		}
-	}
-	return false
-}

@@ -1,4 +1,4 @@
-package compaction
+package plan
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	. "github.com/adkctx/adkctx/compaction"
 )
 
 // panicSecret stands for conversation text a summarizer panics with.
@@ -27,7 +29,7 @@ func TestSummarizerPanicCarriesNoValue(t *testing.T) {
 		{"string", func() { panic(panicSecret) }, "string"},
 		{"error", func() { panic(errors.New(panicSecret)) }, "*errors.errorString"},
 		{"wrapped error", func() { panic(fmt.Errorf("reading %q: %w", panicSecret, context.Canceled)) }, "*fmt.wrapError"},
-		{"stringer", func() { panic(secretStringer{}) }, "compaction.secretStringer"},
+		{"stringer", func() { panic(secretStringer{}) }, "plan.secretStringer"},
 		{"runtime error", func() {
 			s := strings.Fields(panicSecret)
 			_ = s[len(s)] // index out of range
@@ -50,7 +52,7 @@ func TestSummarizerPanicCarriesNoValue(t *testing.T) {
 			}
 			// The panic site is the test's function literal that panicked (or the runtime's caller
 			// of it), named by its package path.
-			want := "panic (" + tt.wantType + ") in github.com/adkctx/adkctx/compaction.TestSummarizerPanicCarriesNoValue.func"
+			want := "panic (" + tt.wantType + ") in github.com/adkctx/adkctx/glue/internal/plan.TestSummarizerPanicCarriesNoValue.func"
 			if !strings.HasPrefix(msg, want) {
 				t.Errorf("panic error = %q, want %q…", msg, want)
 			}

@@ -1,0 +1,54 @@
+// Package record holds what the writer of compaction's marker records (the planner,
+// glue/internal/plan) and their reader (package compaction) agree on besides the record's
+// fields: the version, the unit and range of its timestamps, and the smallest excerpt size.
+package record
+
+import (
+	"math"
+	"strings"
+	"time"
+
+	"google.golang.org/genai"
+)
+
+// Version is the version of the records adkctx writes and reads. A record of any other version
+// is ignored (with a warning) and hides nothing.
+const Version = 2
+
+// MaxSeconds bounds a record's timestamps (about year 5138), so that Micros never overflows: an
+// overflowing timestamp would compare as the most negative one.
+const MaxSeconds = 1e11
+
+// MinExcerptBytes is the smallest excerpt of a tool result the cutter bounds exactly: the least
+// compaction.Config.RetainedToolResultBytes, and what a view raises a smaller stored size to.
+const MinExcerptBytes = 512
+
+// Seconds converts t to float seconds since the Unix epoch at microsecond precision, the unit of
+// the record's timestamps.
+func Seconds(t time.Time) float64 { return float64(t.UnixMicro()) / 1e6 }
+
+// Time converts record seconds back to a time (UTC); 0, or seconds out of range, give the zero
+// time.
+func Time(s float64) time.Time {
+	if s <= 0 || !Finite(s) || s > MaxSeconds {
+		return time.Time{}
+	}
+	return time.UnixMicro(Micros(s)).UTC()
+}
+
+// Micros converts float seconds to whole microseconds (rounded).
+func Micros(s float64) int64 { return int64(math.Round(s * 1e6)) }
+
+// Finite reports whether f is neither NaN nor infinite.
+func Finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+// HasText reports whether c holds text a model reads (a text part, not a thought, not blank):
+// what a record's summary must hold, and what a summarizer's reply is rejected without.
+func HasText(c *genai.Content) bool {
+	for _, p := range c.Parts {
+		if p != nil && !p.Thought && strings.TrimSpace(p.Text) != "" {
+			return true
+		}
+	}
+	return false
+}
