@@ -313,8 +313,10 @@ type Shown struct {
 	// Event, the glue shows a new event with Content.
 	Author string
 	// Summary, when not nil, is a summary standing in for the events its marker covers (no
-	// Event): the glue shows it as an event of its own, authored "user".
-	Summary *compaction.Item
+	// Event): the event the glue shows for it, authored "user", its Metadata naming the marker
+	// (compaction.SummaryMetadataKey), its ID, Timestamp and InvocationID the same in every view
+	// of the session, its Scope that of the events it stands for.
+	Summary *compaction.Event
 }
 
 func (s *Sessions) view(ctx context.Context, sn *snapshot) *View {
@@ -418,7 +420,8 @@ func shownOf(viewer *plan.Viewer, all []compaction.Event) []Shown {
 		it := &items[i]
 		switch {
 		case it.Summary != nil:
-			out = append(out, Shown{Summary: it})
+			out = append(out, Shown{Summary: &compaction.Event{ID: it.EventID, Timestamp: it.Timestamp, InvocationID: it.InvocationID,
+				Author: "user", Content: it.Summary, Scope: it.Scope, Metadata: map[string]any{compaction.SummaryMetadataKey: it.MarkerID}}})
 		default:
 			out = append(out, Shown{Event: &all[it.Index], Content: it.Content})
 		}

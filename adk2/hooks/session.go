@@ -338,7 +338,7 @@ func eventsOf(ctx context.Context, from []glue.Shown) []*session.Event {
 	for _, sh := range from {
 		switch {
 		case sh.Summary != nil:
-			out = append(out, summaryEvent(*sh.Summary))
+			out = append(out, summaryEvent(sh.Summary))
 		case sh.Event == nil:
 			ev := newEvent(ctx, "")
 			ev.Author, ev.Content = sh.Author, sh.Content
@@ -365,11 +365,11 @@ func eventsOf(ctx context.Context, from []glue.Shown) []*session.Event {
 }
 
 // summaryEvent is the event a view shows for a summary.
-func summaryEvent(it compaction.Item) *session.Event {
+func summaryEvent(e *compaction.Event) *session.Event {
 	ev := &session.Event{
-		ID: it.EventID, Timestamp: it.Timestamp, InvocationID: it.InvocationID, Author: "user",
-		LLMResponse: model.LLMResponse{Content: it.Summary, CustomMetadata: map[string]any{compaction.SummaryMetadataKey: it.MarkerID}},
+		ID: e.ID, Timestamp: e.Timestamp, InvocationID: e.InvocationID, Author: e.Author,
+		LLMResponse: model.LLMResponse{Content: e.Content, CustomMetadata: e.Metadata},
 	}
-	inScope(ev, it.Scope)
+	inScope(ev, e.Scope)
 	return ev
 }

@@ -89,6 +89,29 @@ func (v *Viewer) Remember(id string, m *compaction.Marker, ledger *compaction.Le
 	}
 }
 
+// Item is one entry of a view: a stored event, or a summary standing in for the events its
+// marker covers.
+type Item struct {
+	// Index is the stored event shown; for a summary, the event whose place (timestamp,
+	// invocation) the summary takes.
+	Index int
+	// Summary, when non-nil, is the summary content to show (role user, text starting with
+	// compaction.SummaryHeader); MarkerID is the id of the marker event it comes from, and EventID the id
+	// of the event that shows it (deterministic, so two views of one session agree).
+	Summary           *genai.Content
+	MarkerID, EventID string
+	// Scope is the isolation scope of the events a summary stands for (adk-go v2; "" in v1): its
+	// event must carry it, so only the agents of that scope see it. Timestamp and InvocationID
+	// are what a summary's event carries: those of the oldest covered event, from the record, so
+	// every read of the session shows the same event.
+	Scope        string
+	Timestamp    time.Time
+	InvocationID string
+	// Content, when non-nil for a stored event, is what to show instead of the event's own
+	// content: its tool results cut to an excerpt (compaction.Marker.ExcerptedEventIDs).
+	Content *genai.Content
+}
+
 // View returns what the model should see of events (one session's stored events in stream
 // order, or the newest part of them that holds everything the view needs, see Needs):
 //
@@ -105,7 +128,7 @@ func (v *Viewer) Remember(id string, m *compaction.Marker, ledger *compaction.Le
 //     hides nothing; a broken link in a chain ends it (the older events show raw).
 //
 // View never mutates events.
-func (v *Viewer) View(events []compaction.Event) []compaction.Item {
+func (v *Viewer) View(events []compaction.Event) []Item {
 	p := v.plan(events)
 	return p.itemsOf(events, p.places(events))
 }
@@ -306,22 +329,22 @@ func (p *plan) places(events []compaction.Event) map[int][]string {
 // itemsOf lists what the view shows, in stream order: the summaries at their places, the raw
 // events (tool results cut when the winning marker says so), never the covered or marker-only
 // events.
-func (p *plan) itemsOf(events []compaction.Event, place map[int][]string) []compaction.Item {
+func (p *plan) itemsOf(events []compaction.Event, place map[int][]string) []Item {
 	excerpts := excerptsOf(p.live)
-	items := make([]compaction.Item, 0, len(events))
+	items := make([]Item, 0, len(events))
 	for i := range events {
 		for _, scope := range place[i] {
 			lm := p.live[scope]
 			if lm.summary == nil {
 				continue // a marker that only masks, with no summary before it
 			}
-			items = append(items, compaction.Item{Index: i, Summary: summaryContent(lm.summary), MarkerID: lm.id,
+			items = append(items, Item{Index: i, Summary: summaryContent(lm.summary), MarkerID: lm.id,
 				EventID: summaryEventID(lm.id), Scope: scope, Timestamp: record.Time(lm.m.StartTimestamp), InvocationID: lm.m.FirstInvocationID})
 		}
 		if !p.shown(events, i) {
 			continue
 		}
-		it := compaction.Item{Index: i}
+		it := Item{Index: i}
 		e := &events[i]
 		if n := excerpts[e.Scope][e.ID]; n > 0 && e.ID != "" {
 			it.Content = excerptOf(e.Content, n)
