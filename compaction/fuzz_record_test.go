@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/internal/fixtures"
 )
 
 // maxNoteRunes bounds the note textcut.Runes puts in a cut text.
@@ -17,9 +19,9 @@ const maxNoteRunes = 40
 // gives a bounded record: at most maxScriptOps operations on non-empty paths, a command line of
 // at most maxCommandRunes runes (and a cut's note).
 func FuzzReadShell(f *testing.F) {
-	_, steps := shellSession()
+	_, steps := fixtures.ShellSession()
 	for _, s := range steps {
-		f.Add(s.command)
+		f.Add(s.Command)
 	}
 	for _, s := range []string{
 		"nl -ba a.py | sed -n '10,50p' | head -5", "bash -lc 'bash -c \"cat x\"'", "sed -n '1,$p;5p' f", "tail -n +0 f", "head -n -5 f",
@@ -56,14 +58,14 @@ func FuzzReadShell(f *testing.F) {
 // JSON result) give the same delta twice, bounded per step, that survives a JSON round trip;
 // the ledger it builds renders within its bounds.
 func FuzzToolStep(f *testing.F) {
-	_, steps := shellSession()
+	_, steps := fixtures.ShellSession()
 	for _, s := range steps {
-		f.Add(true, s.command, s.observation())
+		f.Add(true, s.Command, s.Observation())
 	}
-	_, calls := serviceSession()
+	_, calls := fixtures.ServiceSession()
 	for _, c := range calls {
-		b, _ := json.Marshal(c.args)
-		f.Add(false, string(b), c.result)
+		b, _ := json.Marshal(c.Args)
+		f.Add(false, string(b), c.Result)
 	}
 	f.Add(true, "go test ./...", "--- FAIL: TestX (0.0s)\n    x_test.go:3: bad\nFAIL\nexit status 1")
 	f.Add(false, `{"id": 12345678901234567890}`, `{"a": [[[[[[[[[[[["deep_1234"]]]]]]]]]]]]}`)

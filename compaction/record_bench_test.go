@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/internal/fixtures"
 )
 
 // BenchmarkLedgerDelta measures what building the ledger's delta costs per event (deltaOf: the
@@ -13,8 +14,8 @@ import (
 // the service agent's sessions, and what the record renders to: the extractive summary's
 // rendering of the ledger in estimated tokens, whole and within the default bounds.
 func BenchmarkLedgerDelta(b *testing.B) {
-	task, steps := shellSession()
-	user, calls := serviceSession()
+	task, steps := fixtures.ShellSession()
+	user, calls := fixtures.ServiceSession()
 	sessions := []struct {
 		name   string
 		events []Event

@@ -10,32 +10,34 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/adkctx/adkctx/internal/fixtures"
 )
 
 // shellAndServiceEvents is a long session of both classes and of a structured coding agent:
 // what the exactness and bound tests replay. Each round renames the repository's package and
 // the service's ids, so a long session names more files and values than the record holds.
 func shellAndServiceEvents(rounds int) [][]Event {
-	task, steps := shellSession()
-	user, calls := serviceSession()
+	task, steps := fixtures.ShellSession()
+	user, calls := fixtures.ServiceSession()
 	var out [][]Event // invocations
 	for r := range rounds {
 		inv := fmt.Sprintf("r%d", r)
 		rename := strings.NewReplacer("tinyorm", fmt.Sprintf("orm%02d", r%25), "HAT", fmt.Sprintf("H%02d", r%40), "credit_card_", fmt.Sprintf("credit_card_%d", r%30))
 		switch r % 3 {
 		case 0:
-			var renamed []shellStep
+			var renamed []fixtures.ShellStep
 			for _, s := range steps[(r*7)%len(steps):] {
-				renamed = append(renamed, shellStep{rename.Replace(s.command), s.rc, rename.Replace(s.output)})
+				renamed = append(renamed, fixtures.ShellStep{Command: rename.Replace(s.Command), RC: s.RC, Output: rename.Replace(s.Output)})
 			}
 			out = append(out, shellEvents(inv, task, renamed))
 		case 1:
-			var renamed []serviceCall
+			var renamed []fixtures.ServiceCall
 			for _, c := range calls {
-				b, _ := json.Marshal(c.args)
+				b, _ := json.Marshal(c.Args)
 				var args map[string]any
 				_ = json.Unmarshal([]byte(rename.Replace(string(b))), &args)
-				renamed = append(renamed, serviceCall{c.name, args, rename.Replace(c.result)})
+				renamed = append(renamed, fixtures.ServiceCall{Name: c.Name, Args: args, Result: rename.Replace(c.Result)})
 			}
 			var evs []Event
 			for _, e := range serviceEvents(user, renamed) {
@@ -228,7 +230,7 @@ func TestRecordBoundedTotalsExact(t *testing.T) {
 // Past the rendering bound the record's oldest entries go first, after the answers, errors and
 // structured paths; the user's messages keep their priority over all of it.
 func TestRecordDropsOldestFirst(t *testing.T) {
-	task, steps := shellSession()
+	task, steps := fixtures.ShellSession()
 	l := &Ledger{}
 	l.add(shellEvents("i1", task, steps), 1)
 	full := l.render(renderLimits{}, false)
@@ -262,14 +264,14 @@ func TestRecordDropsOldestFirst(t *testing.T) {
 // the ids the user's record returned first (payment methods, reservations), which the agent
 // passes back to its later calls.
 func TestRecordDropsTimestampsFirst(t *testing.T) {
-	user, calls := serviceSession()
+	user, calls := fixtures.ServiceSession()
 	l := &Ledger{}
 	l.add(serviceTurn("s1", user[0], calls[0]), 1) // get_user_details
 	var flights []string
 	for i := range 12 {
 		flights = append(flights, fmt.Sprintf(`{"flight_number": "HAT%03d", "scheduled_departure_time_est": "%02d:00:00", "scheduled_arrival_time_est": "%02d:30:00", "date": "2024-05-%02d"}`, 100+i, 6+i, 9+i, 10+i))
 	}
-	search := serviceCall{"search_direct_flight", map[string]any{"origin": "JFK", "destination": "SEA", "date": "2024-05-20"}, "[" + strings.Join(flights, ", ") + "]"}
+	search := fixtures.ServiceCall{Name: "search_direct_flight", Args: map[string]any{"origin": "JFK", "destination": "SEA", "date": "2024-05-20"}, Result: "[" + strings.Join(flights, ", ") + "]"}
 	for k := range 3 {
 		l.add(serviceTurn(fmt.Sprintf("q%d", k), "Any other flight that day?", search), 1)
 	}
@@ -300,7 +302,7 @@ func TestRecordDropsTimestampsFirst(t *testing.T) {
 // a service agent searching day after day fills the ledger with schedules, and without this rule
 // they evicted the ids of the user's record, which no rendering can then bring back.
 func TestLedgerEvictsTimestampsFirst(t *testing.T) {
-	user, calls := serviceSession()
+	user, calls := fixtures.ServiceSession()
 	l := &Ledger{}
 	l.add(serviceTurn("s1", user[0], calls[0]), 1) // get_user_details
 	ids := map[string]bool{}
@@ -318,7 +320,7 @@ func TestLedgerEvictsTimestampsFirst(t *testing.T) {
 			flights = append(flights, fmt.Sprintf(`{"flight_number": "HAT%03d", "scheduled_departure_time_est": "%02d:%02d:00", "scheduled_arrival_time_est": "%02d:%02d:00"}`, 100+i, 6+i, day*4, 9+i, day*4+1))
 		}
 		date := fmt.Sprintf("2024-05-%02d", 10+day)
-		search := serviceCall{"search_direct_flight", map[string]any{"origin": "JFK", "destination": "SEA", "date": date}, "[" + strings.Join(flights, ", ") + "]"}
+		search := fixtures.ServiceCall{Name: "search_direct_flight", Args: map[string]any{"origin": "JFK", "destination": "SEA", "date": date}, Result: "[" + strings.Join(flights, ", ") + "]"}
 		l.add(serviceTurn(fmt.Sprintf("q%d", day), "Any flight on "+date+"?", search), 1)
 	}
 	if l.OtherValues == 0 {
@@ -333,7 +335,7 @@ func TestLedgerEvictsTimestampsFirst(t *testing.T) {
 
 // serviceTurn is invocation inv of a service agent: the user's text, one call c and its result,
 // and the agent's answer.
-func serviceTurn(inv, text string, c serviceCall) []Event {
-	return []Event{userEv(inv+"-u", inv, text), callEv(inv+"-c", inv, inv+"-1", c.name, c.args),
-		respEv(inv+"-r", inv, inv+"-1", c.name, map[string]any{"result": c.result}), modelEv(inv+"-m", inv, "Done.")}
+func serviceTurn(inv, text string, c fixtures.ServiceCall) []Event {
+	return []Event{userEv(inv+"-u", inv, text), callEv(inv+"-c", inv, inv+"-1", c.Name, c.Args),
+		respEv(inv+"-r", inv, inv+"-1", c.Name, map[string]any{"result": c.Result}), modelEv(inv+"-m", inv, "Done.")}
 }

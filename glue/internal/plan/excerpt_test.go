@@ -10,10 +10,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"google.golang.org/genai"
+
 	"github.com/adkctx/adkctx/budget"
 	. "github.com/adkctx/adkctx/compaction"
 	"github.com/adkctx/adkctx/internal/record"
-	"google.golang.org/genai"
 )
 
 // bigToolTurn is an invocation reading a file of about 6 KB: user message, call, response, answer.

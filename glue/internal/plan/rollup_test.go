@@ -16,6 +16,7 @@ import (
 
 	"github.com/adkctx/adkctx/budget"
 	. "github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/fixtures"
 	"github.com/adkctx/adkctx/processors/response"
 )
 
@@ -236,7 +237,7 @@ func TestUserMessagesKeptInAnyPhrasing(t *testing.T) {
 // early grep's output), the commands run with their exit status and the failing tests — not
 // only "bash ×35".
 func TestShellSessionSummary(t *testing.T) {
-	task, steps := shellSession()
+	task, steps := fixtures.ShellSession()
 	events := shellEvents("i1", task, steps)
 	store := newStore()
 	c, _ := newCompactor(t, Config{RetainRecentTokens: 300}, store)
@@ -296,7 +297,7 @@ func TestShellSessionSummary(t *testing.T) {
 // reservation id it got. With an LLM summarizer whose text quotes none of them, they are in the
 // exact record appended to it.
 func TestServiceSessionSummary(t *testing.T) {
-	user, calls := serviceSession()
+	user, calls := fixtures.ServiceSession()
 	events := serviceEvents(user, calls)
 	split := 0
 	for i, e := range events {
@@ -385,7 +386,7 @@ func TestOldMarkerWithoutRecord(t *testing.T) {
 		t.Fatalf("ReadMarker = %+v, %v", m, err)
 	}
 	store := &memStore{events: events}
-	_, steps := shellSession()
+	_, steps := fixtures.ShellSession()
 	for k, inv := range []string{"i2", "i3", "i4"} {
 		store.add(shellEvents(inv, fmt.Sprintf("Now step %d.", k), steps[k*3:k*3+3])...)
 		store.add(modelEv(inv+"-m", inv, "Done."))
@@ -407,14 +408,14 @@ func TestOldMarkerWithoutRecord(t *testing.T) {
 // compaction covering a turn of hundreds of tool steps (each a delta entry, while the ledger
 // keeps bounded entries) stores the whole ledger, so the record stays within the ledger's bounds.
 func TestMarkerStoresTheSmallerLedgerRecord(t *testing.T) {
-	task, steps := shellSession()
-	many := make([]shellStep, 600)
+	task, steps := fixtures.ShellSession()
+	many := make([]fixtures.ShellStep, 600)
 	for k := range many {
-		many[k] = shellStep{command: fmt.Sprintf("cat -n /testbed/pkg/mod%03d/file_%03d.py | head -40", k, k), output: fmt.Sprintf("     1\tdef f%03d(): pass\n", k)}
+		many[k] = fixtures.ShellStep{Command: fmt.Sprintf("cat -n /testbed/pkg/mod%03d/file_%03d.py | head -40", k, k), Output: fmt.Sprintf("     1\tdef f%03d(): pass\n", k)}
 	}
 	for _, tc := range []struct {
 		name      string
-		second    []shellStep
+		second    []fixtures.ShellStep
 		wantWhole bool
 	}{
 		{"a turn of a few steps stores its delta", steps[:4], false},
@@ -425,7 +426,7 @@ func TestMarkerStoresTheSmallerLedgerRecord(t *testing.T) {
 			c, _ := newCompactor(t, Config{Interval: 1, RetainRecentInvocations: 1, Overlap: -1}, store)
 			ctx := context.Background()
 			var markers []*Marker
-			for k, turn := range [][]shellStep{steps, tc.second, steps[:2]} {
+			for k, turn := range [][]fixtures.ShellStep{steps, tc.second, steps[:2]} {
 				inv := fmt.Sprintf("i%d", k)
 				store.add(shellEvents(inv, task, turn)...)
 				store.add(modelEv(inv+"-a", inv, "Done."))
