@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/internal/record"
 )
 
 // Event is what compaction reads of one stored session event. The glue for each adk-go major
@@ -37,29 +39,13 @@ type Event struct {
 }
 
 // isUser reports whether the event was written by the user (or a client answering a call).
-func (e *Event) isUser() bool {
-	return e.Author == "user" || (e.Author == "" && e.Content != nil && e.Content.Role == genai.RoleUser)
-}
+func (e *Event) isUser() bool { return record.IsUser(e.Author, e.Content) }
 
-// hasContent reports whether the event carries anything a model would see.
-func (e *Event) hasContent() bool {
-	return e.Content != nil && len(e.Content.Parts) > 0
-}
-
-// isMarkerOnly reports whether the event exists only to carry a marker record: such events never
-// appear in a view. An event with content that also carries a record is shown like any other.
-func (e *Event) isMarkerOnly() bool {
-	return hasRecord(e) && !e.hasContent()
-}
+// isMarkerOnly reports whether the event exists only to carry a marker record (record.MarkerOnly).
+func (e *Event) isMarkerOnly() bool { return record.MarkerOnly(e.Metadata, e.Content) }
 
 // hasRecord reports whether the event carries a marker record (valid or not).
-func hasRecord(e *Event) bool {
-	if e == nil || e.Metadata == nil {
-		return false
-	}
-	v, ok := e.Metadata[MetadataKey]
-	return ok && v != nil
-}
+func hasRecord(e *Event) bool { return e != nil && record.Has(e.Metadata) }
 
 // userText returns the text the user typed in e ("" for tool answers and non-user events).
 func (e *Event) userText() string {
@@ -70,19 +56,4 @@ func (e *Event) userText() string {
 }
 
 // textOf joins the non-thought text parts of c with single spaces between them.
-func textOf(c *genai.Content) string {
-	if c == nil {
-		return ""
-	}
-	var out string
-	for _, p := range c.Parts {
-		if p == nil || p.Thought || p.Text == "" {
-			continue
-		}
-		if out != "" {
-			out += " "
-		}
-		out += p.Text
-	}
-	return out
-}
+func textOf(c *genai.Content) string { return record.Text(c) }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
+
+	"github.com/adkctx/adkctx/internal/record"
 )
 
 // fullMarker is a version 2 marker with every field the compactor writes set.
@@ -246,5 +248,12 @@ func TestMarkerOddExcerptSizeIsRead(t *testing.T) {
 		if err != nil || m == nil || m.ExcerptBytes != int(n) {
 			t.Errorf("excerptBytes %v: ReadMarker = %+v, %v", n, m, err)
 		}
+	}
+}
+
+// The key users read in the documentation is the one every reader of records looks for.
+func TestMetadataKeyIsTheRecordsKey(t *testing.T) {
+	if MetadataKey != record.MetadataKey {
+		t.Errorf("compaction.MetadataKey %q, internal/record's %q", MetadataKey, record.MetadataKey)
 	}
 }

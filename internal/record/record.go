@@ -1,6 +1,8 @@
 // Package record holds what the writer of compaction's marker records (the planner,
 // glue/internal/plan) and their reader (package compaction) agree on besides the record's
-// fields: the version, the unit and range of its timestamps, and the smallest excerpt size.
+// fields: the metadata key, the version, the unit and range of its timestamps, the smallest
+// excerpt size, and the rules both read events by (who wrote one, whether a model sees it,
+// whether it carries a record, its text).
 package record
 
 import (
@@ -10,6 +12,10 @@ import (
 
 	"google.golang.org/genai"
 )
+
+// MetadataKey is the CustomMetadata key of the event that stores a marker record: the value of
+// compaction.MetadataKey, which documents it for users (a compaction test holds them equal).
+const MetadataKey = "_adk_compaction"
 
 // Version is the version of the records adkctx writes and reads. A record of any other version
 // is ignored (with a warning) and hides nothing.
@@ -51,4 +57,43 @@ func HasText(c *genai.Content) bool {
 		}
 	}
 	return false
+}
+
+// IsUser reports whether an event of author with content c was written by the user (or a client
+// answering a call).
+func IsUser(author string, c *genai.Content) bool {
+	return author == "user" || (author == "" && c != nil && c.Role == genai.RoleUser)
+}
+
+// HasContent reports whether c carries anything a model would see.
+func HasContent(c *genai.Content) bool { return c != nil && len(c.Parts) > 0 }
+
+// Has reports whether an event's metadata carries a marker record (valid or not).
+func Has(metadata map[string]any) bool {
+	v, ok := metadata[MetadataKey]
+	return ok && v != nil
+}
+
+// MarkerOnly reports whether an event exists only to carry a marker record: such events never
+// appear in a view. An event with content that also carries a record is shown like any other.
+func MarkerOnly(metadata map[string]any, c *genai.Content) bool {
+	return Has(metadata) && !HasContent(c)
+}
+
+// Text joins the non-thought text parts of c with single spaces between them.
+func Text(c *genai.Content) string {
+	if c == nil {
+		return ""
+	}
+	var out string
+	for _, p := range c.Parts {
+		if p == nil || p.Thought || p.Text == "" {
+			continue
+		}
+		if out != "" {
+			out += " "
+		}
+		out += p.Text
+	}
+	return out
 }
