@@ -58,6 +58,7 @@ func (m *Marker) Summary(l *Ledger) *genai.Content {
 // m.Summary(l) returns s's text either way.
 func (m *Marker) SetSummary(s *Summary, l *Ledger) {
 	m.CompactedContent = s.Content
+	m.SummaryLedger, m.SummaryTokens, m.SummaryBytes = "", 0, 0 // a summary m held before
 	if c := s.composed; c != nil && composeSummary(*c, l) == textOf(s.Content) {
 		m.SummaryLedger, m.SummaryTokens, m.SummaryBytes = c.mode, c.tokens, c.bytes
 		m.CompactedContent = nil

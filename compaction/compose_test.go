@@ -10,7 +10,9 @@ import (
 )
 
 // A summary set on a marker reads back the same through Summary, whether this package's
-// summarizer composed it with the ledger (the marker then stores only its own text) or not.
+// summarizer composed it with the ledger (the marker then stores only its own text) or not, on a
+// new marker and on one that held another summary (a marker written from a copy of the one it
+// rolls up).
 func TestSetSummaryReadsBack(t *testing.T) {
 	events := concat(toolTurn("i1", "read_file", "cmd/main.go"), turn("i2"))
 	l := (*Ledger)(nil).Apply(NewLedgerDelta(events, 2))
@@ -32,16 +34,19 @@ func TestSetSummaryReadsBack(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := &Marker{}
-			m.SetSummary(sum, l)
-			if m.SummaryLedger != tc.wantLedger || (m.CompactedContent != nil) != tc.wantContent {
-				t.Errorf("SetSummary: summaryLedger %q, content stored %v; want %q, %v", m.SummaryLedger, m.CompactedContent != nil, tc.wantLedger, tc.wantContent)
-			}
-			if got, want := textOf(m.Summary(l)), textOf(sum.Content); got != want {
-				t.Errorf("Summary = %q, want the summary set, %q", got, want)
-			}
-			if tc.wantLedger != "" && textOf(m.Summary(&Ledger{Goal: "another"})) == textOf(sum.Content) {
-				t.Errorf("a composed summary does not depend on the ledger it is given")
+			held := &Marker{SummaryLedger: summaryWhole, SummaryTokens: 7, SummaryBytes: 300,
+				CompactedContent: genai.NewContentFromText("an older head", genai.RoleUser)}
+			for _, m := range []*Marker{{}, held} {
+				m.SetSummary(sum, l)
+				if m.SummaryLedger != tc.wantLedger || (m.CompactedContent != nil) != tc.wantContent {
+					t.Errorf("SetSummary: summaryLedger %q, content stored %v; want %q, %v", m.SummaryLedger, m.CompactedContent != nil, tc.wantLedger, tc.wantContent)
+				}
+				if got, want := textOf(m.Summary(l)), textOf(sum.Content); got != want {
+					t.Errorf("Summary = %q, want the summary set, %q", got, want)
+				}
+				if tc.wantLedger != "" && textOf(m.Summary(&Ledger{Goal: "another"})) == textOf(sum.Content) {
+					t.Errorf("a composed summary does not depend on the ledger it is given")
+				}
 			}
 		})
 	}

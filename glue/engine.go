@@ -164,7 +164,7 @@ func (e *Engine) Usage(ctx context.Context, k Key) (budget.Report, error) {
 	if err != nil {
 		return budget.Report{TurnsRemaining: -1}, err
 	}
-	e.e.Restore(k.history(), "", r.Events)
+	e.e.RestoreUnknown(k.history(), r.Events)
 	return e.e.Usage(k.history()), nil
 }
 

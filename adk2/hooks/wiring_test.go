@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -415,6 +416,101 @@ func TestUsageSaysWhatItKnows(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Usage of a session this process does not know reads it. A run of the session that this
+// process starts while that read is on its way makes the accounting the process's own: the
+// read, older than the run, changes none of it, and the run's calls stay counted in what Usage
+// reports and in the call records stored (which any other process restores from).
+func TestUsageReadOvertakenByARun(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		open func(t *testing.T) session.Service
+	}{
+		{"in-memory", func(*testing.T) session.Service { return session.InMemoryService() }},
+		{"sqlite", func(t *testing.T) session.Service { return sqlitetest.Open(t, sqlitetest.TempDSN(t)).Sessions }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			base := tc.open(t)
+			first, _ := wiringHooks(t, adkctx.Config{})
+			rc, err := first.Wire(runner.Config{Agent: wiringAgent(t, first, &llmtest.Model{UsageScale: 1}, false), SessionService: base})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := turn(t, newRunner(t, rc), "s1", "hello"); err != nil {
+				t.Fatal(err)
+			}
+
+			// The run's first call asks for a tool; its second returns once the Usage
+			// started before the run has returned.
+			held := &heldGet{Service: base, read: make(chan struct{}), release: make(chan struct{})}
+			var usage sync.WaitGroup
+			m := &llmtest.Model{UsageScale: 1, Script: []llmtest.Step{
+				func(*model.LLMRequest) (*genai.Content, error) {
+					return &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{Name: "build", Args: map[string]any{"target": "app"}}}}}, nil
+				},
+				func(*model.LLMRequest) (*genai.Content, error) {
+					close(held.release)
+					usage.Wait()
+					return genai.NewContentFromText("built", genai.RoleModel), nil
+				},
+			}}
+			h, _ := wiringHooks(t, adkctx.Config{})
+			hrc, err := h.Wire(runner.Config{Agent: wiringAgent(t, h, m, false, buildTool(t, "ok")), SessionService: held})
+			if err != nil {
+				t.Fatal(err)
+			}
+			held.armed.Store(true)
+			usage.Go(func() {
+				if _, err := h.Usage(ctx, wiringApp, "user", "s1"); err != nil {
+					t.Error(err)
+				}
+			})
+			<-held.read
+			if err := turn(t, newRunner(t, hrc), "s1", "build it"); err != nil {
+				t.Fatal(err)
+			}
+			got, err := h.Usage(ctx, wiringApp, "user", "s1")
+			if err != nil || got.Turns != 2 || got.ModelCalls != 3 {
+				t.Errorf("Usage after the run = %+v, %v; want 2 turns and 3 calls", got, err)
+			}
+			other, _ := wiringHooks(t, adkctx.Config{})
+			if _, err := other.Wire(runner.Config{Agent: wiringAgent(t, other, m, false), SessionService: base}); err != nil {
+				t.Fatal(err)
+			}
+			if restored, err := other.Usage(ctx, wiringApp, "user", "s1"); err != nil || restored.Turns != 2 || restored.ModelCalls != 3 {
+				t.Errorf("Usage restored by another process = %+v, %v; want 2 turns and 3 calls", restored, err)
+			}
+			var seqs []float64
+			for _, ev := range wiringEvents(t, base, "s1") {
+				if rec, ok := ev.CustomMetadata["_adkctx_call"].(map[string]any); ok {
+					seqs = append(seqs, rec["call_seq"].(float64))
+				}
+			}
+			if diff := cmp.Diff([]float64{1, 2, 3}, seqs); diff != "" {
+				t.Errorf("call_seq of the stored calls (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// heldGet is a session service whose Get, once armed, reads the session and then waits for
+// release before it returns what it read: a read that a run overtakes.
+type heldGet struct {
+	session.Service
+	armed   atomic.Bool
+	read    chan struct{} // closed when the held Get has read
+	release chan struct{}
+}
+
+func (s *heldGet) Get(ctx context.Context, req *session.GetRequest) (*session.GetResponse, error) {
+	resp, err := s.Service.Get(ctx, req)
+	if s.armed.CompareAndSwap(true, false) {
+		close(s.read)
+		<-s.release
+	}
+	return resp, err
 }
 
 // adk-go's database service without adkctx's session index is reported once per Hooks — one

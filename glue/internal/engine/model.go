@@ -310,6 +310,18 @@ func callRecordModel(e *compaction.Event) (string, bool) {
 // returns are enough: every process makes the same decisions. It also notes that the plugin
 // runs.
 func (e *Engine) Restore(s compactor.Session, invocation string, events func() []compaction.Event) {
+	e.restore(s, invocation, events, false)
+}
+
+// RestoreUnknown restores a session's accounting as Restore does, unless this process knows it
+// by the time events are read: a run of the session that started meanwhile, or a model call it
+// served, is newer than a read that began before it (Usage's), which would set back the call
+// numbers and the accounting the run's next calls store.
+func (e *Engine) RestoreUnknown(s compactor.Session, events func() []compaction.Event) {
+	e.restore(s, "", events, true)
+}
+
+func (e *Engine) restore(s compactor.Session, invocation string, events func() []compaction.Event, unknownOnly bool) {
 	evs := events()
 	var newest []callRecord // newest first, one per model
 	seen := map[string]bool{}
@@ -330,6 +342,9 @@ func (e *Engine) Restore(s compactor.Session, invocation string, events func() [
 	st := e.state(s)
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if unknownOnly && st.known {
+		return
+	}
 	st.noteRun(invocation)
 	st.known = true
 	if len(newest) == 0 || st.seq == newest[0].Seq {
