@@ -220,11 +220,7 @@ func formatArgs(args map[string]any) string {
 // tokens prints the session's usage report and the model's limits.
 func (s *repl) tokens(ctx context.Context) {
 	limits := s.h.Limits(s.modelName)
-	rep, err := s.h.Usage(ctx, appName, userID, s.sessionID)
-	if err != nil {
-		fmt.Fprintf(s.out, "usage: %v\n", err)
-		return
-	}
+	rep := s.h.Usage(appName, userID, s.sessionID)
 	fmt.Fprintf(s.out, "session %s: %d user turns, %d model calls\n", s.sessionID, rep.Turns, rep.ModelCalls)
 	fmt.Fprintf(s.out, "  total:  %s prompt + %s output tokens (cached %s, thinking %s)\n",
 		thousands(rep.Total.Prompt), thousands(rep.Total.Output), thousands(rep.Total.Cached), thousands(rep.Total.Thought))

@@ -741,14 +741,7 @@ func TestAlternatingProcessesMakeTheSameDecisions(t *testing.T) {
 			}
 		}
 	}
-	ra, err := b.hooks.Usage(t.Context(), appName, "user", "s1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs, err := single.hooks.Usage(t.Context(), appName, "user", "s1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ra, rs := b.hooks.Usage(appName, "user", "s1"), single.hooks.Usage(appName, "user", "s1")
 	if ra.Turns != rs.Turns || ra.ModelCalls != rs.ModelCalls || ra.Total != rs.Total {
 		t.Errorf("accounting: replica %+v, one process %+v", ra, rs)
 	}

@@ -82,10 +82,7 @@ func Example() {
 		}
 		fmt.Println(ev.Author+":", ev.Content.Parts[0].Text)
 	}
-	usage, err := h.Usage(ctx, "demo", "user", "s1")
-	if err != nil {
-		log.Fatal(err)
-	}
+	usage := h.Usage("demo", "user", "s1")
 	fmt.Println("user turns:", usage.Turns, "model calls:", usage.ModelCalls, "prompt tokens reported:", usage.Last.Prompt > 0)
 	// Close lets background compactions finish and returns wiring mistakes, also without a
 	// logger: check its error.

@@ -240,12 +240,23 @@ func sameService(a, b session.Service) (same bool) {
 // Usage reports the session's token accounting: per user turn and per model call, totals, and
 // how many turns remain before the soft limit. A session this Hooks has not served (another
 // replica served it, or this process restarted since) is read through the wrapped session
-// service, as a run's start reads it, and its accounting restored from the newest model call
-// stored; the error is that read's. Its Known is false for a Hooks that has no session service
-// to read it through (never wired) and has not served the session.
-func (h *Hooks) Usage(ctx context.Context, appName, userID, sessionID string) (budget.Report, error) {
-	return h.e.Usage(ctx, glue.Key{App: appName, User: userID, ID: sessionID})
+// service, as a run's start reads it (within usageReadTimeout), and its accounting restored from
+// the newest model call stored. Its Known is false when there is no session to read: a Hooks
+// never wired, a session not stored, or a read that failed (logged at warn level with its
+// error kind).
+func (h *Hooks) Usage(appName, userID, sessionID string) budget.Report {
+	ctx, cancel := context.WithTimeout(context.Background(), usageReadTimeout)
+	defer cancel()
+	rep, err := h.e.Usage(ctx, glue.Key{App: appName, User: userID, ID: sessionID})
+	if err != nil {
+		kind, msg := glue.ErrorKind(err)
+		h.log.Warn("usage not read", zap.String("session_id", sessionID), zap.String("error_kind", kind), zap.String("error", msg))
+	}
+	return rep
 }
+
+// usageReadTimeout bounds the read of a session Usage does when this Hooks has not served it.
+const usageReadTimeout = 10 * time.Second
 
 // Limits returns the limits adkctx applies to the named model.
 func (h *Hooks) Limits(model string) budget.Limits { return h.e.Limits(model) }

@@ -133,11 +133,7 @@ func run(ctx context.Context, args []string, out io.Writer, getenv func(string) 
 				return fmt.Errorf("turn %d: %w", i, err)
 			}
 		}
-		if (i+1)%10 == 0 || i == o.turns-1 {
-			rep, err := h.Usage(ctx, "adkctx-example", "user", "session-1")
-			if err != nil {
-				return fmt.Errorf("turn %d: usage: %w", i, err)
-			}
+		if rep := h.Usage("adkctx-example", "user", "session-1"); (i+1)%10 == 0 || i == o.turns-1 {
 			fmt.Fprintf(out, "turn %3d: last request %6d prompt tokens, %d model calls so far, %s\n", i+1, rep.Last.Prompt, rep.ModelCalls, markers(ctx, sessions))
 		}
 	}

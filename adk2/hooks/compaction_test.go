@@ -416,14 +416,7 @@ func TestAnotherProcessMakesTheSameDecision(t *testing.T) {
 	if got["calibration_factor"] != want["calibration_factor"] || got["call_seq"].(int64) != want["call_seq"].(int64)+1 {
 		t.Errorf("fresh process decided %v, serving process %v", got, want)
 	}
-	a, err := first.hooks.Usage(t.Context(), appName, "user", "s1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := second.hooks.Usage(t.Context(), appName, "user", "s1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b := first.hooks.Usage(appName, "user", "s1"), second.hooks.Usage(appName, "user", "s1")
 	if a.Turns+1 != b.Turns || a.ModelCalls+1 != b.ModelCalls {
 		t.Errorf("accounting not rebuilt: first process %+v, second %+v", a, b)
 	}

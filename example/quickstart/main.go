@@ -202,10 +202,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		}
 	}
 
-	u, err := h.Usage(ctx, appName, userID, sessionID)
-	if err != nil {
-		return err
-	}
+	u := h.Usage(appName, userID, sessionID)
 	fmt.Fprintf(stdout, "\n%d turns, %d model calls, %d prompt tokens in all (the last request: %d; soft limit %d)\n",
 		u.Turns, u.ModelCalls, u.Total.Prompt, u.Last.Prompt, u.Soft)
 	saved, err := artifacts.List(ctx, &artifact.ListRequest{AppName: appName, UserID: userID, SessionID: sessionID})

@@ -92,7 +92,7 @@ func TestHooksUseReportedUsage(t *testing.T) {
 				t.Errorf("second decision not calibrated: %v", decisions[1].ContextMap())
 			}
 
-			rep := w.usageReport(t, "s1")
+			rep := w.usageReport("s1")
 			if rep.Turns != 2 || rep.ModelCalls != 3 || rep.Total.Prompt != total || rep.Last.Prompt != int(reqs[2].Reported.PromptTokenCount) {
 				t.Errorf("usage report = %+v, want 2 turns, 3 model calls, %d prompt tokens in total", rep, total)
 			}
