@@ -241,9 +241,9 @@ func sameService(a, b session.Service) (same bool) {
 // how many turns remain before the soft limit. A session this Hooks has not served (another
 // replica served it, or this process restarted since) is read through the wrapped session
 // service, as a run's start reads it (within usageReadTimeout), and its accounting restored from
-// the newest model call stored. Its Known is false when there is no session to read: a Hooks
-// never wired, a session not stored, or a read that failed (logged at warn level with its
-// error kind).
+// the newest model call stored. Its Known is false when there is no accounting to report: a
+// Hooks never wired, a session without a model call, a session not stored, or a read that
+// failed (logged at warn level with its error kind).
 func (h *Hooks) Usage(appName, userID, sessionID string) budget.Report {
 	ctx, cancel := context.WithTimeout(context.Background(), usageReadTimeout)
 	defer cancel()

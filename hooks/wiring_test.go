@@ -361,8 +361,8 @@ func TestWrongStoreIsExplained(t *testing.T) {
 // Hooks of another process (another replica, or this one restarted) reads the session the first
 // time it is asked, as a run's start does, and reports the same accounting as the Hooks that
 // served it, before serving a run itself. A Hooks never wired knows nothing (Known false,
-// TurnsRemaining -1), nor does one asked for a session not stored (the read's failure logged at
-// warn level, without the session's content). Before, another process reported nothing until its
+// TurnsRemaining -1), nor does one asked for a session without a model call, or for one not
+// stored (the read's failure logged at warn level, without the session's content). Before, another process reported nothing until its
 // first run of the session.
 func TestUsageSaysWhatItKnows(t *testing.T) {
 	for _, tc := range []struct {
@@ -401,6 +401,12 @@ func TestUsageSaysWhatItKnows(t *testing.T) {
 			otherRC, err := other.Wire(runner.Config{Agent: wiringAgent(t, other, m, false), SessionService: base})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if _, err := base.Create(t.Context(), &session.CreateRequest{AppName: wiringApp, UserID: "user", SessionID: "no-calls"}); err != nil {
+				t.Fatal(err)
+			}
+			if u := other.Usage(wiringApp, "user", "no-calls"); u.Known || u.TurnsRemaining != -1 {
+				t.Errorf("Usage of a stored session without a model call = %+v; want Known false", u)
 			}
 			restored := other.Usage(wiringApp, "user", "s1")
 			if diff := cmp.Diff(served, restored); diff != "" {

@@ -342,8 +342,8 @@ func (e *Engine) restore(s compactor.Session, invocation string, events func() [
 	st := e.state(s)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if unknownOnly && st.known {
-		return
+	if unknownOnly && (st.known || len(newest) == 0) {
+		return // a run got here first, or there is no accounting to restore: still unknown
 	}
 	st.noteRun(invocation)
 	st.known = true
