@@ -3,7 +3,6 @@ package compaction
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/internal/config"
+	"github.com/adkctx/adkctx/internal/record"
 	"github.com/adkctx/adkctx/internal/textcut"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/response"
@@ -440,9 +440,9 @@ func eventLines(e *Event, maxPartChars int) []string {
 		switch {
 		case p == nil || p.Thought:
 		case p.FunctionCall != nil:
-			out = append(out, fmt.Sprintf("[%s] called %s(%s)", who, capped(p.FunctionCall.Name, 200), capped(jsonText(p.FunctionCall.Args), maxPartChars)))
+			out = append(out, fmt.Sprintf("[%s] called %s(%s)", who, capped(p.FunctionCall.Name, 200), capped(record.JSONText(p.FunctionCall.Args), maxPartChars)))
 		case p.FunctionResponse != nil:
-			out = append(out, fmt.Sprintf("[tool %s] returned: %s", capped(p.FunctionResponse.Name, 200), capped(jsonText(p.FunctionResponse.Response), maxPartChars)))
+			out = append(out, fmt.Sprintf("[tool %s] returned: %s", capped(p.FunctionResponse.Name, 200), capped(record.JSONText(p.FunctionResponse.Response), maxPartChars)))
 		case p.Text != "":
 			out = append(out, fmt.Sprintf("[%s]: %s", who, capped(p.Text, maxPartChars)))
 		case p.ExecutableCode != nil:
@@ -456,17 +456,6 @@ func eventLines(e *Event, maxPartChars int) []string {
 		}
 	}
 	return out
-}
-
-func jsonText(v any) string {
-	if v == nil {
-		return "{}"
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprintf("<%T>", v)
-	}
-	return string(b)
 }
 
 // escapeLine makes s safe to place on one transcript line: backslashes are doubled and every

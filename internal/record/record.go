@@ -6,6 +6,8 @@
 package record
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"time"
@@ -96,4 +98,18 @@ func Text(c *genai.Content) string {
 		out += p.Text
 	}
 	return out
+}
+
+// JSONText is v encoded as JSON ("{}" for nil; the type in angle brackets when it does not
+// encode): how a summarizer's transcript shows a call's arguments or a result, and how the
+// planner keys a call it matches between stored events and a request sent.
+func JSONText(v any) string {
+	if v == nil {
+		return "{}"
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("<%T>", v)
+	}
+	return string(b)
 }

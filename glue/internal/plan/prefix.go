@@ -1,14 +1,13 @@
 package plan
 
 import (
-	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 
 	"google.golang.org/genai"
 
 	"github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/record"
 	"github.com/adkctx/adkctx/processors/request"
 )
 
@@ -95,7 +94,7 @@ func contentKey(c *genai.Content) (key string, shown bool) {
 		switch {
 		case p == nil || p.Thought:
 		case p.FunctionCall != nil:
-			return "call\x00" + p.FunctionCall.Name + "\x00" + jsonText(p.FunctionCall.Args), true
+			return "call\x00" + p.FunctionCall.Name + "\x00" + record.JSONText(p.FunctionCall.Args), true
 		case p.FunctionResponse != nil:
 			return responseKey + p.FunctionResponse.Name, true
 		case p.Text != "":
@@ -110,16 +109,4 @@ func contentKey(c *genai.Content) (key string, shown bool) {
 func contentKeyOf(c *genai.Content) string {
 	key, _ := contentKey(c)
 	return key
-}
-
-// jsonText is v as JSON ("{}" when nil), or its Go type when it does not encode.
-func jsonText(v any) string {
-	if v == nil {
-		return "{}"
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprintf("<%T>", v)
-	}
-	return string(b)
 }
