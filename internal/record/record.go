@@ -2,7 +2,7 @@
 // glue/internal/plan) and their reader (package compaction) agree on besides the record's
 // fields: the metadata key, the version, the unit and range of its timestamps, the smallest
 // excerpt size, and the rules both read events by (who wrote one, whether a model sees it,
-// whether it carries a record, its text).
+// whether it carries a record, its text, the JSON text of its calls and results).
 package record
 
 import (
