@@ -111,7 +111,7 @@ func FuzzToolStep(f *testing.F) {
 		if j3, _ := json.Marshal(&back); string(j3) != string(j1) {
 			t.Fatalf("the delta does not survive a JSON round trip:\n%s\n%s", j1, j3)
 		}
-		for _, s := range d1.Steps {
+		for _, s := range d1.steps {
 			if len(s.Files) > maxScriptOps+maxStepNamed || len(s.Values) > maxStepValues || len(s.Failing) > maxStepFailing {
 				t.Fatalf("step over its bounds: %d files, %d values, %d failing", len(s.Files), len(s.Values), len(s.Failing))
 			}

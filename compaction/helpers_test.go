@@ -8,6 +8,8 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/adkctx/adkctx/budget"
 	"github.com/adkctx/adkctx/internal/record"
 )
@@ -158,3 +160,7 @@ func summarizeWithin(s Summarizer, in SummaryInput, maxTokens int) (*Summary, er
 
 // summarizerNameOf is the name s reports.
 func summarizerNameOf(s Summarizer) string { return s.(interface{ Name() string }).Name() }
+
+// withRecords lets cmp compare ledgers and deltas whole: their record of the tools' work is
+// unexported.
+var withRecords = cmp.AllowUnexported(Ledger{}, LedgerDelta{})

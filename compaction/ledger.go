@@ -63,7 +63,14 @@ const (
 // and messages, every tool call counted once per path, the errors seen, the last answers, and
 // what the tools did and returned (the files shell commands read, with line ranges, and wrote,
 // the commands and their exit status, failing tests, the paths and lines outputs named, the
-// identifying values calls passed and results returned; see ledgerStep).
+// identifying values calls passed and results returned).
+//
+// The record of the tools' work is unexported: its shape follows what the ledger learns to
+// read, so it is not Go API. It is stored with the rest (MarshalJSON: "step", "files",
+// "commands", "failing", "values", "requests" and their "other…" counts) and rendered by the
+// summarizers; a custom Summarizer gets it as text from ExtractiveSummarizer, whose summary is
+// the ledger rendered.
+//
 // Each compaction continues the ledger of the marker it rolls up with the events it newly
 // covers, so counts stay exact however many times summaries are rolled up; it is stored in the
 // marker. Summarizers render it (the extractive summary is the ledger; an LLM summary gets the
@@ -90,27 +97,10 @@ type Ledger struct {
 	Events      int `json:"events"`
 	Invocations int `json:"invocations"`
 
-	// The record of what the tools did and returned (ledgerStep), each entry bounded, the oldest
-	// going first past a bound (what it held counted in the Other fields). Step counts the tool
-	// steps recorded: entries hold the Step of their last use ("newest first").
-	Step int `json:"step,omitempty"`
-	// Files maps a path to what the shell commands did to it and the lines outputs named in it.
-	Files         map[string]fileRecord `json:"files,omitempty"`
-	OtherFileUses int                   `json:"otherFileUses,omitempty"`
-	// Commands maps a shell command line to its runs and exit status.
-	Commands  map[string]commandRecord `json:"commands,omitempty"`
-	OtherRuns int                      `json:"otherRuns,omitempty"`
-	// Failing maps a failing test's name to how often an output named it failing.
-	Failing       map[string]seenRecord `json:"failing,omitempty"`
-	OtherFailures int                   `json:"otherFailures,omitempty"`
-	// Values maps an identifier-like value results returned to its key path and the call that
-	// returned it.
-	Values      map[string]valueRecord `json:"values,omitempty"`
-	OtherValues int                    `json:"otherValues,omitempty"`
-	// Requests maps a call with the identifying values it passed (name(key=value, …)) to its
-	// count.
-	Requests      map[string]requestRecord `json:"requests,omitempty"`
-	OtherRequests int                      `json:"otherRequests,omitempty"`
+	// tools is the record of what the tools did and returned (ledgerStep). It is stored with
+	// the ledger (MarshalJSON) and read by its summaries, but it is not part of the Go API: its
+	// shape follows what the ledger learns to read.
+	tools toolRecord
 }
 
 // UserMessage is a message of the user that a Ledger keeps.
@@ -122,6 +112,34 @@ type UserMessage struct {
 	Rule bool `json:"rule,omitempty"`
 	// Shortened: Text is the head and tail of the message, shortened to fit UserTextTokens.
 	Shortened bool `json:"shortened,omitempty"`
+}
+
+// ledgerFields are a Ledger's fields without its methods, so encoding/json writes them by
+// their tags.
+type ledgerFields Ledger
+
+// ledgerJSON is the stored form of a Ledger: its own fields, then its record of the tools' work,
+// side by side in one object.
+type ledgerJSON struct {
+	ledgerFields
+	toolRecord
+}
+
+// MarshalJSON encodes l in the marker record's form (Marker.Metadata stores it): its fields by
+// their tags, with its record of what the tools did and returned beside them.
+func (l Ledger) MarshalJSON() ([]byte, error) {
+	return json.Marshal(ledgerJSON{ledgerFields(l), l.tools})
+}
+
+// UnmarshalJSON decodes a ledger stored by MarshalJSON (ReadMarker reads it).
+func (l *Ledger) UnmarshalJSON(data []byte) error {
+	var v ledgerJSON
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*l = Ledger(v.ledgerFields)
+	l.tools = v.toolRecord
+	return nil
 }
 
 func (l *Ledger) clone() *Ledger {
@@ -152,19 +170,48 @@ var instructionCue = regexp.MustCompile(`(?i)\b(always|never|don'?t|do not|must|
 // in order (Ledger.Apply), the same ledger, byte for byte, as adding the events themselves.
 type LedgerDelta struct {
 	// Events and Invocations count what the delta covers.
-	Events      int `json:"events"`
-	Invocations int `json:"invocations,omitempty"`
+	Events      int
+	Invocations int
 	// Users are the user's messages (one line each, cut to maxMessageRunes).
-	Users []string `json:"users,omitempty"`
+	Users []string
 	// Answers are the model's last answers (at most maxAnswers, cut to maxAnswerLen).
-	Answers []string `json:"answers,omitempty"`
-	// Calls are the tool calls: the tool's name and the paths among its arguments.
-	Calls []ledgerCall `json:"calls,omitempty"`
+	Answers []string
 	// Errors are the errors seen, one line each.
-	Errors []string `json:"errors,omitempty"`
-	// Steps are what the tool calls did and returned, in stream order (the calls with nothing to
-	// record left out). Markers written before the record existed have none.
-	Steps []ledgerStep `json:"steps,omitempty"`
+	Errors []string
+
+	// calls are the tool calls: the tool's name and the paths among its arguments.
+	calls []ledgerCall
+	// steps are what the tool calls did and returned, in stream order (the calls with nothing
+	// to record left out). Markers written before the record existed have none.
+	steps []ledgerStep
+}
+
+// deltaJSON is the stored form of a LedgerDelta: its fields and its tool calls and steps, in
+// the marker record's order.
+type deltaJSON struct {
+	Events      int          `json:"events"`
+	Invocations int          `json:"invocations,omitempty"`
+	Users       []string     `json:"users,omitempty"`
+	Answers     []string     `json:"answers,omitempty"`
+	Calls       []ledgerCall `json:"calls,omitempty"`
+	Errors      []string     `json:"errors,omitempty"`
+	Steps       []ledgerStep `json:"steps,omitempty"`
+}
+
+// MarshalJSON encodes d in the marker record's form (Marker.Metadata stores it), its tool calls
+// and what they did included.
+func (d LedgerDelta) MarshalJSON() ([]byte, error) {
+	return json.Marshal(deltaJSON{d.Events, d.Invocations, d.Users, d.Answers, d.calls, d.Errors, d.steps})
+}
+
+// UnmarshalJSON decodes a delta stored by MarshalJSON (ReadMarker reads it).
+func (d *LedgerDelta) UnmarshalJSON(data []byte) error {
+	var v deltaJSON
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*d = LedgerDelta{Events: v.Events, Invocations: v.Invocations, Users: v.Users, Answers: v.Answers, Errors: v.Errors, calls: v.Calls, steps: v.Steps}
+	return nil
 }
 
 // ledgerCall is one tool call of a LedgerDelta.
@@ -211,7 +258,7 @@ func NewLedgerDelta(events []Event, invocations int) *LedgerDelta {
 			}
 			if fc := p.FunctionCall; fc != nil && !isRecallTool(fc.Name) {
 				if name := textcut.Runes(oneLine(fc.Name), 80); name != "" {
-					d.Calls = append(d.Calls, ledgerCall{Name: name, Paths: argPaths(fc.Args)})
+					d.calls = append(d.calls, ledgerCall{Name: name, Paths: argPaths(fc.Args)})
 					s := stepOf(fc, name)
 					steps = append(steps, s)
 					if fc.ID != "" {
@@ -240,7 +287,7 @@ func NewLedgerDelta(events []Event, invocations int) *LedgerDelta {
 	}
 	for _, s := range steps {
 		if s.step.facts() {
-			d.Steps = append(d.Steps, *s.step)
+			d.steps = append(d.steps, *s.step)
 		}
 	}
 	d.validUTF8()
@@ -263,12 +310,12 @@ func (d *LedgerDelta) validUTF8() {
 	all(d.Users)
 	all(d.Answers)
 	all(d.Errors)
-	for i := range d.Calls {
-		valid(&d.Calls[i].Name)
-		all(d.Calls[i].Paths)
+	for i := range d.calls {
+		valid(&d.calls[i].Name)
+		all(d.calls[i].Paths)
 	}
-	for i := range d.Steps {
-		s := &d.Steps[i]
+	for i := range d.steps {
+		s := &d.steps[i]
 		valid(&s.Tool)
 		valid(&s.Command)
 		valid(&s.Call)
@@ -310,14 +357,14 @@ func (l *Ledger) apply(d *LedgerDelta) {
 			l.Answers = l.Answers[len(l.Answers)-maxAnswers:]
 		}
 	}
-	for _, c := range d.Calls {
+	for _, c := range d.calls {
 		l.addCall(c.Name, c.Paths)
 	}
 	for _, e := range d.Errors {
 		l.addError(e)
 	}
-	for i := range d.Steps {
-		l.applyStep(&d.Steps[i])
+	for i := range d.steps {
+		l.applyStep(&d.steps[i])
 	}
 }
 

@@ -80,7 +80,7 @@ func TestMarkerRecordRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(want, got); diff != "" {
+			if diff := cmp.Diff(want, got, withRecords); diff != "" {
 				t.Errorf("ReadMarker (-want +got):\n%s", diff)
 			}
 		})

@@ -20,6 +20,31 @@ const (
 	maxLines    = 6   // lines named per file, newest first
 )
 
+// toolRecord is a Ledger's record of what the tools did and returned (ledgerStep), each entry
+// bounded, the oldest going first past a bound (what it held counted in the Other fields). Step
+// counts the tool steps recorded: entries hold the Step of their last use ("newest first").
+// Its JSON names are the marker record's: a ledger stores it beside its own fields.
+type toolRecord struct {
+	Step int `json:"step,omitempty"`
+	// Files maps a path to what the shell commands did to it and the lines outputs named in it.
+	Files         map[string]fileRecord `json:"files,omitempty"`
+	OtherFileUses int                   `json:"otherFileUses,omitempty"`
+	// Commands maps a shell command line to its runs and exit status.
+	Commands  map[string]commandRecord `json:"commands,omitempty"`
+	OtherRuns int                      `json:"otherRuns,omitempty"`
+	// Failing maps a failing test's name to how often an output named it failing.
+	Failing       map[string]seenRecord `json:"failing,omitempty"`
+	OtherFailures int                   `json:"otherFailures,omitempty"`
+	// Values maps an identifier-like value results returned to its key path and the call that
+	// returned it.
+	Values      map[string]valueRecord `json:"values,omitempty"`
+	OtherValues int                    `json:"otherValues,omitempty"`
+	// Requests maps a call with the identifying values it passed (name(key=value, …)) to its
+	// count.
+	Requests      map[string]requestRecord `json:"requests,omitempty"`
+	OtherRequests int                      `json:"otherRequests,omitempty"`
+}
+
 // fileRecord is what the shell commands (and the tools writing files) did to one path, and how
 // often outputs named it.
 type fileRecord struct {
@@ -78,13 +103,13 @@ type requestRecord struct {
 
 // applyStep adds one tool step to the record.
 func (l *Ledger) applyStep(s *ledgerStep) {
-	l.Step++
-	now := l.Step
+	l.tools.Step++
+	now := l.tools.Step
 	failed := s.Exit != nil && *s.Exit != 0
 	if s.Command != "" && (s.Run || failed) {
-		c, ok := l.Commands[s.Command]
-		if !ok && len(l.Commands) >= maxCommands {
-			l.OtherRuns += evictOldest(l.Commands, func(c commandRecord) (int, int) { return c.Last, c.Runs }, nil)
+		c, ok := l.tools.Commands[s.Command]
+		if !ok && len(l.tools.Commands) >= maxCommands {
+			l.tools.OtherRuns += evictOldest(l.tools.Commands, func(c commandRecord) (int, int) { return c.Last, c.Runs }, nil)
 		}
 		c.Runs++
 		if failed {
@@ -95,58 +120,58 @@ func (l *Ledger) applyStep(s *ledgerStep) {
 			exit := *s.Exit
 			c.Exit = &exit
 		}
-		l.Commands = setIn(l.Commands, s.Command, c)
+		l.tools.Commands = setIn(l.tools.Commands, s.Command, c)
 	}
 	for _, op := range s.Files {
 		l.addFileOp(op, now)
 	}
-	l.OtherFileUses += s.FilesOver
+	l.tools.OtherFileUses += s.FilesOver
 	for _, t := range s.Failing {
-		r, ok := l.Failing[t]
-		if !ok && len(l.Failing) >= maxFailing {
-			l.OtherFailures += evictOldest(l.Failing, func(r seenRecord) (int, int) { return r.Last, r.Count }, nil)
+		r, ok := l.tools.Failing[t]
+		if !ok && len(l.tools.Failing) >= maxFailing {
+			l.tools.OtherFailures += evictOldest(l.tools.Failing, func(r seenRecord) (int, int) { return r.Last, r.Count }, nil)
 		}
 		r.Count++
 		r.Last = now
-		l.Failing = setIn(l.Failing, t, r)
+		l.tools.Failing = setIn(l.tools.Failing, t, r)
 	}
 	from := s.Call
 	if from == "" {
 		from = s.Tool + "()"
 	}
 	if s.Call != "" {
-		r, ok := l.Requests[s.Call]
-		if !ok && len(l.Requests) >= maxRequests {
-			l.OtherRequests += evictOldest(l.Requests, func(r requestRecord) (int, int) { return r.Last, r.Count }, nil)
+		r, ok := l.tools.Requests[s.Call]
+		if !ok && len(l.tools.Requests) >= maxRequests {
+			l.tools.OtherRequests += evictOldest(l.tools.Requests, func(r requestRecord) (int, int) { return r.Last, r.Count }, nil)
 		}
 		r.Count++
 		if s.Failed {
 			r.Failed++
 		}
 		r.Last = now
-		l.Requests = setIn(l.Requests, s.Call, r)
+		l.tools.Requests = setIn(l.tools.Requests, s.Call, r)
 	}
 	for _, v := range s.Values {
-		r, ok := l.Values[v.Value]
-		if !ok && len(l.Values) >= maxValues {
+		r, ok := l.tools.Values[v.Value]
+		if !ok && len(l.tools.Values) >= maxValues {
 			// Dates and times go first, as a bounded record leaves them out first (recordItem.stamp):
 			// a service's results return dozens, and the ids the first lookups returned must outlive them.
-			l.OtherValues += evictOldest(l.Values, func(r valueRecord) (int, int) { return r.Last, r.Count }, dateLike.MatchString)
+			l.tools.OtherValues += evictOldest(l.tools.Values, func(r valueRecord) (int, int) { return r.Last, r.Count }, dateLike.MatchString)
 		}
 		r.Key, r.From, r.Last = v.Key, from, now
 		r.Count++
-		l.Values = setIn(l.Values, v.Value, r)
+		l.tools.Values = setIn(l.tools.Values, v.Value, r)
 	}
-	l.OtherValues += s.ValuesOver
+	l.tools.OtherValues += s.ValuesOver
 }
 
 func (l *Ledger) addFileOp(op fileOp, now int) {
 	if op.Path == "" {
 		return
 	}
-	f, ok := l.Files[op.Path]
-	if !ok && len(l.Files) >= maxFiles {
-		l.OtherFileUses += evictOldest(l.Files, func(f fileRecord) (int, int) { return f.Last, f.uses() }, nil)
+	f, ok := l.tools.Files[op.Path]
+	if !ok && len(l.tools.Files) >= maxFiles {
+		l.tools.OtherFileUses += evictOldest(l.tools.Files, func(f fileRecord) (int, int) { return f.Last, f.uses() }, nil)
 	}
 	f.Ranges, f.Lines = slices.Clone(f.Ranges), slices.Clone(f.Lines) // a clone of the ledger may share them
 	switch op.Op {
@@ -177,7 +202,7 @@ func (l *Ledger) addFileOp(op fileOp, now int) {
 		}
 	}
 	f.Last = now
-	l.Files = setIn(l.Files, op.Path, f)
+	l.tools.Files = setIn(l.tools.Files, op.Path, f)
 }
 
 func setIn[T any](m map[string]T, k string, v T) map[string]T {
@@ -339,28 +364,28 @@ func (r *recordLayout) kept(it *recordItem) bool { return it.at >= r.dropped }
 func (r *recordLayout) reset() { r.dropped, r.recordOthers = 0, r.base }
 
 func (l *Ledger) recordLayout() *recordLayout {
-	r := &recordLayout{bySec: map[string][]*recordItem{}, base: recordOthers{otherFileUses: l.OtherFileUses, otherRuns: l.OtherRuns,
-		otherFailures: l.OtherFailures, otherValues: l.OtherValues, otherRequests: l.OtherRequests}}
+	r := &recordLayout{bySec: map[string][]*recordItem{}, base: recordOthers{otherFileUses: l.tools.OtherFileUses, otherRuns: l.tools.OtherRuns,
+		otherFailures: l.tools.OtherFailures, otherValues: l.tools.OtherValues, otherRequests: l.tools.OtherRequests}}
 	r.recordOthers = r.base
 	add := func(it *recordItem) { r.items = append(r.items, it) }
-	for p, f := range l.Files {
+	for p, f := range l.tools.Files {
 		sec := secNamed
 		if f.acted() {
 			sec = secShellFiles
 		}
 		add(&recordItem{sec: sec, key: p, text: fileText(p, f), last: f.Last, uses: f.uses()})
 	}
-	for c, rec := range l.Commands {
+	for c, rec := range l.tools.Commands {
 		add(&recordItem{sec: secCommands, key: c, text: commandText(c, rec), last: rec.Last, uses: rec.Runs})
 	}
-	for t, rec := range l.Failing {
+	for t, rec := range l.tools.Failing {
 		text := t
 		if rec.Count > 1 {
 			text += " (×" + strconv.Itoa(rec.Count) + ")"
 		}
 		add(&recordItem{sec: secFailing, key: t, text: text, last: rec.Last, uses: rec.Count})
 	}
-	for c, rec := range l.Requests {
+	for c, rec := range l.tools.Requests {
 		text := c
 		if rec.Count > 1 {
 			text += " ×" + strconv.Itoa(rec.Count)
@@ -370,7 +395,7 @@ func (l *Ledger) recordLayout() *recordLayout {
 		}
 		add(&recordItem{sec: secValues, key: c, group: c, text: text, last: rec.Last, uses: rec.Count, call: true})
 	}
-	for v, rec := range l.Values {
+	for v, rec := range l.tools.Values {
 		text := rec.Key + "=" + v
 		switch {
 		case rec.Key == "":
@@ -599,22 +624,22 @@ func joinNonEmpty(parts ...string) string {
 
 // cloneRecord deep-copies the record's maps.
 func (l *Ledger) cloneRecord(c *Ledger) {
-	c.Files = maps.Clone(l.Files)
-	for p, f := range c.Files {
+	c.tools.Files = maps.Clone(l.tools.Files)
+	for p, f := range c.tools.Files {
 		f.Ranges, f.Lines = slices.Clone(f.Ranges), slices.Clone(f.Lines)
-		c.Files[p] = f
+		c.tools.Files[p] = f
 	}
-	c.Commands = maps.Clone(l.Commands)
-	for k, rec := range c.Commands {
+	c.tools.Commands = maps.Clone(l.tools.Commands)
+	for k, rec := range c.tools.Commands {
 		if rec.Exit != nil {
 			e := *rec.Exit
 			rec.Exit = &e
-			c.Commands[k] = rec
+			c.tools.Commands[k] = rec
 		}
 	}
-	c.Failing = maps.Clone(l.Failing)
-	c.Values = maps.Clone(l.Values)
-	c.Requests = maps.Clone(l.Requests)
+	c.tools.Failing = maps.Clone(l.tools.Failing)
+	c.tools.Values = maps.Clone(l.tools.Values)
+	c.tools.Requests = maps.Clone(l.tools.Requests)
 }
 
 // recordRoomBytes is the room a summary gives the record of what the tools did and returned

@@ -1,6 +1,7 @@
 package compaction
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -72,8 +73,17 @@ func TestRecordDeltasExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if whole.Step < 300 || len(whole.Files) == 0 || len(whole.Values) == 0 || len(whole.Commands) == 0 || len(whole.Requests) == 0 {
-		t.Fatalf("the session fills too little of the record: %d steps, %d files, %d values", whole.Step, len(whole.Files), len(whole.Values))
+	if whole.tools.Step < 300 || len(whole.tools.Files) == 0 || len(whole.tools.Values) == 0 || len(whole.tools.Commands) == 0 || len(whole.tools.Requests) == 0 {
+		t.Fatalf("the session fills too little of the record: %d steps, %d files, %d values", whole.tools.Step, len(whole.tools.Files), len(whole.tools.Values))
+	}
+	// The record is unexported, and stored all the same: a ledger read back is the one stored.
+	for _, key := range []string{`"step":`, `"files":`, `"commands":`, `"values":`, `"requests":`} {
+		if !bytes.Contains(want, []byte(key)) {
+			t.Errorf("the stored ledger lacks %s", key)
+		}
+	}
+	if back, _ := json.Marshal(roundTrip(t, whole)); !bytes.Equal(back, want) {
+		t.Fatalf("a ledger read back differs from the one stored:\n%s", cmp.Diff(string(want), string(back)))
 	}
 	rng := rand.New(rand.NewPCG(28, 1))
 	for trial := range 20 {
@@ -138,22 +148,22 @@ func TestRecordBoundedTotalsExact(t *testing.T) {
 	truth, values := 0, 0
 	for r, inv := range shellAndServiceEvents(120) {
 		d := NewLedgerDelta(inv, 1)
-		for _, s := range d.Steps {
+		for _, s := range d.steps {
 			truth += len(s.Files) + s.FilesOver
 			values += len(s.Values)
 		}
 		l.apply(d)
 		_ = r
 	}
-	if len(l.Files) > maxFiles || len(l.Commands) > maxCommands || len(l.Failing) > maxFailing || len(l.Values) > maxValues || len(l.Requests) > maxRequests {
-		t.Fatalf("over a bound: %d files, %d commands, %d failing, %d values, %d calls", len(l.Files), len(l.Commands), len(l.Failing), len(l.Values), len(l.Requests))
+	if len(l.tools.Files) > maxFiles || len(l.tools.Commands) > maxCommands || len(l.tools.Failing) > maxFailing || len(l.tools.Values) > maxValues || len(l.tools.Requests) > maxRequests {
+		t.Fatalf("over a bound: %d files, %d commands, %d failing, %d values, %d calls", len(l.tools.Files), len(l.tools.Commands), len(l.tools.Failing), len(l.tools.Values), len(l.tools.Requests))
 	}
 	listed := 0
-	for _, f := range l.Files {
+	for _, f := range l.tools.Files {
 		listed += f.uses()
 	}
-	if listed+l.OtherFileUses != truth {
-		t.Fatalf("the ledger holds %d file uses + %d others, the steps %d", listed, l.OtherFileUses, truth)
+	if listed+l.tools.OtherFileUses != truth {
+		t.Fatalf("the ledger holds %d file uses + %d others, the steps %d", listed, l.tools.OtherFileUses, truth)
 	}
 	fileUses := regexp.MustCompile(`(?:read|searched|wrote|created|removed|used|named)(?: ×(\d+))?`)
 	other := regexp.MustCompile(`- and (\d+) uses of (?:(\d+) other files|other files)`)
@@ -212,8 +222,8 @@ func TestRecordBoundedTotalsExact(t *testing.T) {
 				}
 			}
 			valuesChecked++
-			if listed+others != len(l.Values)+l.OtherValues {
-				t.Errorf("render(%d): %d values listed + %d others, the ledger %d + %d", bytes, listed, others, len(l.Values), l.OtherValues)
+			if listed+others != len(l.tools.Values)+l.tools.OtherValues {
+				t.Errorf("render(%d): %d values listed + %d others, the ledger %d + %d", bytes, listed, others, len(l.tools.Values), l.tools.OtherValues)
 			}
 		}
 		if prev >= 0 && files > prev {
@@ -224,7 +234,7 @@ func TestRecordBoundedTotalsExact(t *testing.T) {
 	if valuesChecked < 3 {
 		t.Errorf("the values section was checked in %d renders", valuesChecked)
 	}
-	t.Logf("%d values returned over the session; the ledger keeps %d, counts %d others", values, len(l.Values), l.OtherValues)
+	t.Logf("%d values returned over the session; the ledger keeps %d, counts %d others", values, len(l.tools.Values), l.tools.OtherValues)
 }
 
 // Past the rendering bound the record's oldest entries go first, after the answers, errors and
@@ -306,7 +316,7 @@ func TestLedgerEvictsTimestampsFirst(t *testing.T) {
 	l := &Ledger{}
 	l.add(serviceTurn("s1", user[0], calls[0]), 1) // get_user_details
 	ids := map[string]bool{}
-	for v := range l.Values {
+	for v := range l.tools.Values {
 		if !dateLike.MatchString(v) {
 			ids[v] = true
 		}
@@ -323,12 +333,12 @@ func TestLedgerEvictsTimestampsFirst(t *testing.T) {
 		search := fixtures.ServiceCall{Name: "search_direct_flight", Args: map[string]any{"origin": "JFK", "destination": "SEA", "date": date}, Result: "[" + strings.Join(flights, ", ") + "]"}
 		l.add(serviceTurn(fmt.Sprintf("q%d", day), "Any flight on "+date+"?", search), 1)
 	}
-	if l.OtherValues == 0 {
-		t.Fatalf("the searches filled %d of %d values: no eviction to test", len(l.Values), maxValues)
+	if l.tools.OtherValues == 0 {
+		t.Fatalf("the searches filled %d of %d values: no eviction to test", len(l.tools.Values), maxValues)
 	}
 	for id := range ids {
-		if _, ok := l.Values[id]; !ok {
-			t.Errorf("the ledger evicted %q, an id of the user's record, while it holds %d values (%d evicted)", id, len(l.Values), l.OtherValues)
+		if _, ok := l.tools.Values[id]; !ok {
+			t.Errorf("the ledger evicted %q, an id of the user's record, while it holds %d values (%d evicted)", id, len(l.tools.Values), l.tools.OtherValues)
 		}
 	}
 }

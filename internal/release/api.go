@@ -29,6 +29,10 @@ type API struct {
 	// Names counts the exported identifiers per package: each exported top-level name and each
 	// exported method declared on an exported type (fields and interface methods not counted).
 	Names map[string]int
+	// Unnameable are the declarations that mention a type users cannot name: an unexported type,
+	// or a type of an internal package that no public alias re-exports. A user can hold such a
+	// value but not declare a variable, a parameter or a field of its type.
+	Unnameable []string
 }
 
 // Total is the number of exported identifiers across the module's packages.
@@ -71,14 +75,16 @@ func (r *Repo) API(m Module) (API, error) {
 		if p.Name == "main" || isInternal(p.PkgPath) || p.Types == nil {
 			continue
 		}
-		lines, names := packageAPI(p.Types, public)
+		lines, names, unnameable := packageAPI(p.Types, public)
 		api.Lines = append(api.Lines, lines...)
 		api.Names[p.PkgPath] = names
+		api.Unnameable = append(api.Unnameable, unnameable...)
 	}
 	if len(errs) > 0 {
 		return API{}, errors.Join(errs...)
 	}
 	slices.Sort(api.Lines)
+	slices.Sort(api.Unnameable)
 	return api, nil
 }
 
@@ -120,12 +126,19 @@ func publicNames(pkgs []*packages.Package) map[*types.TypeName]*types.TypeName {
 	return public
 }
 
-// packageAPI returns the declarations of pkg's exported API and its count of exported
-// identifiers. public maps internal types to the aliases that re-export them.
-func packageAPI(pkg *types.Package, public map[*types.TypeName]*types.TypeName) (lines []string, names int) {
+// packageAPI returns the declarations of pkg's exported API, its count of exported identifiers
+// and the declarations among them that mention a type users cannot name. public maps internal
+// types to the aliases that re-export them.
+func packageAPI(pkg *types.Package, public map[*types.TypeName]*types.TypeName) (lines []string, names int, unnameable []string) {
 	w := &typeWriter{pkg: pkg, public: public}
 	emit := func(format string, args ...any) {
-		lines = append(lines, "pkg "+pkg.Path()+", "+fmt.Sprintf(format, args...))
+		// The arguments are written before emit runs: w.hidden holds what this line mentions.
+		line := "pkg " + pkg.Path() + ", " + fmt.Sprintf(format, args...)
+		lines = append(lines, line)
+		if len(w.hidden) > 0 {
+			unnameable = append(unnameable, line+" (names "+strings.Join(w.hidden, ", ")+")")
+			w.hidden = nil
+		}
 	}
 	scope := pkg.Scope()
 	for _, name := range scope.Names() {
@@ -149,7 +162,7 @@ func packageAPI(pkg *types.Package, public map[*types.TypeName]*types.TypeName) 
 			names += w.typeDecl(o, emit)
 		}
 	}
-	return lines, names
+	return lines, names, unnameable
 }
 
 // typeDecl emits a type's declaration, its fields or interface methods and its methods, and
@@ -177,7 +190,11 @@ func (w *typeWriter) typeDecl(o *types.TypeName, emit func(string, ...any)) int 
 		for i := range u.NumFields() {
 			switch f := u.Field(i); {
 			case f.Embedded():
-				emit("type %s struct, embedded %s", decl, w.typ(f.Type()))
+				// An unexported embedded type promotes its fields and methods: users need not
+				// name it.
+				typ := w.typ(f.Type())
+				w.hidden = nil
+				emit("type %s struct, embedded %s", decl, typ)
 			case f.Exported():
 				emit("type %s struct, %s %s", decl, f.Name(), w.typ(f.Type()))
 			}
@@ -255,6 +272,8 @@ type typeWriter struct {
 	pkg *types.Package
 	// public maps internal types to the aliases that re-export them (written by those names).
 	public map[*types.TypeName]*types.TypeName
+	// hidden are the types users cannot name written since the last declaration was emitted.
+	hidden []string
 }
 
 func (w *typeWriter) qualifier(p *types.Package) string {
@@ -333,6 +352,8 @@ func (w *typeWriter) typ(t types.Type) string {
 			if q := w.qualifier(a.Pkg()); q != "" {
 				s = q + "." + s
 			}
+		} else if o := t.Origin().Obj(); o.Pkg() != nil && (!o.Exported() || isInternal(o.Pkg().Path())) {
+			w.hidden = append(w.hidden, s)
 		}
 		if args := t.TypeArgs(); args.Len() > 0 {
 			var as []string

@@ -91,7 +91,7 @@ func (hiddenType) Exported() {}
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines, names := packageAPI(pkg, nil)
+	lines, names, _ := packageAPI(pkg, nil)
 	want := []string{
 		`const Untyped = 8192`,
 		`const Timeout time.Duration = 10000000000`,
@@ -135,6 +135,47 @@ func (hiddenType) Exported() {}
 	// Reader, Stringer, Number, List, List.All, Alias, Handler.
 	if names != 19 {
 		t.Errorf("exported identifiers: %d, want 19", names)
+	}
+}
+
+// A declaration that mentions a type users cannot name is reported: in a field, a parameter
+// or a result, at any depth; an embedded unexported type (it only promotes) is not.
+func TestUnnameableTypes(t *testing.T) {
+	const src = `package p
+
+type Ledger struct {
+	Records map[string]record
+	Count   int
+	inner
+}
+
+type record struct{ N int }
+
+type inner struct{}
+
+func Open(func(*record)) error { return nil }
+
+func (l *Ledger) Get(string) []record { return nil }
+
+func (l *Ledger) Len() int { return 0 }
+`
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "p.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg, err := (&types.Config{}).Check("example.com/p", fset, []*ast.File{f}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, got := packageAPI(pkg, nil)
+	want := []string{
+		"pkg example.com/p, func Open(func(*record)) error (names record)",
+		"pkg example.com/p, method (*Ledger) Get(string) []record (names record)",
+		"pkg example.com/p, type Ledger struct, Records map[string]record (names record)",
+	}
+	if diff := cmp.Diff(want, sorted(got)); diff != "" {
+		t.Errorf("unnameable (-want +got):\n%s", diff)
 	}
 }
 
@@ -186,7 +227,7 @@ func Make() *impl.Config { return nil }
 	public := map[*types.TypeName]*types.TypeName{
 		impl.Scope().Lookup("Config").(*types.TypeName): pub.Scope().Lookup("Config").(*types.TypeName),
 	}
-	lines, names := packageAPI(pub, public)
+	lines, names, _ := packageAPI(pub, public)
 	want := []string{
 		`type Config struct`,
 		`type Config struct, Limit int`,

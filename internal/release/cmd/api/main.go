@@ -100,7 +100,7 @@ func writeFiles(repo *release.Repo, apis []release.API) error {
 }
 
 // checkFiles reports every line added to or removed from a module's API since its file was
-// written, and whether there was any.
+// written, every declaration that mentions a type users cannot name, and whether there was any.
 func checkFiles(w io.Writer, repo *release.Repo, apis []release.API) (changed bool, err error) {
 	for _, a := range apis {
 		file := a.Module.APIFile()
@@ -127,6 +127,21 @@ func checkFiles(w io.Writer, repo *release.Repo, apis []release.API) (changed bo
 			}
 		}
 	}
+	if changed {
+		fmt.Fprintln(w, "If the change is intended, run `make api` and commit api/*.txt with it: the reviewer reads these lines there.")
+	}
+	// Every type a declaration mentions is one users can name: otherwise they can hold a value
+	// but not declare a variable, a parameter or a field of its type.
+	unnameable := false
+	for _, a := range apis {
+		for _, l := range a.Unnameable {
+			if !unnameable {
+				fmt.Fprintln(w, "These declarations mention a type users cannot name (unexported, or internal without a public alias):")
+			}
+			unnameable = true
+			fmt.Fprintln(w, l)
+		}
+	}
 	// The v2 glue is generated from the v1 glue: the same declarations, adk-go's types named
 	// alike in both versions.
 	byDir := map[string][]string{}
@@ -139,9 +154,7 @@ func checkFiles(w io.Writer, repo *release.Repo, apis []release.API) (changed bo
 		v2AsV1 = append(v2AsV1, strings.Replace(l, "pkg "+release.CorePath+"/adk2/hooks", "pkg "+release.CorePath+"/hooks", 1))
 	}
 	slices.Sort(v2AsV1)
-	if changed {
-		fmt.Fprintln(w, "If the change is intended, run `make api` and commit api/*.txt with it: the reviewer reads these lines there.")
-	}
+	changed = changed || unnameable
 	if !slices.Equal(v1, v2AsV1) {
 		changed = true
 		fmt.Fprintln(w, "The API of the v2 glue (adk2/hooks/...) is not the v1 glue's: run `go run ./internal/cmd/glue2`, or make the versions' version.go declare the same names.")
