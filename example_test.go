@@ -34,13 +34,13 @@ func ExampleConfig() {
 	for _, err := range cfg.Validate().(interface{ Unwrap() []error }).Unwrap() {
 		var bad *adkctx.ConfigError
 		if errors.As(err, &bad) {
-			fmt.Println(bad.Field)
+			fmt.Println(bad.Field, bad.ErrorKind())
 		}
 	}
 	// Output:
 	// valid: true
-	// Limits.SoftFraction
-	// Truncation.MaxBytes
+	// Limits.SoftFraction config
+	// Truncation.MaxBytes config
 }
 
 // Hooks.Check and Hooks.Close return the wiring mistakes they found, joined: match each with

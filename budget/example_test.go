@@ -80,3 +80,20 @@ func ExampleUsageFrom() {
 	// Output:
 	// 24500 20000 500 25000
 }
+
+// Check a model table and limits read from a file before handing them to adkctx (hooks.New
+// checks them too, every invalid field at once): a window below MinContextWindow, or fractions
+// out of order, are refused.
+func ExampleModelInfo_Validate() {
+	for _, m := range []budget.ModelInfo{
+		{Name: "my-local-llama", ContextWindow: 32_768},
+		{Name: "tiny", ContextWindow: budget.MinContextWindow / 2},
+	} {
+		fmt.Println(m.Name, "valid:", m.Validate() == nil)
+	}
+	fmt.Println("soft above hard valid:", budget.LimitConfig{SoftFraction: 0.9, HardFraction: 0.8}.Validate() == nil)
+	// Output:
+	// my-local-llama valid: true
+	// tiny valid: false
+	// soft above hard valid: false
+}

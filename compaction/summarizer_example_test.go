@@ -38,22 +38,23 @@ func ExampleLLMSummarizer() {
 		},
 		Ledger: &compaction.Ledger{Goal: "Rename the config package to settings."},
 	}
-	s := &compaction.LLMSummarizer{Model: cannedModel{reply: "Goal: rename config to settings. Done: renamed, 12 files."}}
+	var model compaction.Model = cannedModel{reply: "Goal: rename config to settings. Done: renamed, 12 files."}
+	s := &compaction.LLMSummarizer{Model: model}
 	sum, err := s.Summarize(context.Background(), in)
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(sum.Summarizer, strings.HasPrefix(sum.Content.Parts[0].Text, "Goal: rename config to settings."))
+	fmt.Println(s.Name(), sum.Summarizer, strings.HasPrefix(sum.Content.Parts[0].Text, "Goal: rename config to settings."))
 
 	_, err = (&compaction.LLMSummarizer{Model: cannedModel{reply: ""}}).Summarize(context.Background(), in)
 	var failed *compaction.SummarizerError
 	var rejected *compaction.SummaryRejectedError
 	if errors.As(err, &failed) && errors.As(err, &rejected) {
-		fmt.Println(failed.Summarizer, "rejected:", rejected.Reason)
+		fmt.Println(failed.Summarizer, "rejected:", rejected.Reason, rejected.ErrorKind())
 	}
 	// Output:
-	// llm:canned true
-	// llm:canned rejected: empty
+	// llm:canned llm:canned true
+	// llm:canned rejected: empty invalid_reply
 }
 
 // A Summarizer of one's own: here the extractive summary with a line of the application's in

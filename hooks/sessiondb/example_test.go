@@ -2,6 +2,7 @@ package sessiondb_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -46,4 +47,62 @@ func ExampleCreateIndex() {
 	// ... runner.Config{SessionService: sessions, ...}
 	fmt.Println("index", sessiondb.IndexName, "ready")
 	// Output: index adkctx_events_session_time ready
+}
+
+// A deployment check, before serving: CheckIndex says whether the index is in place (it creates
+// nothing), and each error says what to do.
+func ExampleCheckIndex() {
+	dir, err := os.MkdirTemp("", "sessions")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	quiet := &gorm.Config{Logger: gormlogger.Discard}
+	db, err := gorm.Open(sqlite.Open(filepath.Join(dir, "sessions.db")), quiet)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer func() {
+		if sqlDB, err := db.DB(); err == nil {
+			sqlDB.Close()
+		}
+	}()
+	explain := func(err error) string {
+		var conflict *sessiondb.ConflictError
+		var dialect *sessiondb.DialectError
+		switch {
+		case err == nil:
+			return "ready"
+		case errors.Is(err, sessiondb.ErrNoTable):
+			return "run database.AutoMigrate first"
+		case errors.Is(err, sessiondb.ErrNoIndex):
+			return "run sessiondb.CreateIndex"
+		case errors.Is(err, sessiondb.ErrInTransaction):
+			return "pass a handle outside a transaction"
+		case errors.As(err, &conflict):
+			return "another index is named " + sessiondb.IndexName + " on " + conflict.Table
+		case errors.As(err, &dialect):
+			return dialect.Dialect + " is not supported"
+		}
+		return err.Error()
+	}
+	ctx := context.Background()
+	fmt.Println("empty database:", explain(sessiondb.CheckIndex(ctx, db)))
+
+	sessions, err := database.NewSessionService(db.Dialector, quiet)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := database.AutoMigrate(sessions); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("migrated:", explain(sessiondb.CheckIndex(ctx, db)))
+	if err := sessiondb.CreateIndex(ctx, db, sessiondb.Config{}); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("indexed:", explain(sessiondb.CheckIndex(ctx, db)))
+	// Output:
+	// empty database: run database.AutoMigrate first
+	// migrated: run sessiondb.CreateIndex
+	// indexed: ready
 }

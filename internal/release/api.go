@@ -29,6 +29,9 @@ type API struct {
 	// Names counts the exported identifiers per package: each exported top-level name and each
 	// exported method declared on an exported type (fields and interface methods not counted).
 	Names map[string]int
+	// Idents are the exported identifiers Names counts, each as "path.Name" or
+	// "path.Type.Method".
+	Idents []string
 	// Unnameable are the declarations that mention a type users cannot name: an unexported type,
 	// or a type of an internal package that no public alias re-exports. A user can hold such a
 	// value but not declare a variable, a parameter or a field of its type.
@@ -79,6 +82,7 @@ func (r *Repo) API(m Module) (API, error) {
 		api.Lines = append(api.Lines, lines...)
 		api.Names[p.PkgPath] = names
 		api.Unnameable = append(api.Unnameable, unnameable...)
+		api.Idents = append(api.Idents, idents(p.Types)...)
 	}
 	if len(errs) > 0 {
 		return API{}, errors.Join(errs...)

@@ -21,9 +21,11 @@ func ExampleBudgetExceededError() {
 	var tooBig *request.BudgetExceededError
 	if errors.As(err, &tooBig) {
 		fmt.Printf("the message needs %d tokens, the model takes %d\n", tooBig.NewestTurnTokens, tooBig.HardLimit-tooBig.FixedTokens)
-		fmt.Println(tooBig.MarginSource == budget.MarginPrior)
+		fmt.Println(tooBig.MarginSource == budget.MarginPrior, tooBig.MarginSource == budget.MarginLearned)
+		fmt.Println("kind:", tooBig.ErrorKind()) // the "error_kind" of adkctx's logs and metrics
 	}
 	// Output:
 	// the message needs 950000 tokens, the model takes 931888
-	// true
+	// true false
+	// kind: budget
 }

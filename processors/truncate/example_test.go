@@ -16,9 +16,14 @@ func ExampleText() {
 	}
 	b.WriteString("FAIL: exit status 1\n")
 
-	out, st := truncate.Text(b.String(), truncate.Config{MaxLines: 7}, `full output saved as artifact "build.log"`)
+	cfg := truncate.Config{MaxLines: 7}
+	if err := cfg.Validate(); err != nil {
+		panic(err)
+	}
+	out, st := truncate.Text(b.String(), cfg, `full output saved as artifact "build.log"`)
 	fmt.Print(out)
 	fmt.Println(st.OmittedLines, "lines omitted of", st.OriginalLines)
+	fmt.Println("byte limit by default:", cfg.WithDefaults().MaxBytes)
 	// Output:
 	// step 1 ok
 	// step 2 ok
@@ -28,6 +33,7 @@ func ExampleText() {
 	// step 20 ok
 	// FAIL: exit status 1
 	// 15 lines omitted of 21
+	// byte limit by default: 10240
 }
 
 func ExampleValue() {

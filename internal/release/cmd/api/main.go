@@ -32,6 +32,7 @@ func main() {
 	check := flag.Bool("check", false, "compare the API with the api/*.txt files; exit 1 on a difference")
 	count := flag.Bool("count", false, "print the exported identifiers per package and module")
 	long := flag.Int("long", 0, "with -count, also list the functions longer than this many lines (0: none)")
+	users := flag.Bool("users", false, "with -count, also list the identifiers no Example function and nothing in the README names")
 	flag.Parse()
 	if *write == *check && !*count || *write && *check {
 		fmt.Fprintln(os.Stderr, "usage: api -check | -w | -count [-long N]")
@@ -57,6 +58,9 @@ func main() {
 	switch {
 	case *count:
 		err = printCount(os.Stdout, repo, apis, *long)
+		if err == nil && *users {
+			err = printUnused(os.Stdout, repo, apis)
+		}
 	case *write:
 		err = writeFiles(repo, apis)
 	default:
@@ -199,6 +203,51 @@ func printCount(w io.Writer, repo *release.Repo, apis []release.API, long int) e
 		return printLong(w, repo.Root, long)
 	}
 	return nil
+}
+
+// printUnused lists the identifiers of the released modules (the v2 glue left out: it has the
+// v1 glue's names) that no Example function of any module's tests uses and the README does not
+// name.
+func printUnused(w io.Writer, repo *release.Repo, apis []release.API) error {
+	used, err := repo.Uses()
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for _, a := range apis {
+		if a.Module.Dir != "adk2" {
+			ids = append(ids, a.Idents...)
+		}
+	}
+	readme, err := repo.ReadmeUses(ids)
+	if err != nil {
+		return err
+	}
+	var unused []string
+	for _, id := range ids {
+		v2 := strings.Replace(id, release.CorePath+"/hooks", release.CorePath+"/adk2/hooks", 1)
+		if !used[id] && !used[v2] && !readme[id] && !implicit(id, used) {
+			unused = append(unused, strings.TrimPrefix(id, release.CorePath+"/"))
+		}
+	}
+	slices.Sort(unused)
+	fmt.Fprintf(w, "\nwithout a use in an Example or a mention in the README: %d of %d\n", len(unused), len(ids))
+	for _, id := range unused {
+		fmt.Fprintf(w, "  %s\n", id)
+	}
+	return nil
+}
+
+// implicit reports whether id is a method the standard library calls through an interface (an
+// error's Error and Unwrap, encoding/json's, fmt's String) of a type an Example uses: whoever
+// prints the error or encodes the value calls it.
+func implicit(id string, used map[string]bool) bool {
+	i := strings.LastIndexByte(id, '.')
+	switch id[i+1:] {
+	case "Error", "Unwrap", "MarshalJSON", "UnmarshalJSON", "String":
+		return used[id[:i]]
+	}
+	return false
 }
 
 // printLong lists the functions of non-test code, in every module, longer than max lines.
