@@ -36,13 +36,22 @@ func ExampleReadMarker() {
 		default:
 			fmt.Printf("%s: %d events, %d → %d tokens, trigger %s, by %s\n", stored[i].ID,
 				m.EventCount, m.OriginalTokens, m.CompactedTokens, m.Trigger, m.Summarizer)
-			fmt.Println("token-triggered:", m.Trigger == compaction.TriggerTokens, "masks only:", m.MasksOnly())
+			switch m.Trigger {
+			case compaction.TriggerTokens:
+				fmt.Println("why: a request neared the model's soft limit")
+			case compaction.TriggerInvocations:
+				fmt.Println("why: the sliding window (Config.Interval)")
+			case compaction.TriggerManual:
+				fmt.Println("why: the application asked (Hooks.Compact)")
+			}
+			fmt.Println("masks only:", m.MasksOnly())
 		}
 	}
 	// Output:
 	// e5: not a marker
 	// m1: 4 events, 1800 → 120 tokens, trigger tokens, by extractive
-	// token-triggered: true masks only: false
+	// why: a request neared the model's soft limit
+	// masks only: false
 	// m2: unusable record
 }
 
