@@ -3,7 +3,7 @@ module github.com/adkctx/adkctx/adk2
 go 1.26.5
 
 require (
-	github.com/adkctx/adkctx v0.1.0
+	github.com/adkctx/adkctx v0.2.0
 	github.com/glebarez/sqlite v1.11.0
 	github.com/google/go-cmp v0.7.0
 	go.uber.org/goleak v1.3.0

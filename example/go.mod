@@ -87,8 +87,8 @@ require (
 )
 
 require (
-	github.com/adkctx/adkctx v0.1.0
-	github.com/adkctx/adkctx/hooks v0.1.0
+	github.com/adkctx/adkctx v0.2.0
+	github.com/adkctx/adkctx/hooks v0.2.0
 )
 
 // The example is built from this repository's working tree, never from released versions (it is

@@ -73,7 +73,7 @@ require (
 	rsc.io/ordered v1.1.1 // indirect
 )
 
-require github.com/adkctx/adkctx v0.1.0
+require github.com/adkctx/adkctx v0.2.0
 
 // Inside this repository the core is the working tree's (the requirement above is the version
 // released with this module, from VERSION). A released go.mod has no replace directive:

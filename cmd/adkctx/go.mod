@@ -3,8 +3,8 @@ module github.com/adkctx/adkctx/cmd/adkctx
 go 1.25.0
 
 require (
-	github.com/adkctx/adkctx v0.1.0
-	github.com/adkctx/adkctx/hooks v0.1.0
+	github.com/adkctx/adkctx v0.2.0
+	github.com/adkctx/adkctx/hooks v0.2.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/glebarez/sqlite v1.11.0
 	github.com/google/go-cmp v0.7.0
