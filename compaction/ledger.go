@@ -1,6 +1,7 @@
 package compaction
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -128,18 +129,32 @@ type ledgerJSON struct {
 // MarshalJSON encodes l in the marker record's form (Marker.Metadata stores it): its fields by
 // their tags, with its record of what the tools did and returned beside them.
 func (l Ledger) MarshalJSON() ([]byte, error) {
-	return json.Marshal(ledgerJSON{ledgerFields(l), l.tools})
+	return marshalUnescaped(ledgerJSON{ledgerFields(l), l.tools})
 }
 
-// UnmarshalJSON decodes a ledger stored by MarshalJSON (ReadMarker reads it).
+// UnmarshalJSON decodes a ledger stored by MarshalJSON (ReadMarker reads it). As for any struct,
+// null leaves l as it is and an object sets the fields it holds.
 func (l *Ledger) UnmarshalJSON(data []byte) error {
-	var v ledgerJSON
+	v := ledgerJSON{ledgerFields(*l), l.tools}
 	if err := json.Unmarshal(data, &v); err != nil {
 		return err
 	}
 	*l = Ledger(v.ledgerFields)
 	l.tools = v.toolRecord
 	return nil
+}
+
+// marshalUnescaped encodes v leaving <, > and & as they are: encoding/json escapes a
+// MarshalJSON result as the caller's encoder does (json.Marshal escapes them, an Encoder set
+// with SetEscapeHTML(false) does not), so the ledger's bytes are those of a plain struct.
+func marshalUnescaped(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 func (l *Ledger) clone() *Ledger {
@@ -201,12 +216,13 @@ type deltaJSON struct {
 // MarshalJSON encodes d in the marker record's form (Marker.Metadata stores it), its tool calls
 // and what they did included.
 func (d LedgerDelta) MarshalJSON() ([]byte, error) {
-	return json.Marshal(deltaJSON{d.Events, d.Invocations, d.Users, d.Answers, d.calls, d.Errors, d.steps})
+	return marshalUnescaped(deltaJSON{d.Events, d.Invocations, d.Users, d.Answers, d.calls, d.Errors, d.steps})
 }
 
-// UnmarshalJSON decodes a delta stored by MarshalJSON (ReadMarker reads it).
+// UnmarshalJSON decodes a delta stored by MarshalJSON (ReadMarker reads it). As for any struct,
+// null leaves d as it is and an object sets the fields it holds.
 func (d *LedgerDelta) UnmarshalJSON(data []byte) error {
-	var v deltaJSON
+	v := deltaJSON{d.Events, d.Invocations, d.Users, d.Answers, d.calls, d.Errors, d.steps}
 	if err := json.Unmarshal(data, &v); err != nil {
 		return err
 	}

@@ -115,6 +115,68 @@ func TestRecordDeltasExact(t *testing.T) {
 	}
 }
 
+// A ledger and a delta encode and decode as encoding/json does a struct of their fields, as
+// they did while the record of the tools' work was exported: an encoder that leaves <, > and &
+// as they are (SetEscapeHTML(false), as zap's JSON logs do) leaves them so in the record too,
+// JSON null leaves a value as it is, and an object sets the fields it holds, no others.
+func TestLedgerJSONAsStruct(t *testing.T) {
+	var l *Ledger
+	var d *LedgerDelta
+	for _, inv := range shellAndServiceEvents(4) {
+		d = NewLedgerDelta(inv, 1)
+		l = l.Apply(d)
+	}
+	withDelta := fullMarker()
+	withDelta.Ledger, withDelta.LedgerDelta, withDelta.LedgerFrom = nil, d, 1767225000
+	withLedger := fullMarker()
+	withLedger.Ledger = l
+	unescape := strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&")
+	for name, v := range map[string]any{"ledger": l, "ledger value": *l, "delta": d, "deltas": []LedgerDelta{*d, {}},
+		"marker with a ledger": withLedger, "marker with a delta": withDelta} {
+		escaped, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(escaped, []byte(`\u0026\u0026`)) {
+			t.Fatalf("%s: the session ran no command with && to encode", name)
+		}
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := strings.TrimSuffix(b.String(), "\n"), unescape.Replace(string(escaped)); got != want {
+			t.Errorf("%s encoded without HTML escapes differs from its encoding with the escapes undone:\n%s", name, cmp.Diff(want, got))
+		}
+	}
+
+	encode := func(v any) string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	want := l.clone()
+	got := l.clone()
+	if err := json.Unmarshal([]byte(`null`), got); err != nil || encode(got) != encode(want) {
+		t.Errorf("null decoded into a ledger changed it (err %v):\n%s", err, cmp.Diff(encode(want), encode(got)))
+	}
+	want.Goal, want.tools.Step = "Another goal.", 99
+	if err := json.Unmarshal([]byte(`{"goal":"Another goal.","step":99}`), got); err != nil || encode(got) != encode(want) {
+		t.Errorf("an object decoded into a ledger set other fields than it holds (err %v):\n%s", err, cmp.Diff(encode(want), encode(got)))
+	}
+	wantD, gotD := *d, *d
+	if err := json.Unmarshal([]byte(`null`), &gotD); err != nil || encode(gotD) != encode(wantD) {
+		t.Errorf("null decoded into a delta changed it (err %v):\n%s", err, cmp.Diff(encode(wantD), encode(gotD)))
+	}
+	wantD.Events = 99
+	if err := json.Unmarshal([]byte(`{"events":99}`), &gotD); err != nil || encode(gotD) != encode(wantD) {
+		t.Errorf("an object decoded into a delta set other fields than it holds (err %v):\n%s", err, cmp.Diff(encode(wantD), encode(gotD)))
+	}
+}
+
 func hasCall(e Event) bool {
 	if e.Content == nil {
 		return false
