@@ -194,11 +194,7 @@ func (w *typeWriter) typeDecl(o *types.TypeName, emit func(string, ...any)) int 
 		for i := range u.NumFields() {
 			switch f := u.Field(i); {
 			case f.Embedded():
-				// An unexported embedded type promotes its fields and methods: users need not
-				// name it.
-				typ := w.typ(f.Type())
-				w.hidden = nil
-				emit("type %s struct, embedded %s", decl, typ)
+				emit("type %s struct, embedded %s", decl, w.embedded(f.Type()))
 			case f.Exported():
 				emit("type %s struct, %s %s", decl, f.Name(), w.typ(f.Type()))
 			}
@@ -212,7 +208,7 @@ func (w *typeWriter) typeDecl(o *types.TypeName, emit func(string, ...any)) int 
 			}
 		}
 		for i := range u.NumEmbeddeds() {
-			emit("type %s interface, embedded %s", decl, w.typ(u.EmbeddedType(i)))
+			emit("type %s interface, embedded %s", decl, w.embedded(u.EmbeddedType(i)))
 		}
 		if len(methods) == 0 {
 			emit("type %s interface {}", decl)
@@ -367,8 +363,68 @@ func (w *typeWriter) typ(t types.Type) string {
 			s += "[" + strings.Join(as, ", ") + "]"
 		}
 		return s
-	default: // basic types, type parameters, aliases (by name)
+	case *types.Alias:
+		s := types.TypeString(t, w.qualifier)
+		if o := t.Obj(); o.Pkg() != nil && (!o.Exported() || isInternal(o.Pkg().Path())) {
+			// Users cannot write the alias: they write what it stands for.
+			n := len(w.hidden)
+			w.typ(types.Unalias(t))
+			if len(w.hidden) > n {
+				w.hidden = append(w.hidden[:n], s)
+			}
+		} else if args := t.TypeArgs(); args != nil {
+			for i := range args.Len() {
+				w.typ(args.At(i))
+			}
+		}
+		return s
+	default: // basic types, type parameters
 		return types.TypeString(t, w.qualifier)
+	}
+}
+
+// embedded writes an embedded type. Users need not name one: they use what it promotes. So
+// of one they cannot name, what it promotes is checked instead: its exported fields (through
+// the embedded types they cannot name either) and an interface's methods; a struct's methods
+// are declared as the embedding type's.
+func (w *typeWriter) embedded(t types.Type) string { return w.embeddedIn(t, map[types.Type]bool{}) }
+
+// embeddedIn is embedded, for a type embedded in what another promotes (seen: those checked).
+func (w *typeWriter) embeddedIn(t types.Type, seen map[types.Type]bool) string {
+	n := len(w.hidden)
+	s := w.typ(t)
+	if len(w.hidden) > n {
+		w.hidden = w.hidden[:n]
+		w.promoted(t, seen)
+	}
+	return s
+}
+
+// promoted records the types users cannot name among those of what t promotes.
+func (w *typeWriter) promoted(t types.Type, seen map[types.Type]bool) {
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	if seen[t] {
+		return
+	}
+	seen[t] = true
+	switch u := t.Underlying().(type) {
+	case *types.Struct:
+		for i := range u.NumFields() {
+			switch f := u.Field(i); {
+			case f.Embedded():
+				w.embeddedIn(f.Type(), seen)
+			case f.Exported():
+				w.typ(f.Type())
+			}
+		}
+	case *types.Interface:
+		for i := range u.NumMethods() {
+			if m := u.Method(i); m.Exported() {
+				w.signature(m.Type().(*types.Signature))
+			}
+		}
 	}
 }
 

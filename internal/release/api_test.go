@@ -139,7 +139,10 @@ func (hiddenType) Exported() {}
 }
 
 // A declaration that mentions a type users cannot name is reported: in a field, a parameter
-// or a result, at any depth; an embedded unexported type (it only promotes) is not.
+// or a result, at any depth, a type argument, through an alias users cannot write either, or
+// in what an embedded unexported type promotes (its fields, its methods, an interface's
+// methods); an embedded unexported type itself (it only promotes) is not, nor an unexported
+// alias of a type users can write.
 func TestUnnameableTypes(t *testing.T) {
 	const src = `package p
 
@@ -151,13 +154,44 @@ type Ledger struct {
 
 type record struct{ N int }
 
-type inner struct{}
+type inner struct{ Items []record }
+
+func (inner) Reset() {}
+
+func (inner) Last() record { return record{} }
 
 func Open(func(*record)) error { return nil }
 
 func (l *Ledger) Get(string) []record { return nil }
 
 func (l *Ledger) Len() int { return 0 }
+
+type rec = record
+
+type opts = map[string]int
+
+type Set[T comparable] = map[T]struct{}
+
+type List[T any] struct{ Items []T }
+
+func Alias() rec { return rec{} }
+
+func Options() opts { return nil }
+
+func Records() Set[record] { return nil }
+
+func Listed() List[record] { return List[record]{} }
+
+type sealed interface{ isSealed() }
+
+type Sealed interface {
+	sealed
+	Name() string
+}
+
+type visitor interface{ Visit(record) }
+
+type Visitor interface{ visitor }
 `
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "p.go", src, 0)
@@ -170,9 +204,15 @@ func (l *Ledger) Len() int { return 0 }
 	}
 	_, _, got := packageAPI(pkg, nil)
 	want := []string{
+		"pkg example.com/p, func Alias() rec (names rec)",
+		"pkg example.com/p, func Listed() List[record] (names record)",
 		"pkg example.com/p, func Open(func(*record)) error (names record)",
+		"pkg example.com/p, func Records() Set[record] (names record)",
 		"pkg example.com/p, method (*Ledger) Get(string) []record (names record)",
+		"pkg example.com/p, method (Ledger) Last() record (names record)",
 		"pkg example.com/p, type Ledger struct, Records map[string]record (names record)",
+		"pkg example.com/p, type Ledger struct, embedded inner (names record)",
+		"pkg example.com/p, type Visitor interface, embedded visitor (names record)",
 	}
 	if diff := cmp.Diff(want, sorted(got)); diff != "" {
 		t.Errorf("unnameable (-want +got):\n%s", diff)
@@ -218,6 +258,7 @@ import "example.com/m/internal/impl"
 type Config = impl.Config
 type Renamed = Config
 func Make() *impl.Config { return nil }
+func Use(c *Config) impl.Other { return impl.Use(c) }
 `, importerFunc(func(path string) (*types.Package, error) {
 		if path == impl.Path() {
 			return impl, nil
@@ -227,12 +268,13 @@ func Make() *impl.Config { return nil }
 	public := map[*types.TypeName]*types.TypeName{
 		impl.Scope().Lookup("Config").(*types.TypeName): pub.Scope().Lookup("Config").(*types.TypeName),
 	}
-	lines, names, _ := packageAPI(pub, public)
+	lines, names, unnameable := packageAPI(pub, public)
 	want := []string{
 		`type Config struct`,
 		`type Config struct, Limit int`,
 		`method (Config) Validate() error`,
 		`func Make() *Config`,
+		`func Use(*Config) impl.Other`,
 		`type Renamed struct`,
 		`type Renamed struct, Limit int`,
 		`method (Renamed) Validate() error`,
@@ -245,7 +287,11 @@ func Make() *impl.Config { return nil }
 	if diff := cmp.Diff(want, lines); diff != "" {
 		t.Errorf("API (-want +got):\n%s", diff)
 	}
-	if names != 5 {
-		t.Errorf("names = %d, want 5 (Config, Validate, Make, Renamed, Validate)", names)
+	if names != 6 {
+		t.Errorf("names = %d, want 6 (Config, Validate, Make, Renamed, Validate, Use)", names)
+	}
+	// impl.Other has no public alias: users cannot name it.
+	if diff := cmp.Diff([]string{"pkg example.com/m/pub, func Use(*Config) impl.Other (names impl.Other)"}, unnameable); diff != "" {
+		t.Errorf("unnameable (-want +got):\n%s", diff)
 	}
 }
