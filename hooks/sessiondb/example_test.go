@@ -17,32 +17,34 @@ import (
 )
 
 // The session index is created once when the application starts: after adk-go's migration,
-// before the service serves, through a second gorm handle on the same database.
+// before the service serves, through a gorm handle on the service's connections (adk-go's
+// service cannot close its own: given the application's, they close with the application).
 func ExampleCreateIndex() {
 	dir, err := os.MkdirTemp("", "sessions")
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "sessions.db")
 	quiet := &gorm.Config{Logger: gormlogger.Discard}
+	db, err := gorm.Open(sqlite.Open(filepath.Join(dir, "sessions.db")), quiet)
+	if err != nil {
+		log.Fatal(err)
+	}
+	conns, err := db.DB()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conns.Close()
 
-	sessions, err := database.NewSessionService(sqlite.Open(path), quiet)
+	sessions, err := database.NewSessionService(sqlite.Dialector{Conn: conns}, quiet)
 	if err != nil {
 		log.Fatal(err)
 	}
 	if err := database.AutoMigrate(sessions); err != nil {
 		log.Fatal(err)
 	}
-	db, err := gorm.Open(sqlite.Open(path), quiet)
-	if err != nil {
-		log.Fatal(err)
-	}
 	if err := sessiondb.CreateIndex(context.Background(), db, sessiondb.Config{}); err != nil {
 		log.Fatal(err)
-	}
-	if sqlDB, err := db.DB(); err == nil {
-		sqlDB.Close() // the service keeps its own connections
 	}
 	// ... runner.Config{SessionService: sessions, ...}
 	fmt.Println("index", sessiondb.IndexName, "ready")
@@ -62,11 +64,11 @@ func ExampleCheckIndex() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer func() {
-		if sqlDB, err := db.DB(); err == nil {
-			sqlDB.Close()
-		}
-	}()
+	conns, err := db.DB()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conns.Close()
 	explain := func(err error) string {
 		var conflict *sessiondb.ConflictError
 		var dialect *sessiondb.DialectError
@@ -89,7 +91,7 @@ func ExampleCheckIndex() {
 	ctx := context.Background()
 	fmt.Println("empty database:", explain(sessiondb.CheckIndex(ctx, db)))
 
-	sessions, err := database.NewSessionService(db.Dialector, quiet)
+	sessions, err := database.NewSessionService(sqlite.Dialector{Conn: conns}, quiet)
 	if err != nil {
 		log.Fatal(err)
 	}
