@@ -13,8 +13,7 @@ import (
 )
 
 // idents lists the identifiers packageAPI counts in pkg, each as "path.Name" or
-// "path.Type.Method" (a method of T or *T declared on T, or promoted from a type users cannot
-// name).
+// "path.Type.Method" (a method of T or *T declared on T: a promoted one is not counted).
 func idents(pkg *types.Package) []string {
 	var out []string
 	scope := pkg.Scope()
