@@ -109,7 +109,21 @@ func backends() map[string]backend {
 func openService(t testing.TB, forService, forIndex gorm.Dialector) (session.Service, *gorm.DB, *queryLog) {
 	t.Helper()
 	queries := &queryLog{}
-	svc, err := database.NewSessionService(forService, &gorm.Config{Logger: queries})
+	// adk-go's service cannot close its connections: it gets a pool the test closes.
+	pool, err := openGorm(t, forService).DB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var overPool gorm.Dialector
+	switch forService.Name() {
+	case "sqlite":
+		overPool = &sqlite.Dialector{Conn: pool}
+	case "postgres":
+		overPool = postgres.New(postgres.Config{Conn: pool})
+	default:
+		t.Fatalf("no dialector over a pool for %s", forService.Name())
+	}
+	svc, err := database.NewSessionService(overPool, &gorm.Config{Logger: queries})
 	if err != nil {
 		t.Fatal(err)
 	}

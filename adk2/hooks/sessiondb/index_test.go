@@ -57,15 +57,21 @@ func (l *queryLog) eventQuery(t *testing.T) string {
 func TestCreateIndexV2(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sessions.db")
 	queries := &queryLog{}
-	svc, err := database.NewSessionService(sqlite.Open(path), &gorm.Config{Logger: queries})
+	db, err := gorm.Open(sqlite.Open(path), &gorm.Config{Logger: gormlogger.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := db.DB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pool.Close() })
+	// adk-go's service cannot close its connections: it gets the pool the test closes.
+	svc, err := database.NewSessionService(&sqlite.Dialector{Conn: pool}, &gorm.Config{Logger: queries})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := database.AutoMigrate(svc); err != nil {
-		t.Fatal(err)
-	}
-	db, err := gorm.Open(sqlite.Open(path), &gorm.Config{Logger: gormlogger.Discard})
-	if err != nil {
 		t.Fatal(err)
 	}
 	created, err := svc.Create(t.Context(), &session.CreateRequest{AppName: "app", UserID: "u1", SessionID: "s1"})
