@@ -2,8 +2,6 @@ package compaction
 
 import (
 	"context"
-	"fmt"
-	"strconv"
 	"time"
 
 	"google.golang.org/genai"
@@ -11,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/adkctx/adkctx/budget"
+	"github.com/adkctx/adkctx/internal/fixtures"
 	"github.com/adkctx/adkctx/internal/record"
 )
 
@@ -20,37 +19,36 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 // at returns t0 plus sec seconds.
 func at(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
 
-// userEv is a message the user typed.
-func userEv(id, inv, text string) Event {
-	return Event{ID: id, InvocationID: inv, Author: "user", Content: genai.NewContentFromText(text, genai.RoleUser)}
+// fromFixture is a fixture's event as this package's.
+func fromFixture(f fixtures.Event) Event {
+	return Event{ID: f.ID, InvocationID: f.InvocationID, Author: f.Author, Final: f.Final, Content: f.Content}
 }
 
-// modelEv is a final model answer.
-func modelEv(id, inv, text string) Event {
-	return Event{ID: id, InvocationID: inv, Author: "agent", Final: true, Content: genai.NewContentFromText(text, genai.RoleModel)}
+// fromFixtures converts fixture events.
+func fromFixtures(fs []fixtures.Event) []Event {
+	out := make([]Event, len(fs))
+	for i, f := range fs {
+		out[i] = fromFixture(f)
+	}
+	return out
 }
 
-// callEv is a model event calling tool name (call id callID, "" for an id-less call).
+// The events of the test streams, built by internal/fixtures (for this package's tests and for
+// the other package that reads compaction's events the same way).
+func userEv(id, inv, text string) Event  { return fromFixture(fixtures.User(id, inv, text)) }
+func modelEv(id, inv, text string) Event { return fromFixture(fixtures.Model(id, inv, text)) }
 func callEv(id, inv, callID, name string, args map[string]any) Event {
-	return callsEv(id, inv, &genai.FunctionCall{ID: callID, Name: name, Args: args})
+	return fromFixture(fixtures.Call(id, inv, callID, name, args))
 }
-
-// callsEv is a model event with several (parallel) calls.
-func callsEv(id, inv string, calls ...*genai.FunctionCall) Event {
-	c := &genai.Content{Role: genai.RoleModel}
-	for _, fc := range calls {
-		c.Parts = append(c.Parts, &genai.Part{FunctionCall: fc})
-	}
-	return Event{ID: id, InvocationID: inv, Author: "agent", Content: c}
-}
-
-// respEv is the tool's response (stored with the agent as author, role user, as adk-go does).
 func respEv(id, inv, callID, name string, resp map[string]any) Event {
-	if resp == nil {
-		resp = map[string]any{"result": "ok"}
-	}
-	return Event{ID: id, InvocationID: inv, Author: "agent", Content: &genai.Content{Role: genai.RoleUser,
-		Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{ID: callID, Name: name, Response: resp}}}}}
+	return fromFixture(fixtures.Response(id, inv, callID, name, resp))
+}
+func codingInvocation(k int) []Event { return fromFixtures(fixtures.CodingInvocation(k)) }
+func shellEvents(inv string, task string, steps []fixtures.ShellStep) []Event {
+	return fromFixtures(fixtures.ShellEvents(inv, task, steps))
+}
+func serviceEvents(user []string, calls []fixtures.ServiceCall) []Event {
+	return fromFixtures(fixtures.ServiceEvents(user, calls))
 }
 
 // turn is one plain invocation: a user message and a final model answer, ids "<inv>u" and
@@ -120,29 +118,6 @@ func (s *funcSummarizer) Summarize(ctx context.Context, in SummaryInput) (*Summa
 
 // noContent is an event without content (state changes, workflow bookkeeping).
 func noContent(id, inv string) Event { return Event{ID: id, InvocationID: inv, Author: "agent"} }
-
-// codingInvocation is invocation k of a scripted coding session: a user message, one to three
-// tool calls (one of them a parallel pair), a final answer.
-func codingInvocation(k int) []Event {
-	inv := fmt.Sprintf("i%d", k)
-	id := func(s string) string { return inv + s }
-	out := []Event{userEv(id("u"), inv, fmt.Sprintf("Step %d: look at the next file.", k))}
-	path := fmt.Sprintf("src/f%d.go", k%7)
-	out = append(out, callEv(id("c1"), inv, id("-1"), "read_file", map[string]any{"path": path}),
-		respEv(id("r1"), inv, id("-1"), "read_file", map[string]any{"content": "package f"}))
-	if k%3 == 0 {
-		out = append(out, callsEv(id("c2"), inv,
-			&genai.FunctionCall{ID: id("-2"), Name: "list_dir", Args: map[string]any{"dir": "src"}},
-			&genai.FunctionCall{ID: id("-3"), Name: "grep", Args: map[string]any{"pattern": "TODO", "paths": []any{"src/a.go", path}}}),
-			respEv(id("r2"), inv, id("-2"), "list_dir", map[string]any{"entries": []any{"a.go"}}),
-			respEv(id("r3"), inv, id("-3"), "grep", map[string]any{"matches": 0.0}))
-	}
-	if k%5 == 0 {
-		out = append(out, callEv(id("c4"), inv, id("-4"), "run_tests", map[string]any{"cwd": "."}),
-			respEv(id("r4"), inv, id("-4"), "run_tests", map[string]any{"exit_code": 1.0, "stderr": "ok a\nFAIL f" + strconv.Itoa(k%2)}))
-	}
-	return append(out, modelEv(id("m"), inv, fmt.Sprintf("Step %d done.", k)))
-}
 
 // summarizeWithin runs s on in with a bound of maxTokens, as a compaction does, and rejects a
 // summary over the bound ("too_large"), as a compaction does before it stores one.

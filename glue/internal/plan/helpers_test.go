@@ -16,6 +16,7 @@ import (
 	"google.golang.org/genai"
 
 	. "github.com/adkctx/adkctx/compaction"
+	"github.com/adkctx/adkctx/internal/fixtures"
 	"github.com/adkctx/adkctx/internal/record"
 	"github.com/adkctx/adkctx/processors/request"
 	"github.com/adkctx/adkctx/processors/response"
@@ -27,37 +28,39 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 // at returns t0 plus sec seconds.
 func at(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
 
-// userEv is a message the user typed.
-func userEv(id, inv, text string) Event {
-	return Event{ID: id, InvocationID: inv, Author: "user", Content: genai.NewContentFromText(text, genai.RoleUser)}
+// fromFixture is a fixture's event as this package's.
+func fromFixture(f fixtures.Event) Event {
+	return Event{ID: f.ID, InvocationID: f.InvocationID, Author: f.Author, Final: f.Final, Content: f.Content}
 }
 
-// modelEv is a final model answer.
-func modelEv(id, inv, text string) Event {
-	return Event{ID: id, InvocationID: inv, Author: "agent", Final: true, Content: genai.NewContentFromText(text, genai.RoleModel)}
+// fromFixtures converts fixture events.
+func fromFixtures(fs []fixtures.Event) []Event {
+	out := make([]Event, len(fs))
+	for i, f := range fs {
+		out[i] = fromFixture(f)
+	}
+	return out
 }
 
-// callEv is a model event calling tool name (call id callID, "" for an id-less call).
+// The events of the test streams, built by internal/fixtures (for this package's tests and for
+// the other package that reads compaction's events the same way).
+func userEv(id, inv, text string) Event  { return fromFixture(fixtures.User(id, inv, text)) }
+func modelEv(id, inv, text string) Event { return fromFixture(fixtures.Model(id, inv, text)) }
 func callEv(id, inv, callID, name string, args map[string]any) Event {
-	return callsEv(id, inv, &genai.FunctionCall{ID: callID, Name: name, Args: args})
+	return fromFixture(fixtures.Call(id, inv, callID, name, args))
 }
-
-// callsEv is a model event with several (parallel) calls.
 func callsEv(id, inv string, calls ...*genai.FunctionCall) Event {
-	c := &genai.Content{Role: genai.RoleModel}
-	for _, fc := range calls {
-		c.Parts = append(c.Parts, &genai.Part{FunctionCall: fc})
-	}
-	return Event{ID: id, InvocationID: inv, Author: "agent", Content: c}
+	return fromFixture(fixtures.Calls(id, inv, calls...))
 }
-
-// respEv is the tool's response (stored with the agent as author, role user, as adk-go does).
 func respEv(id, inv, callID, name string, resp map[string]any) Event {
-	if resp == nil {
-		resp = map[string]any{"result": "ok"}
-	}
-	return Event{ID: id, InvocationID: inv, Author: "agent", Content: &genai.Content{Role: genai.RoleUser,
-		Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{ID: callID, Name: name, Response: resp}}}}}
+	return fromFixture(fixtures.Response(id, inv, callID, name, resp))
+}
+func codingInvocation(k int) []Event { return fromFixtures(fixtures.CodingInvocation(k)) }
+func shellEvents(inv string, task string, steps []fixtures.ShellStep) []Event {
+	return fromFixtures(fixtures.ShellEvents(inv, task, steps))
+}
+func serviceEvents(user []string, calls []fixtures.ServiceCall) []Event {
+	return fromFixtures(fixtures.ServiceEvents(user, calls))
 }
 
 // clientRespEv is a response the client (author "user") sends to a long-running or confirmation

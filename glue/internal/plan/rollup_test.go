@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -21,29 +20,6 @@ import (
 	"github.com/adkctx/adkctx/internal/fixtures"
 	"github.com/adkctx/adkctx/processors/response"
 )
-
-// codingInvocation is invocation k of a scripted coding session: a user message, one to three
-// tool calls (one of them a parallel pair), a final answer.
-func codingInvocation(k int) []Event {
-	inv := fmt.Sprintf("i%d", k)
-	id := func(s string) string { return inv + s }
-	out := []Event{userEv(id("u"), inv, fmt.Sprintf("Step %d: look at the next file.", k))}
-	path := fmt.Sprintf("src/f%d.go", k%7)
-	out = append(out, callEv(id("c1"), inv, id("-1"), "read_file", map[string]any{"path": path}),
-		respEv(id("r1"), inv, id("-1"), "read_file", map[string]any{"content": "package f"}))
-	if k%3 == 0 {
-		out = append(out, callsEv(id("c2"), inv,
-			&genai.FunctionCall{ID: id("-2"), Name: "list_dir", Args: map[string]any{"dir": "src"}},
-			&genai.FunctionCall{ID: id("-3"), Name: "grep", Args: map[string]any{"pattern": "TODO", "paths": []any{"src/a.go", path}}}),
-			respEv(id("r2"), inv, id("-2"), "list_dir", map[string]any{"entries": []any{"a.go"}}),
-			respEv(id("r3"), inv, id("-3"), "grep", map[string]any{"matches": 0.0}))
-	}
-	if k%5 == 0 {
-		out = append(out, callEv(id("c4"), inv, id("-4"), "run_tests", map[string]any{"cwd": "."}),
-			respEv(id("r4"), inv, id("-4"), "run_tests", map[string]any{"exit_code": 1.0, "stderr": "ok a\nFAIL f" + strconv.Itoa(k%2)}))
-	}
-	return append(out, modelEv(id("m"), inv, fmt.Sprintf("Step %d done.", k)))
-}
 
 // Tool calls are counted exactly, per tool and per path, however many roll-ups (with overlap)
 // the ledger went through: each covered event once.
