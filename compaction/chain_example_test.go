@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"strings"
 
 	"google.golang.org/genai"
 
@@ -70,4 +71,37 @@ func ExampleNewLedgerDelta() {
 	// Goal: Rename the config package to settings.
 	// The user's messages, oldest first (verbatim; rules in them hold unless the user changed them):
 	// - Now update the README: never mention the old name.
+}
+
+// The user's messages a ledger keeps: verbatim while they fit UserTextTokens; past it the
+// oldest go first, shortened then dropped, and the ledger counts them. A message stating a
+// standing rule ("never", "always", …) goes after the others, and the goal (the first message)
+// last.
+func ExampleUserMessage() {
+	events := []compaction.Event{{ID: "u0", Author: "user", InvocationID: "i0",
+		Content: genai.NewContentFromText("Port the billing service to Go.", genai.RoleUser)}}
+	for k := 1; k <= 60; k++ {
+		text := fmt.Sprintf("Step %d: %s", k, strings.Repeat("look at the next handler and tell me what it does. ", 4))
+		if k == 3 {
+			text = "Never touch the vendor directory."
+		}
+		id := fmt.Sprintf("u%d", k)
+		events = append(events, compaction.Event{ID: id, Author: "user", InvocationID: id, Content: genai.NewContentFromText(text, genai.RoleUser)})
+	}
+	ledger := (&compaction.Ledger{}).Apply(compaction.NewLedgerDelta(events, len(events)))
+
+	fmt.Println("goal:", ledger.Goal)
+	fmt.Println("over the budget of", compaction.UserTextTokens, "tokens, dropped:", ledger.MessagesDropped > 0)
+	for _, m := range ledger.Messages {
+		if m.Rule {
+			fmt.Println("the rule is kept:", m.Text, "shortened:", m.Shortened)
+		}
+	}
+	newest := ledger.Messages[len(ledger.Messages)-1]
+	fmt.Println("the newest is kept:", strings.HasPrefix(newest.Text, "Step 60:"))
+	// Output:
+	// goal: Port the billing service to Go.
+	// over the budget of 1024 tokens, dropped: true
+	// the rule is kept: Never touch the vendor directory. shortened: false
+	// the newest is kept: true
 }
