@@ -27,7 +27,7 @@ type parsedRecord struct {
 	m    *compaction.Marker
 	err  error
 	key  resolvedKey
-	size int // about how many bytes raw's text takes
+	size int // about how many bytes raw's text and the key's record take
 }
 
 // readMarker returns what e's record parses to, parsing it only when the Viewer has not parsed
@@ -51,7 +51,7 @@ func (v *Viewer) readMarker(e *compaction.Event) (*compaction.Marker, resolvedKe
 	}
 	if e.ID != "" {
 		if cp, size, ok := copyRecord(raw, 0); ok && size <= maxCachedRecordBytes {
-			v.records.Put(e.ID, parsedRecord{raw: cp, m: m, err: err, key: key, size: size})
+			v.records.Put(e.ID, parsedRecord{raw: cp, m: m, err: err, key: key, size: size + len(key.record)})
 		}
 	}
 	return m, key, err

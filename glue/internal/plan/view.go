@@ -3,7 +3,6 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
-	"hash/maphash"
 	"maps"
 	"slices"
 	"strconv"
@@ -37,31 +36,30 @@ type Viewer struct {
 	records  *lru.Cache[string, parsedRecord] // by marker event id
 }
 
-// resolvedKey identifies a marker record: its event's id and a hash of the whole record (ids
-// are not trusted to be unique across sessions: a collision must never show one session
-// another's summary).
+// resolvedKey identifies a marker record: its event's id and the whole record's encoding (ids
+// are not trusted to be unique across sessions, and a hash of the record could collide: one
+// session must never be shown another's summary, so equal keys are equal bytes).
 type resolvedKey struct {
 	id     string
-	record uint64
+	record string
 }
-
-var recordSeed = maphash.MakeSeed()
 
 func keyOfMarker(id string, m *compaction.Marker) resolvedKey {
 	b, _ := json.Marshal(m) // a parsed record encodes: it decoded
-	return resolvedKey{id: id, record: maphash.Bytes(recordSeed, b)}
+	return resolvedKey{id: id, record: string(b)}
 }
 
 // resolvedMarker is a marker's whole ledger and the summary a view shows for it.
 type resolvedMarker struct {
 	ledger  *compaction.Ledger
 	summary *genai.Content
-	size    int // the bytes of the ledger's stored form and of the summary's text
+	size    int // the bytes of the key's record, the ledger's stored form and the summary's text
 }
 
-func newResolved(ledger *compaction.Ledger, summary *genai.Content) resolvedMarker {
+// newResolved is the resolved marker kept under key, weighed with the key's record.
+func newResolved(key resolvedKey, ledger *compaction.Ledger, summary *genai.Content) resolvedMarker {
 	b, _ := json.Marshal(ledger) // an error (never for a ledger) weighs it 0: still bounded by count
-	return resolvedMarker{ledger: ledger, summary: summary, size: len(b) + len(textOf(summary))}
+	return resolvedMarker{ledger: ledger, summary: summary, size: len(key.record) + len(b) + len(textOf(summary))}
 }
 
 // NewViewer returns a Viewer logging ignored markers to logger (nil: no logging).
@@ -85,7 +83,8 @@ func newViewer(logger *zap.Logger, resolvedBytes, recordsBytes int) *Viewer {
 // older.
 func (v *Viewer) Remember(id string, m *compaction.Marker, ledger *compaction.Ledger, summary *genai.Content) {
 	if m != nil && id != "" {
-		v.resolved.Put(keyOfMarker(id, m), newResolved(ledger, summary))
+		key := keyOfMarker(id, m)
+		v.resolved.Put(key, newResolved(key, ledger, summary))
 	}
 }
 
@@ -220,7 +219,7 @@ func (v *Viewer) resolver(events []compaction.Event, cands []candidate, byID map
 		}
 		slices.Reverse(deltas) // collected newest first
 		l := m.Ledger.Apply(deltas...)
-		r := newResolved(l, c.m.Summary(l))
+		r := newResolved(key, l, c.m.Summary(l))
 		v.resolved.Put(key, r)
 		return r, true
 	}
