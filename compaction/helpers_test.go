@@ -50,24 +50,9 @@ func shellEvents(inv string, task string, steps []fixtures.ShellStep) []Event {
 func serviceEvents(user []string, calls []fixtures.ServiceCall) []Event {
 	return fromFixtures(fixtures.ServiceEvents(user, calls))
 }
-
-// turn is one plain invocation: a user message and a final model answer, ids "<inv>u" and
-// "<inv>m". The texts are long enough that a one-line summary is smaller than a turn.
-func turn(inv string) []Event {
-	return []Event{
-		userEv(inv+"u", inv, "Please look at the next part of the project, request "+inv+", and tell me what you find there."),
-		modelEv(inv+"m", inv, "I looked at it, for request "+inv+": the code is fine and the tests pass; nothing else to report."),
-	}
-}
-
-// toolTurn is an invocation with one tool call on path: user message, call, response, answer.
+func turn(inv string) []Event { return fromFixtures(fixtures.Turn(inv)) }
 func toolTurn(inv, tool, path string) []Event {
-	return []Event{
-		userEv(inv+"u", inv, "Read "+path+" and tell me what it does, request "+inv+"."),
-		callEv(inv+"c", inv, inv+"-call", tool, map[string]any{"path": path}),
-		respEv(inv+"r", inv, inv+"-call", tool, map[string]any{"content": "package main // the content of " + path}),
-		modelEv(inv+"m", inv, "It is the main package of the tool, for request "+inv+"."),
-	}
+	return fromFixtures(fixtures.ToolTurn(inv, tool, path))
 }
 
 // concat joins lists.

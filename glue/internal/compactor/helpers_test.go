@@ -14,6 +14,7 @@ import (
 	. "github.com/adkctx/adkctx/compaction"
 	. "github.com/adkctx/adkctx/glue/internal/compactor"
 	"github.com/adkctx/adkctx/glue/internal/history"
+	"github.com/adkctx/adkctx/internal/fixtures"
 )
 
 // t0 is the time of the first event of every test stream.
@@ -22,15 +23,24 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 // at returns t0 plus sec seconds.
 func at(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
 
-// userEv is a message the user typed.
-func userEv(id, inv, text string) Event {
-	return Event{ID: id, InvocationID: inv, Author: "user", Content: genai.NewContentFromText(text, genai.RoleUser)}
+// fromFixture is a fixture's event as this package's.
+func fromFixture(f fixtures.Event) Event {
+	return Event{ID: f.ID, InvocationID: f.InvocationID, Author: f.Author, Final: f.Final, Content: f.Content}
 }
 
-// modelEv is a final model answer.
-func modelEv(id, inv, text string) Event {
-	return Event{ID: id, InvocationID: inv, Author: "agent", Final: true, Content: genai.NewContentFromText(text, genai.RoleModel)}
+// fromFixtures converts fixture events.
+func fromFixtures(fs []fixtures.Event) []Event {
+	out := make([]Event, len(fs))
+	for i, f := range fs {
+		out[i] = fromFixture(f)
+	}
+	return out
 }
+
+// The events of the test streams, built by internal/fixtures.
+func userEv(id, inv, text string) Event  { return fromFixture(fixtures.User(id, inv, text)) }
+func modelEv(id, inv, text string) Event { return fromFixture(fixtures.Model(id, inv, text)) }
+func turns(from, to int) []Event         { return fromFixtures(fixtures.Turns(from, to)) }
 
 // stamp gives every event without a timestamp one second after the previous event.
 func stamp(events ...Event) []Event {
@@ -41,24 +51,6 @@ func stamp(events ...Event) []Event {
 			out[i].Timestamp = last.Add(time.Second)
 		}
 		last = out[i].Timestamp
-	}
-	return out
-}
-
-// turn is one plain invocation: a user message and a final model answer, ids "<inv>u" and
-// "<inv>m". The texts are long enough that a one-line summary is smaller than a turn.
-func turn(inv string) []Event {
-	return []Event{
-		userEv(inv+"u", inv, "Please look at the next part of the project, request "+inv+", and tell me what you find there."),
-		modelEv(inv+"m", inv, "I looked at it, for request "+inv+": the code is fine and the tests pass; nothing else to report."),
-	}
-}
-
-// turns returns invocations i1..in as plain turns.
-func turns(from, to int) []Event {
-	var out []Event
-	for k := from; k <= to; k++ {
-		out = append(out, turn(fmt.Sprintf("i%d", k))...)
 	}
 	return out
 }

@@ -62,6 +62,11 @@ func shellEvents(inv string, task string, steps []fixtures.ShellStep) []Event {
 func serviceEvents(user []string, calls []fixtures.ServiceCall) []Event {
 	return fromFixtures(fixtures.ServiceEvents(user, calls))
 }
+func turn(inv string) []Event    { return fromFixtures(fixtures.Turn(inv)) }
+func turns(from, to int) []Event { return fromFixtures(fixtures.Turns(from, to)) }
+func toolTurn(inv, tool, path string) []Event {
+	return fromFixtures(fixtures.ToolTurn(inv, tool, path))
+}
 
 // clientRespEv is a response the client (author "user") sends to a long-running or confirmation
 // call.
@@ -82,34 +87,6 @@ func stamp(events ...Event) []Event {
 		last = out[i].Timestamp
 	}
 	return out
-}
-
-// turn is one plain invocation: a user message and a final model answer, ids "<inv>u" and
-// "<inv>m". The texts are long enough that a one-line summary is smaller than a turn.
-func turn(inv string) []Event {
-	return []Event{
-		userEv(inv+"u", inv, "Please look at the next part of the project, request "+inv+", and tell me what you find there."),
-		modelEv(inv+"m", inv, "I looked at it, for request "+inv+": the code is fine and the tests pass; nothing else to report."),
-	}
-}
-
-// turns returns invocations i1..in as plain turns.
-func turns(from, to int) []Event {
-	var out []Event
-	for k := from; k <= to; k++ {
-		out = append(out, turn(fmt.Sprintf("i%d", k))...)
-	}
-	return out
-}
-
-// toolTurn is an invocation with one tool call on path: user message, call, response, answer.
-func toolTurn(inv, tool, path string) []Event {
-	return []Event{
-		userEv(inv+"u", inv, "Read "+path+" and tell me what it does, request "+inv+"."),
-		callEv(inv+"c", inv, inv+"-call", tool, map[string]any{"path": path}),
-		respEv(inv+"r", inv, inv+"-call", tool, map[string]any{"content": "package main // the content of " + path}),
-		modelEv(inv+"m", inv, "It is the main package of the tool, for request "+inv+"."),
-	}
 }
 
 // concat joins lists.
