@@ -359,6 +359,20 @@ func TestWrongStoreIsExplained(t *testing.T) {
 	}
 }
 
+// storedService is a session service the Usage tests run against, opened per test.
+type storedService struct {
+	name string
+	open func(t *testing.T) session.Service
+}
+
+// storedServices are adk-go's in-memory service and its database service over SQLite.
+func storedServices() []storedService {
+	return []storedService{
+		{"in-memory", func(*testing.T) session.Service { return session.InMemoryService() }},
+		{"sqlite", func(t *testing.T) session.Service { return sqlitetest.Open(t, sqlitetest.TempDSN(t)).Sessions }},
+	}
+}
+
 // Usage says what the session's stored model calls say, in any process wired to its store: a
 // Hooks of another process (another replica, or this one restarted) reads the session the first
 // time it is asked, as a run's start does, and reports the same accounting as the Hooks that
@@ -367,13 +381,7 @@ func TestWrongStoreIsExplained(t *testing.T) {
 // stored (the read's failure logged at warn level, without the session's content). Before, another process reported nothing until its
 // first run of the session.
 func TestUsageSaysWhatItKnows(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		open func(t *testing.T) session.Service
-	}{
-		{"in-memory", func(*testing.T) session.Service { return session.InMemoryService() }},
-		{"sqlite", func(t *testing.T) session.Service { return sqlitetest.Open(t, sqlitetest.TempDSN(t)).Sessions }},
-	} {
+	for _, tc := range storedServices() {
 		t.Run(tc.name, func(t *testing.T) {
 			base := tc.open(t)
 			h, logs := wiringHooks(t, adkctx.Config{})
@@ -429,13 +437,7 @@ func TestUsageSaysWhatItKnows(t *testing.T) {
 // read, older than the run, changes none of it, and the run's calls stay counted in what Usage
 // reports and in the call records stored (which any other process restores from).
 func TestUsageReadOvertakenByARun(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		open func(t *testing.T) session.Service
-	}{
-		{"in-memory", func(*testing.T) session.Service { return session.InMemoryService() }},
-		{"sqlite", func(t *testing.T) session.Service { return sqlitetest.Open(t, sqlitetest.TempDSN(t)).Sessions }},
-	} {
+	for _, tc := range storedServices() {
 		t.Run(tc.name, func(t *testing.T) {
 			base := tc.open(t)
 			first, _ := wiringHooks(t, adkctx.Config{})
